@@ -1,0 +1,105 @@
+//! consistency: reproducible vectors (CONS-001 … CONS-003).
+
+use super::probes::{self, BATCH, SENTENCE, body};
+use super::{Check, CheckResult, check};
+use crate::http::Probe;
+use crate::model::Verdict;
+use crate::session::Session;
+use crate::vectors::{cosine, norm};
+use serde_json::json;
+
+pub(crate) fn checks() -> Vec<Check> {
+    vec![
+        check!("CONS-001", same_request_same_vector),
+        check!("CONS-002", batch_equals_alone),
+        check!("CONS-003", unit_length),
+    ]
+}
+
+/// Tolerances, as stated in the catalogue.
+const REPEAT_COSINE: f64 = 0.9999;
+const BATCH_COSINE: f64 = 0.999;
+const NORM_TOLERANCE: f64 = 0.001;
+
+/// CONS-001: "The same request sent twice returns vectors with cosine similarity of
+/// at least 0.9999."
+async fn same_request_same_vector(s: &Session) -> CheckResult {
+    let first = probes::single(s).await?;
+    let second = s
+        .send(Probe::embed(body(s, json!(SENTENCE), &[])).fresh())
+        .await?;
+    let (a, b) = match (
+        probes::vectors_or_verdict(&first, 1),
+        probes::vectors_or_verdict(&second, 1),
+    ) {
+        (Ok(a), Ok(b)) => (a, b),
+        (Err(verdict), _) | (_, Err(verdict)) => return Ok(verdict),
+    };
+    let similarity = cosine(&a[0], &b[0]);
+    let verdict = if similarity >= REPEAT_COSINE {
+        Verdict::pass(format!("cosine {similarity:.6}"))
+    } else {
+        Verdict::fail(format!(
+            "the same request gave vectors with cosine {similarity:.6} (< {REPEAT_COSINE})"
+        ))
+    };
+    Ok(verdict.with(&first.exchange).with(&second.exchange))
+}
+
+/// CONS-002: "An input embedded inside a batch returns a vector with cosine similarity
+/// of at least 0.999 to the same input embedded alone."
+async fn batch_equals_alone(s: &Session) -> CheckResult {
+    let batch = probes::batch(s).await?;
+    let in_batch = match probes::vectors_or_verdict(&batch, BATCH.len()) {
+        Ok(v) => v,
+        Err(verdict) => return Ok(verdict),
+    };
+    let alone = probes::batch_items_alone(s).await?;
+    let mut worst = (1.0_f64, 0usize);
+    for (i, reply) in alone.iter().enumerate() {
+        let own = match probes::vectors_or_verdict(reply, 1) {
+            Ok(v) => v,
+            Err(verdict) => return Ok(verdict),
+        };
+        let similarity = cosine(&own[0], &in_batch[i]);
+        if similarity < worst.0 {
+            worst = (similarity, i);
+        }
+    }
+    let (similarity, i) = worst;
+    let verdict = if similarity >= BATCH_COSINE {
+        Verdict::pass(format!("lowest cosine {similarity:.6} (item {i})")).with(&batch.exchange)
+    } else {
+        Verdict::fail(format!(
+            "item {i} inside the batch vs alone: cosine {similarity:.6} (< {BATCH_COSINE})"
+        ))
+        .with(&batch.exchange)
+        .with(&alone[i].exchange)
+    };
+    Ok(verdict)
+}
+
+/// CONS-003: "Float vectors have an L2 norm of 1 within 0.001."
+async fn unit_length(s: &Session) -> CheckResult {
+    let single = probes::single(s).await?;
+    let batch = probes::batch(s).await?;
+    let mut judged = Vec::new();
+    for (reply, count) in [(&single, 1), (&batch, BATCH.len())] {
+        let vectors = match probes::vectors_or_verdict(reply, count) {
+            Ok(v) => v,
+            Err(verdict) => return Ok(verdict),
+        };
+        if let Some((i, n)) = vectors
+            .iter()
+            .map(|v| norm(v))
+            .enumerate()
+            .find(|(_, n)| (n - 1.0).abs() > NORM_TOLERANCE)
+        {
+            return Ok(
+                Verdict::fail(format!("data[{i}] has L2 norm {n:.6}, not 1")).with(&reply.exchange),
+            );
+        }
+        judged.push(&reply.exchange);
+    }
+    Ok(Verdict::pass("every vector has unit L2 norm").with_all(judged))
+}

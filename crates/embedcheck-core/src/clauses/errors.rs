@@ -1,0 +1,195 @@
+//! errors: client mistakes get 4xx answers a client can act on (ERR-001 … ERR-008).
+//!
+//! A 5xx for a client mistake is the retry hazard: the OpenAI SDKs retry every 5xx
+//! twice, so such a server receives a request that can never succeed three times.
+
+use super::probes::{self, SENTENCE, body};
+use super::{Check, CheckResult, check};
+use crate::http::{Body, Probe, Reply};
+use crate::model::Verdict;
+use crate::schemas::Schemas;
+use crate::session::{ProbeError, Session};
+use serde_json::json;
+use std::sync::Arc;
+
+pub(crate) fn checks() -> Vec<Check> {
+    vec![
+        check!("ERR-001", malformed_json),
+        check!("ERR-002", missing_input),
+        check!("ERR-003", ill_typed_input),
+        check!("ERR-004", wrong_content_type),
+        check!("ERR-005", wrong_method),
+        check!("ERR-006", unknown_model),
+        check!("ERR-007", error_bodies_have_messages, aggregate),
+        check!("ERR-008", error_bodies_are_openai_shaped, aggregate),
+    ]
+}
+
+/// Passes on a 4xx, fails on anything else, naming what was expected.
+fn expect_client_error(reply: &Reply, mistake: &str) -> Verdict {
+    if reply.is_client_error() {
+        Verdict::pass(format!("{mistake}: {}", reply.summary()))
+    } else {
+        Verdict::fail(format!(
+            "{mistake}: answered {}, expected a 4xx",
+            reply.summary()
+        ))
+    }
+    .with(&reply.exchange)
+}
+
+fn malformed_json_probe(s: &Session) -> Probe {
+    let text = format!(r#"{{"model": "{}", "input": ["unterminated"#, s.model());
+    probes::raw(
+        text.as_bytes(),
+        "application/json",
+        "body is not valid JSON",
+    )
+}
+
+fn missing_input_probe(s: &Session) -> Probe {
+    Probe::invalid(Body::Json(json!({"model": s.model()})), "input is missing")
+}
+
+/// ERR-001: "A body that is not valid JSON is answered with a 4xx."
+async fn malformed_json(s: &Session) -> CheckResult {
+    let reply = s.send(malformed_json_probe(s)).await?;
+    Ok(expect_client_error(&reply, "malformed JSON"))
+}
+
+/// ERR-002: "A request without input is answered with a 4xx."
+async fn missing_input(s: &Session) -> CheckResult {
+    let reply = s.send(missing_input_probe(s)).await?;
+    Ok(expect_client_error(&reply, "missing input"))
+}
+
+/// ERR-003: "input given as a number, an object or null is answered with a 4xx."
+async fn ill_typed_input(s: &Session) -> CheckResult {
+    let mut verdict = Verdict::pass("number, object and null inputs refused with 4xx");
+    for input in [json!(42), json!({"text": SENTENCE}), json!(null)] {
+        let why = format!("input is {input}");
+        let reply = s
+            .send(Probe::invalid(Body::Json(body(s, input, &[])), why.clone()))
+            .await?;
+        let judged = expect_client_error(&reply, &why);
+        if judged.outcome != crate::model::Outcome::Pass {
+            return Ok(judged);
+        }
+        verdict = verdict.with(&reply.exchange);
+    }
+    Ok(verdict)
+}
+
+/// ERR-004: "A JSON request sent with Content-Type text/plain is answered with a 4xx
+/// (415 or 400), or embedded as JSON; never a 5xx."
+async fn wrong_content_type(s: &Session) -> CheckResult {
+    let text = body(s, json!(SENTENCE), &[]).to_string();
+    let reply = s
+        .send(probes::raw(
+            text.as_bytes(),
+            "text/plain",
+            "Content-Type is text/plain",
+        ))
+        .await?;
+    if reply.is_success() {
+        return Ok(match probes::vectors_or_verdict(&reply, 1) {
+            Ok(_) => Verdict::pass("text/plain body embedded as JSON").with(&reply.exchange),
+            Err(verdict) => verdict,
+        });
+    }
+    Ok(expect_client_error(&reply, "Content-Type text/plain"))
+}
+
+/// ERR-005: "GET on the embeddings path is answered with a 4xx (405 preferred)."
+async fn wrong_method(s: &Session) -> CheckResult {
+    let probe =
+        Probe::invalid(Body::None, "GET on the embeddings path").with_method(reqwest::Method::GET);
+    let reply = s.send(probe).await?;
+    Ok(expect_client_error(&reply, "GET"))
+}
+
+/// ERR-006: "A request naming a model the server does not serve is refused with a
+/// 4xx (404 model_not_found preferred)."
+async fn unknown_model(s: &Session) -> CheckResult {
+    let name = format!("embedcheck-no-such-model-{}", s.settings().seed);
+    let request = json!({"model": name, "input": SENTENCE});
+    let reply = s
+        .send(Probe::invalid(Body::Json(request), "model is not served"))
+        .await?;
+    if reply.is_success() {
+        s.observe(
+            "unknown_model",
+            "accepted (the server ignores the model name)",
+        );
+        return Ok(Verdict::fail(format!(
+            "model {name:?} answered 200: the server ignores the model name, so a client cannot tell which model embedded its text"
+        ))
+        .with(&reply.exchange));
+    }
+    Ok(expect_client_error(&reply, "unknown model"))
+}
+
+/// Every error answer of the run, after making sure the standard error probes were
+/// sent (so these clauses also judge something when run alone).
+async fn error_replies(s: &Session) -> Result<Vec<Arc<Reply>>, ProbeError> {
+    s.send(malformed_json_probe(s)).await?;
+    s.send(missing_input_probe(s)).await?;
+    Ok(s.log()
+        .into_iter()
+        .filter_map(|logged| logged.reply)
+        .filter(|r| r.status >= 400)
+        .collect())
+}
+
+/// ERR-007: "Every 4xx or 5xx answer to the suite's requests has a JSON body with a
+/// human-readable message at error.message or at message."
+async fn error_bodies_have_messages(s: &Session) -> CheckResult {
+    let replies = error_replies(s).await?;
+    let bad: Vec<&Arc<Reply>> = replies
+        .iter()
+        .filter(|r| r.error_message().is_none())
+        .collect();
+    if let Some(first) = bad.first() {
+        let why = if first.json.is_none() {
+            "is not JSON"
+        } else {
+            "has no message"
+        };
+        return Ok(Verdict::fail(format!(
+            "{} of {} error answers lack a JSON message; the first ({}) {why}",
+            bad.len(),
+            replies.len(),
+            first.status
+        ))
+        .with_all(bad.iter().take(3).map(|r| &r.exchange)));
+    }
+    Ok(Verdict::pass(format!(
+        "all {} error answers carry a JSON message",
+        replies.len()
+    ))
+    .with_all(replies.iter().take(2).map(|r| &r.exchange)))
+}
+
+/// ERR-008: "Every error body validates against specs/schemas/error.schema.json."
+async fn error_bodies_are_openai_shaped(s: &Session) -> CheckResult {
+    let replies = error_replies(s).await?;
+    for reply in &replies {
+        let problems = match &reply.json {
+            Some(json) => Schemas::get().error_problems(json),
+            None => vec!["the body is not JSON".to_owned()],
+        };
+        if !problems.is_empty() {
+            return Ok(Verdict::fail(format!(
+                "a {} error body is not OpenAI-shaped: {}",
+                reply.status,
+                problems.join("; ")
+            ))
+            .with(&reply.exchange));
+        }
+    }
+    Ok(Verdict::pass(format!(
+        "all {} error bodies have the OpenAI shape",
+        replies.len()
+    ))
+    .with_all(replies.iter().take(2).map(|r| &r.exchange)))
+}

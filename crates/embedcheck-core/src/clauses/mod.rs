@@ -1,0 +1,104 @@
+//! The clause implementations, one module per family.
+//!
+//! Each check is an async function from the session to a verdict, registered here
+//! under the clause ID it implements. The catalogue in `specs/clauses.json` holds the
+//! wording; a self-test proves both lists name the same clauses.
+
+use crate::model::Verdict;
+use crate::session::{ProbeError, Session};
+use futures::future::BoxFuture;
+
+mod auth;
+mod consistency;
+mod errors;
+mod input;
+pub(crate) mod probes;
+mod response_shape;
+mod usage;
+
+/// What a check returns: a verdict, or why no answer could be had.
+pub type CheckResult = Result<Verdict, ProbeError>;
+
+/// When a check runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Stage {
+    /// Sends its own probes.
+    Probe,
+    /// Judges everything the run sent; runs after every probe stage check.
+    Aggregate,
+}
+
+/// One clause implementation.
+pub struct Check {
+    pub id: &'static str,
+    pub stage: Stage,
+    pub run: for<'a> fn(&'a Session) -> BoxFuture<'a, CheckResult>,
+}
+
+/// Registers an async check function under a clause ID.
+macro_rules! check {
+    ($id:literal, $f:path) => {
+        $crate::clauses::Check {
+            id: $id,
+            stage: $crate::clauses::Stage::Probe,
+            run: |s| Box::pin($f(s)),
+        }
+    };
+    ($id:literal, $f:path, aggregate) => {
+        $crate::clauses::Check {
+            id: $id,
+            stage: $crate::clauses::Stage::Aggregate,
+            run: |s| Box::pin($f(s)),
+        }
+    };
+}
+pub(crate) use check;
+
+/// Every implemented check.
+pub fn all() -> Vec<Check> {
+    [
+        response_shape::checks(),
+        input::checks(),
+        usage::checks(),
+        consistency::checks(),
+        errors::checks(),
+        auth::checks(),
+    ]
+    .into_iter()
+    .flatten()
+    .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalogue::Catalogue;
+    use std::collections::BTreeSet;
+
+    #[test]
+    fn catalogue_and_implementations_name_the_same_clauses() {
+        let implemented: BTreeSet<&str> = all().iter().map(|c| c.id).collect();
+        let catalogued: BTreeSet<&str> = Catalogue::shipped()
+            .clauses
+            .iter()
+            .map(|c| c.id.as_str())
+            .collect();
+        let unimplemented: Vec<_> = catalogued.difference(&implemented).collect();
+        let uncatalogued: Vec<_> = implemented.difference(&catalogued).collect();
+        assert!(
+            unimplemented.is_empty(),
+            "clauses without implementation: {unimplemented:?}"
+        );
+        assert!(
+            uncatalogued.is_empty(),
+            "implementations without clause: {uncatalogued:?}"
+        );
+    }
+
+    #[test]
+    fn no_clause_is_implemented_twice() {
+        let checks = all();
+        let ids: BTreeSet<&str> = checks.iter().map(|c| c.id).collect();
+        assert_eq!(ids.len(), checks.len());
+    }
+}

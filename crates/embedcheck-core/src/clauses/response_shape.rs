@@ -1,0 +1,259 @@
+//! response-shape: the success body clients parse (RESP-001 … RESP-006).
+
+use super::probes::{self, BATCH};
+use super::{Check, CheckResult, check};
+use crate::http::Reply;
+use crate::model::Verdict;
+use crate::schemas::Schemas;
+use crate::session::{ProbeError, Session};
+use crate::vectors::cosine;
+use std::sync::Arc;
+
+pub(crate) fn checks() -> Vec<Check> {
+    vec![
+        check!("RESP-001", matches_schema),
+        check!("RESP-002", one_item_per_input),
+        check!("RESP-003", items_in_input_order),
+        check!("RESP-004", finite_numbers),
+        check!("RESP-005", one_dimension),
+        check!("RESP-006", json_content_type),
+    ]
+}
+
+/// The single and batch answers, the two every shape clause judges.
+async fn success_replies(s: &Session) -> Result<Vec<Arc<Reply>>, ProbeError> {
+    Ok(vec![probes::single(s).await?, probes::batch(s).await?])
+}
+
+/// Skip when no probe got a 200: IN-001 and IN-002 report that failure.
+fn successful(replies: &[Arc<Reply>]) -> Result<Vec<&Reply>, Verdict> {
+    let ok: Vec<&Reply> = replies
+        .iter()
+        .map(AsRef::as_ref)
+        .filter(|r| r.is_success())
+        .collect();
+    if ok.is_empty() {
+        return Err(Verdict::skip(
+            "no probe was answered 200; nothing to judge (see IN-001, IN-002)",
+        )
+        .with_all(replies.iter().map(|r| &r.exchange)));
+    }
+    Ok(ok)
+}
+
+/// RESP-001: "A 200 answer to a valid request … validates against
+/// specs/schemas/embedding-response.schema.json".
+async fn matches_schema(s: &Session) -> CheckResult {
+    let replies = success_replies(s).await?;
+    let ok = match successful(&replies) {
+        Ok(ok) => ok,
+        Err(verdict) => return Ok(verdict),
+    };
+    for reply in ok.iter() {
+        let Some(json) = &reply.json else {
+            return Ok(Verdict::fail("the 200 body is not JSON").with(&reply.exchange));
+        };
+        let problems = Schemas::get().response_problems(json);
+        if !problems.is_empty() {
+            return Ok(Verdict::fail(format!(
+                "the 200 body breaks the schema: {}",
+                problems.join("; ")
+            ))
+            .with(&reply.exchange));
+        }
+    }
+    Ok(
+        Verdict::pass("single and batch answers match the response schema")
+            .with_all(ok.iter().map(|r| &r.exchange)),
+    )
+}
+
+/// RESP-002: "data holds exactly one item for each input of the request."
+async fn one_item_per_input(s: &Session) -> CheckResult {
+    let replies = success_replies(s).await?;
+    let expected = [1, BATCH.len()];
+    let mut judged = Vec::new();
+    for (reply, want) in replies.iter().zip(expected) {
+        if !reply.is_success() {
+            continue;
+        }
+        match reply.data() {
+            Ok(data) if data.len() == want => judged.push(&reply.exchange),
+            Ok(data) => {
+                return Ok(Verdict::fail(format!(
+                    "{} items in data for {want} inputs",
+                    data.len()
+                ))
+                .with(&reply.exchange));
+            }
+            Err(why) => return Ok(Verdict::fail(why).with(&reply.exchange)),
+        }
+    }
+    if judged.is_empty() {
+        return Ok(Verdict::skip(
+            "no probe was answered 200; nothing to judge (see IN-001, IN-002)",
+        ));
+    }
+    Ok(Verdict::pass("one item per input").with_all(judged))
+}
+
+/// RESP-003: "data[i].index equals i and data is in input order."
+///
+/// The index fields are checked directly; the order of the vectors themselves is
+/// checked by matching each batch vector to the same document embedded alone, which
+/// catches a server that renumbers a shuffled list.
+async fn items_in_input_order(s: &Session) -> CheckResult {
+    let batch = probes::batch(s).await?;
+    if !batch.is_success() {
+        return Ok(Verdict::skip(format!(
+            "the batch was answered {}, not 200; see IN-002",
+            batch.summary()
+        ))
+        .with(&batch.exchange));
+    }
+    let data = match batch.data() {
+        Ok(data) => data,
+        Err(why) => return Ok(Verdict::fail(why).with(&batch.exchange)),
+    };
+    let indices: Vec<Option<u64>> = data
+        .iter()
+        .map(|d| d.get("index").and_then(|i| i.as_u64()))
+        .collect();
+    if let Some(pos) = indices
+        .iter()
+        .enumerate()
+        .position(|(i, idx)| *idx != Some(i as u64))
+    {
+        return Ok(Verdict::fail(format!(
+            "data[{pos}].index is {}, expected {pos} (indices {})",
+            fmt_index(indices[pos]),
+            indices
+                .iter()
+                .map(|i| fmt_index(*i))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))
+        .with(&batch.exchange));
+    }
+    let vectors = match probes::vectors_or_verdict(&batch, BATCH.len()) {
+        Ok(v) => v,
+        Err(verdict) => return Ok(verdict),
+    };
+    let alone = probes::batch_items_alone(s).await?;
+    for (i, reply) in alone.iter().enumerate() {
+        let Ok(own) = probes::vectors_or_verdict(reply, 1) else {
+            continue;
+        };
+        let best = nearest(&own[0], &vectors);
+        if best != i {
+            return Ok(Verdict::fail(format!(
+                "input {i} embedded alone is closest to data[{best}], not data[{i}]: items are out of order"
+            ))
+            .with(&batch.exchange)
+            .with(&reply.exchange));
+        }
+    }
+    Ok(
+        Verdict::pass("indices 0..n in order, and each item matches its input embedded alone")
+            .with(&batch.exchange),
+    )
+}
+
+fn fmt_index(index: Option<u64>) -> String {
+    index.map_or_else(|| "missing".to_owned(), |i| i.to_string())
+}
+
+/// The position of the vector most similar to `v`.
+fn nearest(v: &[f64], candidates: &[Vec<f64>]) -> usize {
+    candidates
+        .iter()
+        .enumerate()
+        .max_by(|(_, a), (_, b)| cosine(v, a).total_cmp(&cosine(v, b)))
+        .map_or(0, |(i, _)| i)
+}
+
+/// RESP-004: "Every value of every float embedding is a finite JSON number."
+async fn finite_numbers(s: &Session) -> CheckResult {
+    let replies = success_replies(s).await?;
+    let ok = match successful(&replies) {
+        Ok(ok) => ok,
+        Err(verdict) => return Ok(verdict),
+    };
+    for reply in ok.iter() {
+        if reply.json.is_none() {
+            let text = String::from_utf8_lossy(&reply.body);
+            let why = ["NaN", "Infinity"]
+                .iter()
+                .find(|bad| text.contains(**bad))
+                .map_or("the 200 body is not valid JSON".to_owned(), |bad| {
+                    format!("the 200 body contains a bare {bad}, which is not JSON")
+                });
+            return Ok(Verdict::fail(why).with(&reply.exchange));
+        }
+        if let Err(why) = reply.float_vectors() {
+            return Ok(Verdict::fail(why).with(&reply.exchange));
+        }
+    }
+    Ok(Verdict::pass("every value is a finite number").with_all(ok.iter().map(|r| &r.exchange)))
+}
+
+/// RESP-005: "All vectors in a response have the same non-zero length, and that
+/// length is the same across requests …"
+async fn one_dimension(s: &Session) -> CheckResult {
+    let replies = success_replies(s).await?;
+    let ok = match successful(&replies) {
+        Ok(ok) => ok,
+        Err(verdict) => return Ok(verdict),
+    };
+    let mut seen: Option<(usize, &Reply)> = None;
+    for reply in ok.iter() {
+        let vectors = match reply.float_vectors() {
+            Ok(v) => v,
+            Err(why) => {
+                return Ok(
+                    Verdict::skip(format!("vectors unreadable ({why}); see RESP-004"))
+                        .with(&reply.exchange),
+                );
+            }
+        };
+        for (i, v) in vectors.iter().enumerate() {
+            match seen {
+                _ if v.is_empty() => {
+                    return Ok(Verdict::fail(format!("data[{i}].embedding is empty"))
+                        .with(&reply.exchange));
+                }
+                None => seen = Some((v.len(), reply)),
+                Some((dim, first)) if dim != v.len() => {
+                    return Ok(Verdict::fail(format!(
+                        "data[{i}].embedding has {} values where an earlier vector had {dim}",
+                        v.len()
+                    ))
+                    .with(&first.exchange)
+                    .with(&reply.exchange));
+                }
+                Some(_) => {}
+            }
+        }
+    }
+    let dim = seen.map_or(0, |(d, _)| d);
+    s.observe("native_dimension", dim.to_string());
+    Ok(Verdict::pass(format!("every vector has {dim} values"))
+        .with_all(ok.iter().map(|r| &r.exchange)))
+}
+
+/// RESP-006: "A 200 answer is served with Content-Type application/json."
+async fn json_content_type(s: &Session) -> CheckResult {
+    let replies = success_replies(s).await?;
+    let ok = match successful(&replies) {
+        Ok(ok) => ok,
+        Err(verdict) => return Ok(verdict),
+    };
+    if let Some(bad) = ok.iter().find(|r| !r.has_json_content_type()) {
+        return Ok(Verdict::fail(format!(
+            "200 served with Content-Type {}",
+            bad.content_type.as_deref().unwrap_or("(none)")
+        ))
+        .with(&bad.exchange));
+    }
+    Ok(Verdict::pass("Content-Type application/json").with_all(ok.iter().map(|r| &r.exchange)))
+}

@@ -1,0 +1,45 @@
+//! Runtime trouble, kept apart from clause failures, with documented exit statuses.
+
+use crate::http::TargetError;
+use crate::report::ReportError;
+use std::process::ExitCode;
+use thiserror::Error;
+
+/// No failing clause.
+pub const EXIT_CONFORMANT: u8 = 0;
+/// Bad options or values.
+pub const EXIT_USAGE: u8 = 2;
+/// The endpoint could not be audited (unreachable, no model, reports unwritable).
+pub const EXIT_RUNTIME: u8 = 3;
+/// A clause failed: libtest's own status for failed tests, so `cargo test` agrees.
+pub const EXIT_CLAUSE_FAILED: u8 = 101;
+/// Interrupted by Ctrl-C; a partial report was written.
+pub const EXIT_INTERRUPTED: u8 = 130;
+
+/// Why a run could not produce verdicts.
+#[derive(Debug, Error)]
+pub enum RunError {
+    #[error("{0}")]
+    Usage(String),
+    #[error(transparent)]
+    Endpoint(#[from] TargetError),
+    #[error("environment variable {0} (named by --api-key-env) is not set or empty")]
+    MissingKey(String),
+    #[error("failed to start the reference server: {0}")]
+    ReferenceServer(std::io::Error),
+    #[error("failed to start the async runtime: {0}")]
+    Runtime(std::io::Error),
+    #[error(transparent)]
+    Report(#[from] ReportError),
+}
+
+impl RunError {
+    pub fn exit_code(&self) -> ExitCode {
+        ExitCode::from(match self {
+            RunError::Usage(_) | RunError::Endpoint(_) | RunError::MissingKey(_) => EXIT_USAGE,
+            RunError::ReferenceServer(_) | RunError::Runtime(_) | RunError::Report(_) => {
+                EXIT_RUNTIME
+            }
+        })
+    }
+}

@@ -1,0 +1,131 @@
+//! The libtest face of a run: one test line per clause.
+//!
+//! Verdicts are reached before libtest-mimic starts (the audit is one sequential,
+//! budgeted conversation with the server); each trial then reports its stored verdict,
+//! so `cargo test` prints `test RESP-003 ... ok | FAILED | ignored` and its usual
+//! closing line.
+
+use crate::catalogue::{Catalogue, Clause};
+use crate::model::{ClauseResult, Outcome};
+use libtest_mimic::{Arguments, Failed, Trial};
+
+/// The clauses a libtest filter selects: by ID or by family name, honouring
+/// `--exact` and `--skip`.
+pub fn select<'a>(catalogue: &'a Catalogue, args: &Arguments) -> Vec<&'a Clause> {
+    catalogue
+        .clauses
+        .iter()
+        .filter(|c| {
+            args.filter
+                .as_deref()
+                .is_none_or(|f| matches(c, f, args.exact))
+        })
+        .filter(|c| !args.skip.iter().any(|s| matches(c, s, args.exact)))
+        .collect()
+}
+
+fn matches(clause: &Clause, filter: &str, exact: bool) -> bool {
+    let names = [clause.id.as_str(), clause.family.as_str()];
+    if exact {
+        names.contains(&filter)
+    } else {
+        names.iter().any(|n| n.contains(filter))
+    }
+}
+
+/// Arguments for libtest-mimic once we applied the filter ourselves.
+pub fn without_filters(mut args: Arguments) -> Arguments {
+    args.filter = None;
+    args.skip.clear();
+    args.exact = false;
+    args
+}
+
+/// Trials that only list the selected clauses (`--list`).
+pub fn listing(selected: &[&Clause]) -> Vec<Trial> {
+    selected
+        .iter()
+        .map(|c| Trial::test(c.id.clone(), || Ok(())))
+        .collect()
+}
+
+/// One trial per result. Skipped and inconclusive clauses, and SHOULD/MAY failures
+/// without `--strict`, are `ignored`: they do not fail the run, and the summary table
+/// above libtest's lines says why each was ignored.
+pub fn trials(results: &[ClauseResult], strict: bool) -> Vec<Trial> {
+    results
+        .iter()
+        .map(|result| {
+            let ignored = result.outcome != Outcome::Pass && !result.fails_run(strict);
+            let message = failure_message(result);
+            let outcome = result.outcome;
+            Trial::test(result.id.clone(), move || match outcome {
+                Outcome::Fail => Err(Failed::from(message)),
+                _ => Ok(()),
+            })
+            .with_ignored_flag(ignored)
+        })
+        .collect()
+}
+
+fn failure_message(result: &ClauseResult) -> String {
+    let mut lines = vec![
+        format!(
+            "{} {} ({}): {}",
+            result.level, result.id, result.title, result.reason
+        ),
+        format!("  clause: {}", result.statement),
+    ];
+    for exchange in &result.evidence {
+        let status = exchange
+            .status
+            .map_or_else(|| "no answer".to_owned(), |s| s.to_string());
+        lines.push(format!(
+            "  evidence: {} {} -> {status} ({} ms)",
+            exchange.method, exchange.path, exchange.millis
+        ));
+        if let Some(body) = &exchange.request_body {
+            lines.push(format!("    sent: {body}"));
+        }
+        if let Some(body) = &exchange.response_body {
+            lines.push(format!("    got:  {body}"));
+        }
+    }
+    if let Some(curl) = &result.curl {
+        lines.push(format!("  reproduce: {curl}"));
+    }
+    lines.join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(words: &str) -> Arguments {
+        Arguments::from_iter(std::iter::once("t").chain(words.split_whitespace()))
+    }
+
+    fn ids(selected: Vec<&Clause>) -> Vec<String> {
+        selected.into_iter().map(|c| c.id.clone()).collect()
+    }
+
+    #[test]
+    fn a_family_name_selects_its_clauses() {
+        let chosen = ids(select(Catalogue::shipped(), &args("consistency")));
+        assert_eq!(chosen, ["CONS-001", "CONS-002", "CONS-003"]);
+    }
+
+    #[test]
+    fn an_exact_id_selects_one_clause() {
+        assert_eq!(
+            ids(select(Catalogue::shipped(), &args("RESP-003 --exact"))),
+            ["RESP-003"]
+        );
+    }
+
+    #[test]
+    fn skip_removes_clauses() {
+        let chosen = ids(select(Catalogue::shipped(), &args("usage --skip USE-003")));
+        assert_eq!(chosen, ["USE-001", "USE-002"]);
+    }
+}

@@ -1,0 +1,67 @@
+//! The command line: `cargo test -- [OPTIONS] [FILTER]` and the `embedcheck` binary.
+//!
+//! Both entry points are one call to [`main`]. A run: split the words between us and
+//! libtest, resolve the endpoint (or start the reference server), audit the selected
+//! clauses, write every report, then let libtest-mimic print one line per clause.
+
+mod args;
+mod error;
+mod harness;
+mod options;
+mod run;
+
+pub use error::{
+    EXIT_CLAUSE_FAILED, EXIT_CONFORMANT, EXIT_INTERRUPTED, EXIT_RUNTIME, EXIT_USAGE, RunError,
+};
+pub use options::Options;
+
+use crate::catalogue::Catalogue;
+use clap::Parser;
+use std::process::ExitCode;
+
+/// Runs embedcheck with the process's arguments.
+pub fn main() -> ExitCode {
+    main_with(std::env::args().skip(1))
+}
+
+/// Runs embedcheck with the given arguments (without the program name).
+pub fn main_with(args: impl IntoIterator<Item = String>) -> ExitCode {
+    match execute(args::split(args)) {
+        Ok(code) => code,
+        Err(error) => {
+            eprintln!("embedcheck: {error}");
+            error.exit_code()
+        }
+    }
+}
+
+fn execute(split: args::Split) -> Result<ExitCode, RunError> {
+    let program = || std::iter::once("embedcheck".to_owned());
+    let options = Options::try_parse_from(program().chain(split.ours))
+        .map_err(|e| RunError::Usage(first_line(&e.to_string())))?;
+    if options.help {
+        print!("{}", Options::help_text());
+        return Ok(ExitCode::SUCCESS);
+    }
+    let libtest = libtest_mimic::Arguments::from_iter(program().chain(split.libtest));
+    let selected = harness::select(Catalogue::shipped(), &libtest);
+    if libtest.list {
+        let listing = harness::listing(&selected);
+        return Ok(libtest_mimic::run(&harness::without_filters(libtest), listing).exit_code());
+    }
+    let outcome = run::audit(&options, &selected)?;
+    let conclusion = libtest_mimic::run(
+        &harness::without_filters(libtest),
+        harness::trials(&outcome.report.audit.results, options.strict),
+    );
+    Ok(ExitCode::from(outcome.exit_status(conclusion.has_failed())))
+}
+
+/// clap's errors end with usage hints; the first line says what is wrong.
+fn first_line(text: &str) -> String {
+    text.lines()
+        .next()
+        .unwrap_or(text)
+        .trim_start_matches("error: ")
+        .to_owned()
+}

@@ -1,0 +1,113 @@
+//! embedcheck's own options, given after `--` (each also from an `EMBEDCHECK_*`
+//! environment variable).
+
+use clap::Parser;
+use std::path::PathBuf;
+
+/// Audits an OpenAI-compatible /v1/embeddings endpoint against the embedcheck contract.
+///
+/// Without --endpoint, audits the bundled reference server on 127.0.0.1.
+#[derive(Clone, Debug, Parser)]
+#[command(
+    name = "embedcheck",
+    version,
+    disable_help_flag = true,
+    disable_version_flag = true
+)]
+pub struct Options {
+    /// Endpoint to audit: a base URL (http://127.0.0.1:8000/v1) or the full .../v1/embeddings.
+    #[arg(long, env = "EMBEDCHECK_ENDPOINT", value_name = "URL")]
+    pub endpoint: Option<String>,
+
+    /// Model to request (default: the first id from GET /v1/models).
+    #[arg(long, env = "EMBEDCHECK_MODEL", value_name = "ID")]
+    pub model: Option<String>,
+
+    /// Name of the environment variable holding the API key, sent as a Bearer token.
+    /// No key is ever read otherwise.
+    #[arg(long, env = "EMBEDCHECK_API_KEY_ENV", value_name = "NAME")]
+    pub api_key_env: Option<String>,
+
+    /// Name of this server in reports (default: "reference" or the endpoint's host and port).
+    #[arg(long, env = "EMBEDCHECK_LABEL", value_name = "NAME")]
+    pub label: Option<String>,
+
+    /// Timeout of each request, in seconds.
+    #[arg(long, env = "EMBEDCHECK_TIMEOUT", value_name = "SECS", default_value_t = 30,
+          value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub timeout: u64,
+
+    /// Most requests the whole run may send; when spent, remaining clauses end inconclusive.
+    #[arg(long, env = "EMBEDCHECK_MAX_REQUESTS", value_name = "N", default_value_t = 1000,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_requests: u64,
+
+    /// Most tokens the whole run may spend (by the server's usage counts).
+    #[arg(long, env = "EMBEDCHECK_MAX_TOKENS", value_name = "N", default_value_t = 500_000,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_tokens: u64,
+
+    /// Longest total wait for 429 answers (per Retry-After) before a probe ends inconclusive.
+    #[arg(
+        long,
+        env = "EMBEDCHECK_MAX_RETRY_WAIT",
+        value_name = "SECS",
+        default_value_t = 60
+    )]
+    pub max_retry_wait: u64,
+
+    /// Batch size the large-batch clause (IN-008) sends.
+    #[arg(long, env = "EMBEDCHECK_LARGE_BATCH", value_name = "N", default_value_t = 2048,
+          value_parser = clap::value_parser!(u64).range(2..=100_000))]
+    pub large_batch: u64,
+
+    /// Where reports go (default: target/embedcheck/<label>/).
+    #[arg(long, env = "EMBEDCHECK_REPORT_DIR", value_name = "DIR")]
+    pub report_dir: Option<PathBuf>,
+
+    /// Seed of generated inputs; a run with the same seed sends the same requests.
+    #[arg(long, env = "EMBEDCHECK_SEED", value_name = "N")]
+    pub seed: Option<u64>,
+
+    /// SHOULD failures fail the run too.
+    #[arg(long, env = "EMBEDCHECK_STRICT")]
+    pub strict: bool,
+
+    /// Print this help.
+    #[arg(long, short = 'h')]
+    pub help: bool,
+}
+
+impl Options {
+    /// The label reports use.
+    pub fn label(&self, endpoint_host: Option<&str>) -> String {
+        if let Some(label) = &self.label {
+            return label.clone();
+        }
+        match endpoint_host {
+            Some(host) => host
+                .chars()
+                .map(|c| {
+                    if c.is_ascii_alphanumeric() || c == '.' || c == '-' {
+                        c
+                    } else {
+                        '-'
+                    }
+                })
+                .collect(),
+            None => "reference".to_owned(),
+        }
+    }
+
+    /// The help text: our options, then how libtest's own arguments still work.
+    pub fn help_text() -> String {
+        use clap::CommandFactory;
+        let ours = Options::command().render_help().to_string();
+        format!(
+            "{ours}\nLibtest arguments work as usual: a filter by clause ID or family \
+             (e.g. `dimensions`, `RESP-003`), --exact, --skip FILTER, --list, --nocapture.\n\n\
+             Exit status: 0 no failing clause; 101 a clause failed (MUST, or any with --strict); \
+             2 bad options; 3 the endpoint could not be audited; 130 interrupted.\n"
+        )
+    }
+}

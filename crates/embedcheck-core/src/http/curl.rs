@@ -1,0 +1,71 @@
+//! Curl commands that reproduce a probe, for every failing verdict.
+
+/// Bodies larger than this are not inlined: the command would be unreadable.
+const MAX_INLINE_BODY: usize = 64 * 1024;
+
+/// A one-line curl command. The key is never inlined: it reads `$KEY` from the shell.
+pub fn render(
+    method: &reqwest::Method,
+    url: &str,
+    body: Option<(&[u8], &str)>,
+    authenticated: bool,
+) -> String {
+    let mut parts = vec!["curl -sS -i".to_owned(), format!("-X {method}"), quote(url)];
+    if authenticated {
+        parts.push("-H \"Authorization: Bearer $KEY\"".to_owned());
+    }
+    if let Some((bytes, content_type)) = body {
+        parts.push(format!(
+            "-H {}",
+            quote(&format!("Content-Type: {content_type}"))
+        ));
+        parts.push(data_argument(bytes));
+    }
+    parts.join(" ")
+}
+
+fn data_argument(bytes: &[u8]) -> String {
+    if bytes.len() > MAX_INLINE_BODY {
+        return format!(
+            "--data-binary @body.json  # the {}-byte body is in the request excerpt",
+            bytes.len()
+        );
+    }
+    format!("--data-binary {}", quote(&String::from_utf8_lossy(bytes)))
+}
+
+/// POSIX single-quoting: the only character to escape is the single quote itself.
+fn quote(text: &str) -> String {
+    format!("'{}'", text.replace('\'', r"'\''"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn renders_a_reproducible_post() {
+        let line = render(
+            &reqwest::Method::POST,
+            "http://127.0.0.1:8000/v1/embeddings",
+            Some((br#"{"input":"it's"}"#, "application/json")),
+            true,
+        );
+        assert_eq!(
+            line,
+            r#"curl -sS -i -X POST 'http://127.0.0.1:8000/v1/embeddings' -H "Authorization: Bearer $KEY" -H 'Content-Type: application/json' --data-binary '{"input":"it'\''s"}'"#
+        );
+    }
+
+    #[test]
+    fn large_bodies_are_not_inlined() {
+        let body = vec![b'x'; MAX_INLINE_BODY + 1];
+        let line = render(
+            &reqwest::Method::POST,
+            "http://h/v1",
+            Some((&body, "application/json")),
+            false,
+        );
+        assert!(line.len() < 200 && !line.contains("Authorization"));
+    }
+}

@@ -1,0 +1,15 @@
+//! Talking to the endpoint: targets, probes, bounded transport, replies, evidence text.
+
+pub mod curl;
+pub mod excerpt;
+pub mod probe;
+pub mod reply;
+pub mod secret;
+pub mod target;
+pub mod transport;
+
+pub use probe::{Body, Probe, Resource, Validity};
+pub use reply::Reply;
+pub use secret::Secret;
+pub use target::{Target, TargetError};
+pub use transport::{Transport, TransportError};

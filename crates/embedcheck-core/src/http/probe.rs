@@ -1,0 +1,164 @@
+//! A request the suite intends to send, described as data.
+//!
+//! Describing probes as values (not as code that calls the client) lets the session
+//! cache identical probes across clauses, count the ones that are invalid under the
+//! contract (the retry-hazard clause), and render any of them as a curl command.
+
+use serde_json::Value;
+
+/// Which resource a probe addresses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Resource {
+    Embeddings,
+    Models,
+}
+
+/// The request body of a probe.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Body {
+    None,
+    Json(Value),
+    /// Bytes sent as they are, with the given content type (malformed JSON, wrong
+    /// content type).
+    Raw {
+        bytes: Vec<u8>,
+        content_type: &'static str,
+    },
+}
+
+/// Whether the contract allows the request. Invalid probes are client mistakes on
+/// purpose: a 5xx answer to one of them is the retry hazard.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Validity {
+    Valid,
+    Invalid(String),
+}
+
+/// One request to send.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Probe {
+    pub method: reqwest::Method,
+    pub resource: Resource,
+    pub body: Body,
+    pub validity: Validity,
+    /// Send the user's API key (false only for the clause that checks auth).
+    pub authenticated: bool,
+    /// Bypass the session cache: the clause needs a second, independent answer.
+    pub fresh: bool,
+}
+
+impl Probe {
+    /// A valid `POST /embeddings` with a JSON body.
+    pub fn embed(body: Value) -> Self {
+        Probe {
+            method: reqwest::Method::POST,
+            resource: Resource::Embeddings,
+            body: Body::Json(body),
+            validity: Validity::Valid,
+            authenticated: true,
+            fresh: false,
+        }
+    }
+
+    /// A `POST /embeddings` the contract does not allow, with why.
+    pub fn invalid(body: Body, why: impl Into<String>) -> Self {
+        Probe {
+            body,
+            validity: Validity::Invalid(why.into()),
+            ..Probe::embed(Value::Null)
+        }
+    }
+
+    /// `GET /models`.
+    pub fn list_models() -> Self {
+        Probe {
+            method: reqwest::Method::GET,
+            resource: Resource::Models,
+            body: Body::None,
+            ..Probe::embed(Value::Null)
+        }
+    }
+
+    pub fn with_method(mut self, method: reqwest::Method) -> Self {
+        self.method = method;
+        self
+    }
+
+    pub fn unauthenticated(mut self) -> Self {
+        self.authenticated = false;
+        self
+    }
+
+    pub fn fresh(mut self) -> Self {
+        self.fresh = true;
+        self
+    }
+
+    /// The body bytes and content type to send.
+    pub fn payload(&self) -> Option<(Vec<u8>, &'static str)> {
+        match &self.body {
+            Body::None => None,
+            Body::Json(value) => Some((value.to_string().into_bytes(), "application/json")),
+            Body::Raw {
+                bytes,
+                content_type,
+            } => Some((bytes.clone(), content_type)),
+        }
+    }
+
+    /// Identity of the probe for caching: same method, resource, body and auth.
+    pub fn cache_key(&self) -> String {
+        let body = match &self.body {
+            Body::None => String::new(),
+            Body::Json(v) => v.to_string(),
+            Body::Raw {
+                bytes,
+                content_type,
+            } => format!("{content_type}:{}", String::from_utf8_lossy(bytes)),
+        };
+        format!(
+            "{} {:?} {} {body}",
+            self.method, self.resource, self.authenticated
+        )
+    }
+
+    /// A rough token count of the inputs, for the token budget before any answer.
+    pub fn estimated_tokens(&self) -> u64 {
+        match &self.body {
+            Body::Json(v) => estimate(v.get("input").unwrap_or(&Value::Null)),
+            Body::Raw { bytes, .. } => bytes.len() as u64 / 4,
+            Body::None => 0,
+        }
+    }
+}
+
+/// About four characters per token for text, one per token id.
+fn estimate(input: &Value) -> u64 {
+    match input {
+        Value::String(s) => (s.chars().count() as u64).div_ceil(4).max(1),
+        Value::Array(items) => items.iter().map(estimate).sum(),
+        Value::Number(_) => 1,
+        _ => 0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn token_estimate_counts_text_and_ids() {
+        let probe = Probe::embed(json!({"input": ["abcdefgh", [1, 2, 3]]}));
+        assert_eq!(probe.estimated_tokens(), 5);
+    }
+
+    #[test]
+    fn cache_key_separates_auth_and_method() {
+        let a = Probe::embed(json!({"input": "x"}));
+        let b = a.clone().unauthenticated();
+        let c = a.clone().with_method(reqwest::Method::GET);
+        assert_ne!(a.cache_key(), b.cache_key());
+        assert_ne!(a.cache_key(), c.cache_key());
+    }
+}

@@ -1,0 +1,189 @@
+//! An answer from the server, with accessors that say precisely what is wrong with it.
+
+use crate::model::Exchange;
+use serde_json::Value;
+
+/// A complete HTTP answer (status, selected headers, bounded body).
+#[derive(Clone, Debug)]
+pub struct Reply {
+    pub status: u16,
+    pub content_type: Option<String>,
+    pub retry_after: Option<String>,
+    pub location: Option<String>,
+    pub body: Vec<u8>,
+    /// The body parsed as JSON, when it is JSON (whatever the content type says).
+    pub json: Option<Value>,
+    /// How this answer appears in evidence.
+    pub exchange: Exchange,
+}
+
+impl Reply {
+    pub fn is_success(&self) -> bool {
+        (200..300).contains(&self.status)
+    }
+
+    pub fn is_client_error(&self) -> bool {
+        (400..500).contains(&self.status)
+    }
+
+    pub fn is_server_error(&self) -> bool {
+        self.status >= 500
+    }
+
+    /// Whether the Content-Type is `application/json` (parameters allowed).
+    pub fn has_json_content_type(&self) -> bool {
+        self.content_type.as_deref().is_some_and(|ct| {
+            ct.split(';')
+                .next()
+                .is_some_and(|m| m.trim().eq_ignore_ascii_case("application/json"))
+        })
+    }
+
+    /// The human-readable message of an error body: OpenAI's `error.message`, the flat
+    /// `message` of vLLM (old), Dynamo and TEI, or FastAPI's `detail`.
+    pub fn error_message(&self) -> Option<String> {
+        let json = self.json.as_ref()?;
+        let candidates = [
+            json.pointer("/error/message"),
+            json.get("message"),
+            json.get("error").filter(|e| e.is_string()),
+            json.get("detail"),
+        ];
+        candidates.into_iter().flatten().find_map(|v| match v {
+            Value::String(s) if !s.trim().is_empty() => Some(s.clone()),
+            Value::Array(_) | Value::Object(_) => Some(v.to_string()),
+            _ => None,
+        })
+    }
+
+    /// The whole error text a client could search for a field name: the message plus
+    /// `param`, lower-cased.
+    pub fn error_text(&self) -> String {
+        let param = self
+            .json
+            .as_ref()
+            .and_then(|j| j.pointer("/error/param").or_else(|| j.get("param")))
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        format!("{} {param}", self.error_message().unwrap_or_default()).to_lowercase()
+    }
+
+    /// The `data` array of a success body.
+    pub fn data(&self) -> Result<&[Value], String> {
+        self.json
+            .as_ref()
+            .and_then(|j| j.get("data"))
+            .and_then(Value::as_array)
+            .map(Vec::as_slice)
+            .ok_or_else(|| "the body has no data array".to_owned())
+    }
+
+    /// Every item's embedding as floats; any non-float embedding is an error naming
+    /// the item.
+    pub fn float_vectors(&self) -> Result<Vec<Vec<f64>>, String> {
+        self.data()?
+            .iter()
+            .enumerate()
+            .map(|(i, item)| float_vector(item).map_err(|why| format!("data[{i}].embedding {why}")))
+            .collect()
+    }
+
+    /// `usage.prompt_tokens` when it is a non-negative integer.
+    pub fn prompt_tokens(&self) -> Option<u64> {
+        self.usage_field("prompt_tokens")
+    }
+
+    pub fn total_tokens(&self) -> Option<u64> {
+        self.usage_field("total_tokens")
+    }
+
+    fn usage_field(&self, name: &str) -> Option<u64> {
+        self.json.as_ref()?.get("usage")?.get(name)?.as_u64()
+    }
+
+    /// One line for a reason: status and, for errors, the message.
+    pub fn summary(&self) -> String {
+        match self.error_message().filter(|_| !self.is_success()) {
+            Some(message) => format!(
+                "{} \"{}\"",
+                self.status,
+                crate::http::excerpt::cut(&message, 160)
+            ),
+            None => self.status.to_string(),
+        }
+    }
+}
+
+fn float_vector(item: &Value) -> Result<Vec<f64>, String> {
+    let values = item
+        .get("embedding")
+        .ok_or("is missing")?
+        .as_array()
+        .ok_or("is not an array of numbers")?;
+    values
+        .iter()
+        .enumerate()
+        .map(|(j, v)| v.as_f64().ok_or(format!("[{j}] is {v}, not a number")))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn reply(status: u16, body: Value) -> Reply {
+        Reply {
+            status,
+            content_type: Some("application/json".into()),
+            retry_after: None,
+            location: None,
+            body: body.to_string().into_bytes(),
+            json: Some(body),
+            exchange: Exchange {
+                method: "POST".into(),
+                path: "/v1/embeddings".into(),
+                request_body: None,
+                status: Some(status),
+                response_body: None,
+                millis: 0,
+                transport_error: None,
+                curl: String::new(),
+            },
+        }
+    }
+
+    #[test]
+    fn messages_of_every_known_error_shape() {
+        let openai = reply(
+            400,
+            json!({"error": {"message": "bad dimensions", "param": "dimensions"}}),
+        );
+        assert_eq!(openai.error_message().as_deref(), Some("bad dimensions"));
+        assert!(openai.error_text().contains("dimensions"));
+        let flat = reply(
+            400,
+            json!({"message": "Validation: x", "type": "Bad Request", "code": 400}),
+        );
+        assert_eq!(flat.error_message().as_deref(), Some("Validation: x"));
+        let fastapi = reply(422, json!({"detail": [{"loc": ["body", "input"]}]}));
+        assert!(fastapi.error_message().unwrap().contains("input"));
+        assert_eq!(reply(400, json!({"error": {}})).error_message(), None);
+    }
+
+    #[test]
+    fn non_numbers_inside_vectors_are_named() {
+        let body = json!({"data": [{"embedding": [0.1, "NaN"]}]});
+        let err = reply(200, body).float_vectors().unwrap_err();
+        assert_eq!(err, "data[0].embedding [1] is \"NaN\", not a number");
+    }
+
+    #[test]
+    fn content_type_parameters_are_allowed() {
+        let mut r = reply(200, json!({}));
+        r.content_type = Some("application/json; charset=utf-8".into());
+        assert!(r.has_json_content_type());
+        r.content_type = Some("text/plain".into());
+        assert!(!r.has_json_content_type());
+    }
+}

@@ -1,0 +1,144 @@
+//! Where the audited endpoint lives, derived once from the user's `--endpoint`.
+//!
+//! Users paste whatever they have: a base URL (`http://host:8000/v1`), the full
+//! embeddings URL, or a URL with credentials in it. All of these resolve to one
+//! embeddings URL and one models URL, and the form shown in reports never carries
+//! credentials.
+
+use thiserror::Error;
+use url::Url;
+
+/// A parsed, checked endpoint.
+#[derive(Clone, Debug)]
+pub struct Target {
+    embeddings: Url,
+    models: Url,
+}
+
+/// Why an `--endpoint` value cannot be used.
+#[derive(Debug, Error, PartialEq)]
+pub enum TargetError {
+    #[error("invalid endpoint URL {0:?}: {1}")]
+    Unparsable(String, String),
+    #[error("endpoint must be an http:// or https:// URL, got scheme {0:?}")]
+    Scheme(String),
+    #[error("endpoint {0:?} has no host")]
+    NoHost(String),
+}
+
+impl Target {
+    pub fn parse(raw: &str) -> Result<Self, TargetError> {
+        let url = Url::parse(raw.trim())
+            .map_err(|e| TargetError::Unparsable(raw.to_owned(), e.to_string()))?;
+        if !matches!(url.scheme(), "http" | "https") {
+            return Err(TargetError::Scheme(url.scheme().to_owned()));
+        }
+        if url.host_str().is_none_or(str::is_empty) {
+            return Err(TargetError::NoHost(raw.to_owned()));
+        }
+        let base = base_of(&url);
+        Ok(Target {
+            embeddings: join(&base, "embeddings"),
+            models: join(&base, "models"),
+        })
+    }
+
+    pub fn embeddings_url(&self) -> &Url {
+        &self.embeddings
+    }
+
+    pub fn models_url(&self) -> &Url {
+        &self.models
+    }
+
+    /// The endpoint as reports show it: no user, password or query string.
+    pub fn display(&self) -> String {
+        without_secrets(&self.embeddings)
+    }
+
+    /// Whether the endpoint is on this machine, where load and fault tests may run.
+    pub fn is_loopback(&self) -> bool {
+        match self.embeddings.host() {
+            Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+            Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+            Some(url::Host::Domain(d)) => d.eq_ignore_ascii_case("localhost"),
+            None => false,
+        }
+    }
+}
+
+/// The URL up to and including the API version segment (`…/v1`), without a trailing slash.
+fn base_of(url: &Url) -> Url {
+    let mut base = url.clone();
+    base.set_query(None);
+    base.set_fragment(None);
+    let path = base.path().trim_end_matches('/').to_owned();
+    let trimmed = path.strip_suffix("/embeddings").unwrap_or(&path).to_owned();
+    base.set_path(&trimmed);
+    base
+}
+
+fn join(base: &Url, leaf: &str) -> Url {
+    let mut url = base.clone();
+    let path = format!("{}/{leaf}", url.path().trim_end_matches('/'));
+    url.set_path(&path);
+    url
+}
+
+fn without_secrets(url: &Url) -> String {
+    let mut clean = url.clone();
+    // Setting these cannot fail for http(s) URLs, which `parse` guarantees.
+    let _ = clean.set_username("");
+    let _ = clean.set_password(None);
+    clean.set_query(None);
+    clean.to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rstest::rstest;
+
+    #[rstest]
+    #[case("http://127.0.0.1:8000/v1")]
+    #[case("http://127.0.0.1:8000/v1/")]
+    #[case("http://127.0.0.1:8000/v1/embeddings")]
+    #[case("  http://127.0.0.1:8000/v1/embeddings/ ")]
+    fn base_and_full_urls_resolve_alike(#[case] raw: &str) {
+        let target = Target::parse(raw).unwrap();
+        assert_eq!(
+            target.embeddings_url().as_str(),
+            "http://127.0.0.1:8000/v1/embeddings"
+        );
+        assert_eq!(
+            target.models_url().as_str(),
+            "http://127.0.0.1:8000/v1/models"
+        );
+    }
+
+    #[test]
+    fn credentials_and_query_never_shown() {
+        let target = Target::parse("https://user:hunter2@example.com/v1?api_key=abc").unwrap();
+        let shown = target.display();
+        assert!(!shown.contains("hunter2") && !shown.contains("abc") && !shown.contains("user"));
+    }
+
+    #[rstest]
+    #[case("127.0.0.1:8000", "invalid endpoint URL")]
+    #[case("ftp://example.com/v1", "scheme")]
+    #[case("not a url", "invalid endpoint URL")]
+    fn bad_urls_are_one_line_errors(#[case] raw: &str, #[case] says: &str) {
+        let err = Target::parse(raw).unwrap_err().to_string();
+        assert!(err.contains(says), "{err}");
+    }
+
+    #[rstest]
+    #[case("http://127.0.0.1:1/v1", true)]
+    #[case("http://localhost:1/v1", true)]
+    #[case("http://[::1]:1/v1", true)]
+    #[case("http://10.0.0.1:1/v1", false)]
+    #[case("https://api.openai.com/v1", false)]
+    fn loopback_is_recognised(#[case] raw: &str, #[case] loopback: bool) {
+        assert_eq!(Target::parse(raw).unwrap().is_loopback(), loopback);
+    }
+}

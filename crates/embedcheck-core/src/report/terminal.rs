@@ -1,0 +1,143 @@
+//! The summary printed at the end of a run: one aligned row per clause, failures first,
+//! then a single totals line.
+//!
+//! ```text
+//! ID        LEVEL   OUTCOME       REASON
+//! IN-003    MUST    fail          token-id input rejected with 422
+//! DIM-002   SHOULD  fail*         `dimensions` ignored: got 384 values, asked for 256
+//! RESP-001  MUST    pass          response matches the schema
+//!
+//! * fails the run only with --strict
+//! embedcheck: 3 clauses — 1 pass, 2 fail (1 MUST), 0 skip, 0 inconclusive; 64 requests, 1,234 tokens, 2.1 s
+//! ```
+//!
+//! The totals line deliberately avoids libtest's "N passed; N failed" wording: CI scripts
+//! grep for it, and when the suite runs under `cargo test` cargo's own line must stay
+//! the one they find.
+
+use super::text;
+use crate::model::{ClauseResult, Outcome, Report};
+use std::fmt::Write;
+
+/// Reasons longer than this are cut: the full text is in `report.md` and `report.json`.
+const REASON_WIDTH: usize = 90;
+
+/// The width of the longest outcome word, `inconclusive`.
+const OUTCOME_WIDTH: usize = 12;
+
+/// The table and totals line. `strict` decides which failures fail the run; the
+/// others are marked with `*`, so a reader sees why a red table can still exit 0.
+pub fn render(report: &Report, strict: bool) -> String {
+    let results = failures_first(&report.audit.results);
+    let id_width = results.iter().map(|r| r.id.len()).max().unwrap_or(0).max(2);
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{:<id_width$}  {:<6}  {:<OUTCOME_WIDTH$}  REASON",
+        "ID", "LEVEL", "OUTCOME"
+    );
+    for result in &results {
+        let _ = writeln!(
+            out,
+            "{:<id_width$}  {:<6}  {:<OUTCOME_WIDTH$}  {}",
+            result.id,
+            // `Level`'s `Display` ignores width, so pad its text instead.
+            result.level.to_string(),
+            outcome(result, strict),
+            text::one_line(&result.reason, REASON_WIDTH)
+        );
+    }
+    out.push('\n');
+    if results.iter().any(|r| tolerated(r, strict)) {
+        out.push_str("* fails the run only with --strict\n");
+    }
+    if let Some(reason) = &report.audit.aborted {
+        let _ = writeln!(out, "aborted: {}", text::one_line(reason, REASON_WIDTH));
+    }
+    let _ = writeln!(out, "{}", totals(report));
+    out
+}
+
+/// Failures lead because they are what a reader acts on; the rest keep catalogue order.
+fn failures_first(results: &[ClauseResult]) -> Vec<&ClauseResult> {
+    let (mut first, rest): (Vec<_>, Vec<_>) =
+        results.iter().partition(|r| r.outcome == Outcome::Fail);
+    first.extend(rest);
+    first
+}
+
+fn outcome(result: &ClauseResult, strict: bool) -> String {
+    let marker = if tolerated(result, strict) { "*" } else { "" };
+    format!("{}{marker}", result.outcome.as_str())
+}
+
+/// A failure that does not fail the run: a SHOULD or MAY clause without `--strict`.
+fn tolerated(result: &ClauseResult, strict: bool) -> bool {
+    result.outcome == Outcome::Fail && !result.fails_run(strict)
+}
+
+/// `embedcheck: 4 clauses — …; 64 requests, 1,234 tokens, 2.1 s`.
+fn totals(report: &Report) -> String {
+    let audit = &report.audit;
+    format!(
+        "embedcheck: {}; {} requests, {} tokens, {}",
+        text::outcome_counts(report),
+        text::thousands(audit.requests_sent),
+        text::thousands(audit.tokens_used),
+        text::seconds(audit.wall_seconds)
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalogue::Level;
+    use crate::report::sample;
+
+    #[test]
+    fn terminal_summary_matches_snapshot() {
+        let out = render(&sample::report(), false);
+        sample::snapshots().bind(|| insta::assert_snapshot!("terminal", out));
+    }
+
+    /// CI greps for libtest's summary form; our totals line must never match it.
+    #[test]
+    fn totals_line_is_not_mistaken_for_a_libtest_summary() {
+        let out = render(&sample::report(), false);
+        for line in out.lines() {
+            assert!(
+                !line.contains(" passed") && !line.contains(" failed"),
+                "{line}"
+            );
+        }
+    }
+
+    #[rstest::rstest]
+    #[case::lenient(false, "fail*")]
+    #[case::strict(true, "fail ")]
+    fn should_failure_is_marked_tolerated_only_without_strict(
+        #[case] strict: bool,
+        #[case] shown: &str,
+    ) {
+        let mut report = sample::report();
+        for result in &mut report.audit.results {
+            result.level = Level::Should;
+        }
+        let out = render(&report, strict);
+        let row = out.lines().find(|l| l.starts_with("IN-003")).unwrap();
+        assert!(row.contains(shown), "{row}");
+        assert_eq!(out.contains("* fails the run only with --strict"), !strict);
+    }
+
+    #[test]
+    fn long_reasons_are_cut() {
+        let mut report = sample::report();
+        report.audit.results[0].reason = "x".repeat(200);
+        let out = render(&report, false);
+        let row = out.lines().find(|l| l.starts_with("RESP-001")).unwrap();
+        assert!(
+            row.ends_with(&format!("{}…", "x".repeat(REASON_WIDTH))),
+            "{row}"
+        );
+    }
+}

@@ -1,0 +1,312 @@
+//! One audit's connection to one server: budgets, cache, log, interruption.
+//!
+//! Clauses never talk to the transport directly. They send probes through the
+//! session, which
+//! - refuses to send once the request or token budget is spent,
+//! - answers a probe another clause already sent from its cache (shared evidence,
+//!   fewer requests),
+//! - waits out 429 answers per `Retry-After` within a bounded wait,
+//! - stops at once when the user presses Ctrl-C,
+//! - and logs every exchange, so cross-cutting clauses (the retry hazard, error bodies)
+//!   can judge everything the run sent.
+
+use crate::http::{Probe, Reply, Transport, TransportError, Validity};
+use crate::model::Exchange;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+use thiserror::Error;
+use tokio::sync::watch;
+
+/// Why a probe got no usable answer; the clause ends inconclusive with this reason.
+#[derive(Clone, Debug, Error, PartialEq)]
+pub enum ProbeError {
+    #[error("request budget spent ({0} requests, --max-requests)")]
+    RequestBudget(u64),
+    #[error("token budget spent ({0} tokens, --max-tokens)")]
+    TokenBudget(u64),
+    #[error("{0}")]
+    Transport(TransportError),
+    #[error("still rate limited (429) after waiting {0} s")]
+    RateLimited(u64),
+    #[error("interrupted")]
+    Interrupted,
+}
+
+/// Knobs of a run that clauses read.
+#[derive(Clone, Debug)]
+pub struct Settings {
+    pub model: String,
+    pub max_requests: u64,
+    pub max_tokens: u64,
+    /// The batch size the large-batch clause tries.
+    pub large_batch: usize,
+    /// Longest total wait for 429 answers within one probe.
+    pub max_retry_wait: Duration,
+    pub seed: u64,
+}
+
+/// Ctrl-C, shared between the signal handler and every waiting probe.
+#[derive(Clone)]
+pub struct Interrupt {
+    sender: Arc<watch::Sender<bool>>,
+}
+
+impl Default for Interrupt {
+    fn default() -> Self {
+        Interrupt {
+            sender: Arc::new(watch::channel(false).0),
+        }
+    }
+}
+
+impl Interrupt {
+    pub fn trigger(&self) {
+        self.sender.send_replace(true);
+    }
+
+    pub fn is_triggered(&self) -> bool {
+        *self.sender.borrow()
+    }
+
+    /// Resolves once `trigger` was called.
+    pub async fn triggered(&self) {
+        let mut receiver = self.sender.subscribe();
+        // An error means the sender is gone, which cannot happen while self lives.
+        let _ = receiver.wait_for(|fired| *fired).await;
+    }
+}
+
+/// One logged exchange and whether its request was valid under the contract.
+#[derive(Clone, Debug)]
+pub struct Logged {
+    pub validity: Validity,
+    pub exchange: Exchange,
+    /// The answer, when one arrived.
+    pub reply: Option<Arc<Reply>>,
+}
+
+/// The audit's connection to one server.
+pub struct Session {
+    transport: Transport,
+    settings: Settings,
+    interrupt: Interrupt,
+    requests: AtomicU64,
+    tokens: AtomicU64,
+    cache: Mutex<HashMap<String, Arc<Reply>>>,
+    log: Mutex<Vec<Logged>>,
+    /// Exchanges touched by the clause now running, for its evidence on error.
+    pending: Mutex<Vec<Exchange>>,
+    observations: Mutex<BTreeMap<String, String>>,
+}
+
+impl Session {
+    pub fn new(transport: Transport, settings: Settings, interrupt: Interrupt) -> Self {
+        Session {
+            transport,
+            settings,
+            interrupt,
+            requests: AtomicU64::new(0),
+            tokens: AtomicU64::new(0),
+            cache: Mutex::default(),
+            log: Mutex::default(),
+            pending: Mutex::default(),
+            observations: Mutex::default(),
+        }
+    }
+
+    pub fn settings(&self) -> &Settings {
+        &self.settings
+    }
+
+    pub fn transport(&self) -> &Transport {
+        &self.transport
+    }
+
+    pub fn model(&self) -> &str {
+        &self.settings.model
+    }
+
+    /// Sets the model once it is known (from `--model` or `GET /models`).
+    pub fn set_model(&mut self, model: String) {
+        self.settings.model = model;
+    }
+
+    pub fn requests_sent(&self) -> u64 {
+        self.requests.load(Ordering::Relaxed)
+    }
+
+    pub fn tokens_used(&self) -> u64 {
+        self.tokens.load(Ordering::Relaxed)
+    }
+
+    pub fn interrupted(&self) -> bool {
+        self.interrupt.is_triggered()
+    }
+
+    /// Records a fact learned about the server, shown in every report.
+    pub fn observe(&self, name: &str, value: impl Into<String>) {
+        lock(&self.observations).insert(name.to_owned(), value.into());
+    }
+
+    pub fn observations(&self) -> BTreeMap<String, String> {
+        lock(&self.observations).clone()
+    }
+
+    /// Every exchange so far, in order.
+    pub fn log(&self) -> Vec<Logged> {
+        lock(&self.log).clone()
+    }
+
+    /// The exchanges the running clause touched; clears the list for the next clause.
+    pub fn take_pending(&self) -> Vec<Exchange> {
+        std::mem::take(&mut *lock(&self.pending))
+    }
+
+    /// Sends a probe (or answers it from the cache) and returns the server's answer.
+    pub async fn send(&self, probe: Probe) -> Result<Arc<Reply>, ProbeError> {
+        let key = probe.cache_key();
+        if !probe.fresh {
+            if let Some(reply) = lock(&self.cache).get(&key).cloned() {
+                lock(&self.pending).push(reply.exchange.clone());
+                return Ok(reply);
+            }
+        }
+        let reply = Arc::new(self.send_waiting_out_429(&probe).await?);
+        lock(&self.cache).insert(key, reply.clone());
+        Ok(reply)
+    }
+
+    async fn send_waiting_out_429(&self, probe: &Probe) -> Result<Reply, ProbeError> {
+        let mut waited = Duration::ZERO;
+        let mut attempt = 0u32;
+        loop {
+            let reply = self.send_once(probe).await?;
+            if reply.status != 429 {
+                return Ok(reply);
+            }
+            let wait = retry_delay(reply.retry_after.as_deref(), attempt);
+            if waited + wait > self.settings.max_retry_wait {
+                return Err(ProbeError::RateLimited(waited.as_secs()));
+            }
+            tokio::select! {
+                () = tokio::time::sleep(wait) => {}
+                () = self.interrupt.triggered() => return Err(ProbeError::Interrupted),
+            }
+            waited += wait;
+            attempt += 1;
+        }
+    }
+
+    async fn send_once(&self, probe: &Probe) -> Result<Reply, ProbeError> {
+        if self.interrupted() {
+            return Err(ProbeError::Interrupted);
+        }
+        self.reserve(probe)?;
+        let sent = tokio::select! {
+            sent = self.transport.send(probe, response_limit(probe)) => sent,
+            () = self.interrupt.triggered() => return Err(ProbeError::Interrupted),
+        };
+        match sent {
+            Ok(reply) => {
+                let tokens = reply.total_tokens().unwrap_or_else(|| {
+                    if reply.is_success() {
+                        probe.estimated_tokens()
+                    } else {
+                        0
+                    }
+                });
+                self.tokens.fetch_add(tokens, Ordering::Relaxed);
+                self.record(probe, reply.exchange.clone(), Some(Arc::new(reply.clone())));
+                Ok(reply)
+            }
+            Err((error, exchange)) => {
+                self.record(probe, exchange, None);
+                Err(ProbeError::Transport(error))
+            }
+        }
+    }
+
+    /// Counts the request against the budgets, refusing when either is spent.
+    fn reserve(&self, probe: &Probe) -> Result<(), ProbeError> {
+        let max_requests = self.settings.max_requests;
+        if self.requests_sent() >= max_requests {
+            return Err(ProbeError::RequestBudget(max_requests));
+        }
+        let max_tokens = self.settings.max_tokens;
+        if self.tokens_used() + probe.estimated_tokens() > max_tokens {
+            return Err(ProbeError::TokenBudget(max_tokens));
+        }
+        self.requests.fetch_add(1, Ordering::Relaxed);
+        Ok(())
+    }
+
+    fn record(&self, probe: &Probe, exchange: Exchange, reply: Option<Arc<Reply>>) {
+        lock(&self.pending).push(exchange.clone());
+        lock(&self.log).push(Logged {
+            validity: probe.validity.clone(),
+            exchange,
+            reply,
+        });
+    }
+}
+
+/// The most body a probe's answer may have: generous for the number of inputs
+/// (a 3072-float vector is about 64 KiB of JSON), never unbounded.
+fn response_limit(probe: &Probe) -> usize {
+    const PER_INPUT: usize = 128 * 1024;
+    const BASE: usize = 1024 * 1024;
+    let inputs = match &probe.body {
+        crate::http::Body::Json(v) => v
+            .get("input")
+            .and_then(serde_json::Value::as_array)
+            .map_or(1, Vec::len),
+        _ => 1,
+    };
+    BASE + PER_INPUT * inputs.max(1)
+}
+
+/// `Retry-After` in seconds when given (HTTP dates are treated as absent), else an
+/// exponential back-off of 1, 2, 4… seconds.
+fn retry_delay(retry_after: Option<&str>, attempt: u32) -> Duration {
+    retry_after
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .map(Duration::from_secs)
+        .unwrap_or_else(|| Duration::from_secs(1 << attempt.min(5)))
+}
+
+/// Locks a mutex, recovering the data if a panicking thread poisoned it: every
+/// value guarded here stays consistent between statements.
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn retry_after_seconds_are_honoured() {
+        assert_eq!(retry_delay(Some("3"), 0), Duration::from_secs(3));
+        assert_eq!(retry_delay(Some(" 7 "), 4), Duration::from_secs(7));
+    }
+
+    #[test]
+    fn missing_or_dated_retry_after_backs_off() {
+        assert_eq!(retry_delay(None, 0), Duration::from_secs(1));
+        assert_eq!(
+            retry_delay(Some("Wed, 21 Oct 2015 07:28:00 GMT"), 2),
+            Duration::from_secs(4)
+        );
+    }
+
+    #[test]
+    fn response_limit_grows_with_the_batch() {
+        let one = Probe::embed(serde_json::json!({"input": "x"}));
+        let many = Probe::embed(serde_json::json!({"input": vec!["x"; 100]}));
+        assert!(response_limit(&many) > 50 * response_limit(&one) / 10);
+    }
+}

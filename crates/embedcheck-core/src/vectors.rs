@@ -1,0 +1,51 @@
+//! Vector arithmetic for the consistency and dimensions clauses.
+
+/// Euclidean (L2) norm.
+pub fn norm(v: &[f64]) -> f64 {
+    v.iter().map(|x| x * x).sum::<f64>().sqrt()
+}
+
+/// Cosine similarity; 0 when either vector is zero or the lengths differ.
+pub fn cosine(a: &[f64], b: &[f64]) -> f64 {
+    if a.len() != b.len() {
+        return 0.0;
+    }
+    let (na, nb) = (norm(a), norm(b));
+    if na == 0.0 || nb == 0.0 {
+        return 0.0;
+    }
+    a.iter().zip(b).map(|(x, y)| x * y).sum::<f64>() / (na * nb)
+}
+
+/// The first `d` components, re-normalised: what a Matryoshka server returns.
+pub fn renormalised_prefix(v: &[f64], d: usize) -> Vec<f64> {
+    let prefix = &v[..d.min(v.len())];
+    let n = norm(prefix);
+    if n == 0.0 {
+        return prefix.to_vec();
+    }
+    prefix.iter().map(|x| x / n).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cosine_of_a_vector_with_itself_is_one() {
+        let v = [0.3, -0.4, 0.5];
+        assert!((cosine(&v, &v) - 1.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn cosine_of_mismatched_lengths_is_zero() {
+        assert_eq!(cosine(&[1.0, 0.0], &[1.0]), 0.0);
+    }
+
+    #[test]
+    fn prefix_is_unit_length() {
+        let p = renormalised_prefix(&[3.0, 4.0, 12.0], 2);
+        assert!((norm(&p) - 1.0).abs() < 1e-12);
+        assert!((p[0] - 0.6).abs() < 1e-12);
+    }
+}
