@@ -1,9 +1,47 @@
-//! Runs the selected clauses against one session and joins verdicts with the catalogue.
+//! Audits one server: learns its model, runs the selected clauses, and joins the
+//! verdicts with the catalogue into a [`ServerAudit`]. Printing and files are the
+//! caller's business, so tests and the CLI share this path.
 
 use crate::catalogue::Clause;
 use crate::clauses::{self, Check, Stage};
-use crate::model::{ClauseResult, Verdict};
-use crate::session::{ProbeError, Session};
+use crate::http::{Probe, Transport};
+use crate::model::{ClauseResult, ServerAudit, Verdict};
+use crate::session::{Interrupt, ProbeError, Session, Settings};
+use std::time::Instant;
+
+/// Audits the server behind `transport` on the selected clauses. Never fails: an
+/// endpoint that cannot be audited gives inconclusive results and `aborted` says why.
+pub async fn audit_server(
+    transport: Transport,
+    settings: Settings,
+    label: String,
+    selected: &[&Clause],
+    interrupt: Interrupt,
+) -> ServerAudit {
+    let started = Instant::now();
+    let endpoint = transport.target().display();
+    let mut session = Session::new(transport, settings, interrupt.clone());
+    let (results, aborted) = match resolve_model(&mut session).await {
+        Ok(()) => (run(&session, selected).await, None),
+        Err(why) => (unaudited(selected, &why), Some(why)),
+    };
+    let aborted = aborted.or_else(|| {
+        interrupt
+            .is_triggered()
+            .then(|| "interrupted by Ctrl-C".to_owned())
+    });
+    ServerAudit {
+        label,
+        endpoint,
+        model: Some(session.model().to_owned()).filter(|m| !m.is_empty()),
+        results,
+        requests_sent: session.requests_sent(),
+        tokens_used: session.tokens_used(),
+        wall_seconds: started.elapsed().as_secs_f64(),
+        observations: session.observations(),
+        aborted,
+    }
+}
 
 /// Runs `selected` in order, probe-stage clauses first and aggregate clauses (which
 /// judge everything sent) last; results come back in `selected`'s order.
@@ -44,4 +82,55 @@ fn inconclusive(error: ProbeError) -> Verdict {
         ProbeError::Interrupted => "interrupted (Ctrl-C) while this clause was probing".to_owned(),
         other => other.to_string(),
     })
+}
+
+/// Checks the endpoint answers at all and learns the model: `--model`, else the first
+/// id of `GET /models`.
+async fn resolve_model(session: &mut Session) -> Result<(), String> {
+    let listing = session.send(Probe::list_models()).await;
+    if let Some(model) = session.settings().model.clone() {
+        session.observe("model_source", "--model");
+        return match listing {
+            Err(ProbeError::Transport(e)) => Err(format!(
+                "failed to reach {}: {e}",
+                session.transport().target().display()
+            )),
+            _ => {
+                session.set_model(model);
+                Ok(())
+            }
+        };
+    }
+    let reply = listing.map_err(|e| {
+        format!(
+            "failed to reach {}: {e}",
+            session.transport().target().display()
+        )
+    })?;
+    let first = reply
+        .json
+        .as_ref()
+        .and_then(|j| j.pointer("/data/0/id"))
+        .and_then(serde_json::Value::as_str)
+        .map(str::to_owned);
+    match first {
+        Some(model) if reply.is_success() => {
+            session.observe("model_source", "first id of GET /models");
+            session.set_model(model);
+            Ok(())
+        }
+        _ => Err(format!(
+            "could not learn the model: GET {} answered {}; pass --model",
+            session.transport().target().models_url().path(),
+            reply.summary()
+        )),
+    }
+}
+
+/// Results for clauses that never ran because the audit could not start.
+fn unaudited(selected: &[&Clause], why: &str) -> Vec<ClauseResult> {
+    selected
+        .iter()
+        .map(|c| ClauseResult::new(c, Verdict::inconclusive(format!("not run: {why}"))))
+        .collect()
 }

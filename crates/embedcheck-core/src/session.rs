@@ -37,7 +37,8 @@ pub enum ProbeError {
 /// Knobs of a run that clauses read.
 #[derive(Clone, Debug)]
 pub struct Settings {
-    pub model: String,
+    /// The model to request: from `--model`, else learned from `GET /models`.
+    pub model: Option<String>,
     pub max_requests: u64,
     pub max_tokens: u64,
     /// The batch size the large-batch clause tries.
@@ -45,6 +46,20 @@ pub struct Settings {
     /// Longest total wait for 429 answers within one probe.
     pub max_retry_wait: Duration,
     pub seed: u64,
+}
+
+impl Default for Settings {
+    /// The command line's defaults.
+    fn default() -> Self {
+        Settings {
+            model: None,
+            max_requests: 1000,
+            max_tokens: 500_000,
+            large_batch: 2048,
+            max_retry_wait: Duration::from_secs(60),
+            seed: 0,
+        }
+    }
 }
 
 /// Ctrl-C, shared between the signal handler and every waiting probe.
@@ -125,12 +140,12 @@ impl Session {
     }
 
     pub fn model(&self) -> &str {
-        &self.settings.model
+        self.settings.model.as_deref().unwrap_or_default()
     }
 
     /// Sets the model once it is known (from `--model` or `GET /models`).
     pub fn set_model(&mut self, model: String) {
-        self.settings.model = model;
+        self.settings.model = Some(model);
     }
 
     pub fn requests_sent(&self) -> u64 {

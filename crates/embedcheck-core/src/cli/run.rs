@@ -4,13 +4,13 @@ use super::error::{EXIT_CLAUSE_FAILED, EXIT_CONFORMANT, EXIT_INTERRUPTED, EXIT_R
 use super::options::Options;
 use crate::audit;
 use crate::catalogue::Clause;
-use crate::http::{Probe, Secret, Target, Transport};
-use crate::model::{ClauseResult, REPORT_SCHEMA_VERSION, Report, ServerAudit, Tool, Verdict};
+use crate::http::{Secret, Target, Transport};
+use crate::model::{REPORT_SCHEMA_VERSION, Report, Tool};
 use crate::report;
-use crate::session::{Interrupt, ProbeError, Session, Settings};
+use crate::session::{Interrupt, Settings};
 use reference_server::RunningServer;
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// A finished (possibly partial) audit and how it ended.
 pub struct Finished {
@@ -59,39 +59,22 @@ async fn audit_async(options: &Options, selected: &[&Clause]) -> Result<Finished
     let seed = options.seed.unwrap_or_else(fresh_seed);
     let interrupt = Interrupt::default();
     watch_ctrl_c(interrupt.clone());
-    let mut session = Session::new(
-        Transport::new(target.clone(), key, Duration::from_secs(options.timeout)),
-        settings(options, seed),
-        interrupt.clone(),
-    );
-    let started = Instant::now();
     println!(
         "embedcheck: auditing {} as {label:?} (seed {seed}; replay with --seed {seed})",
         target.display()
     );
-    let (results, aborted) = match resolve_model(&mut session, options).await {
-        Ok(()) => (audit::run(&session, selected).await, None),
-        Err(why) => (unaudited(selected, &why), Some(why)),
-    };
-    let aborted = aborted.or_else(|| {
-        interrupt
-            .is_triggered()
-            .then(|| "interrupted by Ctrl-C".to_owned())
-    });
-    if let Some(why) = &aborted {
+    let transport = Transport::new(target, key, Duration::from_secs(options.timeout));
+    let audit = audit::audit_server(
+        transport,
+        settings(options, seed),
+        label,
+        selected,
+        interrupt.clone(),
+    )
+    .await;
+    if let Some(why) = &audit.aborted {
         eprintln!("embedcheck: {why}");
     }
-    let audit = ServerAudit {
-        label,
-        endpoint: target.display(),
-        model: Some(session.model().to_owned()).filter(|m| !m.is_empty()),
-        results,
-        requests_sent: session.requests_sent(),
-        tokens_used: session.tokens_used(),
-        wall_seconds: started.elapsed().as_secs_f64(),
-        observations: session.observations(),
-        aborted,
-    };
     Ok(Finished {
         interrupted: interrupt.is_triggered(),
         report: Report {
@@ -146,61 +129,13 @@ async fn resolve_target(
 
 fn settings(options: &Options, seed: u64) -> Settings {
     Settings {
-        model: options.model.clone().unwrap_or_default(),
+        model: options.model.clone(),
         max_requests: options.max_requests,
         max_tokens: options.max_tokens,
         large_batch: options.large_batch as usize,
         max_retry_wait: Duration::from_secs(options.max_retry_wait),
         seed,
     }
-}
-
-/// Checks the endpoint answers at all and learns the model: `--model`, else the first
-/// id of `GET /models`.
-async fn resolve_model(session: &mut Session, options: &Options) -> Result<(), String> {
-    let listing = session.send(Probe::list_models()).await;
-    if let Some(model) = &options.model {
-        session.observe("model_source", "--model");
-        return match listing {
-            Err(ProbeError::Transport(e)) => Err(format!(
-                "failed to reach {}: {e}",
-                session.transport().target().display()
-            )),
-            _ => Ok(()).map(|()| session.set_model(model.clone())),
-        };
-    }
-    let reply = listing.map_err(|e| {
-        format!(
-            "failed to reach {}: {e}",
-            session.transport().target().display()
-        )
-    })?;
-    let first = reply
-        .json
-        .as_ref()
-        .and_then(|j| j.pointer("/data/0/id"))
-        .and_then(serde_json::Value::as_str)
-        .map(str::to_owned);
-    match first {
-        Some(model) if reply.is_success() => {
-            session.observe("model_source", "first id of GET /models");
-            session.set_model(model);
-            Ok(())
-        }
-        _ => Err(format!(
-            "could not learn the model: GET {} answered {}; pass --model",
-            session.transport().target().models_url().path(),
-            reply.summary()
-        )),
-    }
-}
-
-/// Results for clauses that never ran because the audit could not start.
-fn unaudited(selected: &[&Clause], why: &str) -> Vec<ClauseResult> {
-    selected
-        .iter()
-        .map(|c| ClauseResult::new(c, Verdict::inconclusive(format!("not run: {why}"))))
-        .collect()
 }
 
 fn watch_ctrl_c(interrupt: Interrupt) {

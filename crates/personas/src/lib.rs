@@ -1,0 +1,1 @@
+//! Personas: in-process servers that break embedcheck clauses on purpose.
