@@ -182,11 +182,12 @@ impl Session {
     /// Sends a probe (or answers it from the cache) and returns the server's answer.
     pub async fn send(&self, probe: Probe) -> Result<Arc<Reply>, ProbeError> {
         let key = probe.cache_key();
-        if !probe.fresh {
-            if let Some(reply) = lock(&self.cache).get(&key).cloned() {
-                lock(&self.pending).push(reply.exchange.clone());
-                return Ok(reply);
-            }
+        let cached = (!probe.fresh)
+            .then(|| lock(&self.cache).get(&key).cloned())
+            .flatten();
+        if let Some(reply) = cached {
+            lock(&self.pending).push(reply.exchange.clone());
+            return Ok(reply);
         }
         let reply = Arc::new(self.send_waiting_out_429(&probe).await?);
         lock(&self.cache).insert(key, reply.clone());
