@@ -28,7 +28,7 @@ pub enum ProbeError {
     TokenBudget(u64),
     #[error("{0}")]
     Transport(TransportError),
-    #[error("still rate limited (429) after waiting {0} s")]
+    #[error("still rate limited (429); the run already waited {0} s of --max-retry-wait")]
     RateLimited(u64),
     #[error("interrupted")]
     Interrupted,
@@ -43,7 +43,8 @@ pub struct Settings {
     pub max_tokens: u64,
     /// The batch size the large-batch clause tries.
     pub large_batch: usize,
-    /// Longest total wait for 429 answers within one probe.
+    /// Longest total wait for 429 answers over the whole run; once spent, a 429
+    /// ends its probe inconclusive at once.
     pub max_retry_wait: Duration,
     pub seed: u64,
 }
@@ -114,6 +115,8 @@ pub struct Session {
     /// Exchanges touched by the clause now running, for its evidence on error.
     pending: Mutex<Vec<Exchange>>,
     observations: Mutex<BTreeMap<String, String>>,
+    /// Time spent so far waiting out 429 answers, against `max_retry_wait`.
+    waited_for_429: Mutex<Duration>,
 }
 
 impl Session {
@@ -128,6 +131,7 @@ impl Session {
             log: Mutex::default(),
             pending: Mutex::default(),
             observations: Mutex::default(),
+            waited_for_429: Mutex::default(),
         }
     }
 
@@ -195,7 +199,6 @@ impl Session {
     }
 
     async fn send_waiting_out_429(&self, probe: &Probe) -> Result<Reply, ProbeError> {
-        let mut waited = Duration::ZERO;
         let mut attempt = 0u32;
         loop {
             let reply = self.send_once(probe).await?;
@@ -203,6 +206,7 @@ impl Session {
                 return Ok(reply);
             }
             let wait = retry_delay(reply.retry_after.as_deref(), attempt);
+            let waited = *lock(&self.waited_for_429);
             if waited + wait > self.settings.max_retry_wait {
                 return Err(ProbeError::RateLimited(waited.as_secs()));
             }
@@ -210,7 +214,7 @@ impl Session {
                 () = tokio::time::sleep(wait) => {}
                 () = self.interrupt.triggered() => return Err(ProbeError::Interrupted),
             }
-            waited += wait;
+            *lock(&self.waited_for_429) += wait;
             attempt += 1;
         }
     }

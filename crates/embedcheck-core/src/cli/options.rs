@@ -47,7 +47,7 @@ pub struct Options {
           value_parser = clap::value_parser!(u64).range(1..))]
     pub max_tokens: u64,
 
-    /// Longest total wait for 429 answers (per Retry-After) before a probe ends inconclusive.
+    /// Longest total wait for 429 answers (per Retry-After) over the run; then 429s end probes inconclusive.
     #[arg(
         long,
         env = "EMBEDCHECK_MAX_RETRY_WAIT",

@@ -1,0 +1,289 @@
+//! Hostile servers: whatever a server does, the suite never hangs, panics or reads an
+//! unbounded body; each case ends as fail or inconclusive with a reason, and the rest
+//! of the run goes on. Everything listens on 127.0.0.1.
+
+use embedcheck_core::audit::audit_server;
+use embedcheck_core::catalogue::{Catalogue, Clause};
+use embedcheck_core::http::{Secret, Target, Transport};
+use embedcheck_core::model::{Outcome, ServerAudit};
+use embedcheck_core::session::{Interrupt, Settings};
+use serde_json::json;
+use std::time::Duration;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpListener;
+use wiremock::matchers::{any, method, path};
+use wiremock::{Mock, MockServer, ResponseTemplate};
+
+/// A hang guard, not a performance target: the slowest case finishes in a few seconds.
+const NO_HANG: Duration = Duration::from_secs(120);
+
+async fn audit(base_url: &str, key: Option<&str>) -> ServerAudit {
+    let transport = Transport::new(
+        Target::parse(base_url).expect("test URL"),
+        key.map(|k| Secret::new(k.to_owned())),
+        Duration::from_secs(1),
+    );
+    let settings = Settings {
+        model: Some("hostile-model".to_owned()),
+        large_batch: 8,
+        max_retry_wait: Duration::from_secs(3),
+        ..Settings::default()
+    };
+    let selected: Vec<&Clause> = Catalogue::shipped().clauses.iter().collect();
+    let run = audit_server(
+        transport,
+        settings,
+        "hostile".to_owned(),
+        &selected,
+        Interrupt::default(),
+    );
+    tokio::time::timeout(NO_HANG, run)
+        .await
+        .expect("the audit never hangs")
+}
+
+fn outcome(audit: &ServerAudit, id: &str) -> (Outcome, String) {
+    let result = audit
+        .results
+        .iter()
+        .find(|r| r.id == id)
+        .expect("clause ran");
+    (result.outcome, result.reason.clone())
+}
+
+/// Every clause ended with a reason, and none passed by accident.
+fn every_clause_has_a_reason(audit: &ServerAudit) {
+    assert_eq!(audit.results.len(), Catalogue::shipped().clauses.len());
+    for result in &audit.results {
+        assert!(!result.reason.is_empty(), "{} has no reason", result.id);
+    }
+}
+
+async fn serving(template: ResponseTemplate) -> MockServer {
+    let server = MockServer::start().await;
+    Mock::given(any())
+        .respond_with(template)
+        .mount(&server)
+        .await;
+    server
+}
+
+fn one_vector(values: serde_json::Value) -> serde_json::Value {
+    json!({
+        "object": "list",
+        "data": [{"object": "embedding", "index": 0, "embedding": values}],
+        "model": "hostile-model",
+        "usage": {"prompt_tokens": 3, "total_tokens": 3}
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn answers_slower_than_the_timeout_end_inconclusive() {
+    let server = serving(ResponseTemplate::new(200).set_delay(Duration::from_secs(3))).await;
+    let audit = audit(&server.uri(), None).await;
+    every_clause_has_a_reason(&audit);
+    assert!(
+        audit
+            .aborted
+            .as_deref()
+            .is_some_and(|a| a.contains("no answer within 1 s")),
+        "{:?}",
+        audit.aborted
+    );
+    assert_eq!(outcome(&audit, "IN-001").0, Outcome::Inconclusive);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn html_502_pages_fail_the_error_body_clause() {
+    let page = "<html><body><h1>502 Bad Gateway</h1></body></html>";
+    let server = serving(ResponseTemplate::new(502).set_body_raw(page, "text/html")).await;
+    let audit = audit(&server.uri(), None).await;
+    every_clause_has_a_reason(&audit);
+    let (in001, reason) = outcome(&audit, "IN-001");
+    assert_eq!(in001, Outcome::Fail, "{reason}");
+    assert!(reason.contains("502"), "{reason}");
+    let (err007, reason) = outcome(&audit, "ERR-007");
+    assert_eq!(err007, Outcome::Fail);
+    assert!(reason.contains("not JSON"), "{reason}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn plain_text_errors_fail_the_error_body_clause() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(ResponseTemplate::new(400).set_body_raw("bad request", "text/plain"))
+        .mount(&server)
+        .await;
+    let audit = audit(&server.uri(), None).await;
+    assert_eq!(outcome(&audit, "ERR-007").0, Outcome::Fail);
+    assert_eq!(outcome(&audit, "ERR-008").0, Outcome::Fail);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn truncated_json_is_a_failure_not_a_crash() {
+    let body = one_vector(json!([0.1, 0.2, 0.3])).to_string();
+    let cut = body[..body.len() / 2].to_owned();
+    let server = serving(ResponseTemplate::new(200).set_body_raw(cut, "application/json")).await;
+    let audit = audit(&server.uri(), None).await;
+    every_clause_has_a_reason(&audit);
+    let (resp001, reason) = outcome(&audit, "RESP-001");
+    assert_eq!(resp001, Outcome::Fail);
+    assert!(reason.contains("not JSON"), "{reason}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn nan_and_strings_inside_vectors_fail_finite_numbers() {
+    for body in [
+        r#"{"object":"list","data":[{"object":"embedding","index":0,"embedding":[0.1,NaN]}],"model":"m","usage":{"prompt_tokens":1,"total_tokens":1}}"#.to_owned(),
+        one_vector(json!([0.1, "Infinity"])).to_string(),
+    ] {
+        let server = serving(ResponseTemplate::new(200).set_body_raw(body, "application/json")).await;
+        let audit = audit(&server.uri(), None).await;
+        let (resp004, reason) = outcome(&audit, "RESP-004");
+        assert_eq!(resp004, Outcome::Fail, "{reason}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn wrong_length_and_duplicated_indices_fail_shape_clauses() {
+    let body = json!({
+        "object": "list",
+        "data": [
+            {"object": "embedding", "index": 0, "embedding": [0.6, 0.8]},
+            {"object": "embedding", "index": 0, "embedding": [1.0, 0.0, 0.0]},
+            {"object": "embedding", "index": 2, "embedding": [0.0, 1.0]},
+            {"object": "embedding", "index": 3, "embedding": [0.0, 0.0, 1.0]}
+        ],
+        "model": "m",
+        "usage": {"prompt_tokens": 4, "total_tokens": 4}
+    });
+    let server = serving(ResponseTemplate::new(200).set_body_json(body)).await;
+    let audit = audit(&server.uri(), None).await;
+    assert_eq!(outcome(&audit, "RESP-005").0, Outcome::Fail);
+    let (resp003, reason) = outcome(&audit, "RESP-003");
+    assert_eq!(resp003, Outcome::Fail);
+    assert!(reason.contains("data[1].index is 0"), "{reason}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_50_mb_body_is_not_read_to_the_end() {
+    let huge = format!("[{}]", vec!["0.125"; 50 * 1024 * 1024 / 6].join(","));
+    let server = serving(ResponseTemplate::new(200).set_body_raw(huge, "application/json")).await;
+    let audit = audit(&server.uri(), None).await;
+    every_clause_has_a_reason(&audit);
+    let (in001, reason) = outcome(&audit, "IN-001");
+    assert_eq!(in001, Outcome::Inconclusive);
+    assert!(reason.contains("exceeds the"), "{reason}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_429_with_retry_after_is_waited_out() {
+    let server = MockServer::start().await;
+    Mock::given(path("/v1/embeddings"))
+        .respond_with(ResponseTemplate::new(429).insert_header("retry-after", "1"))
+        .up_to_n_times(1)
+        .mount(&server)
+        .await;
+    Mock::given(any())
+        .respond_with(ResponseTemplate::new(200).set_body_json(one_vector(json!([0.6, 0.8]))))
+        .mount(&server)
+        .await;
+    let audit = audit(&format!("{}/v1", server.uri()), None).await;
+    let (in001, reason) = outcome(&audit, "IN-001");
+    assert_eq!(in001, Outcome::Pass, "{reason}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn endless_429s_end_inconclusive_within_the_wait_budget() {
+    let server = MockServer::start().await;
+    Mock::given(path("/v1/embeddings"))
+        .respond_with(ResponseTemplate::new(429))
+        .mount(&server)
+        .await;
+    Mock::given(any())
+        .respond_with(ResponseTemplate::new(200).set_body_json(json!({"data": [{"id": "m"}]})))
+        .mount(&server)
+        .await;
+    let audit = audit(&format!("{}/v1", server.uri()), None).await;
+    let (in001, reason) = outcome(&audit, "IN-001");
+    assert_eq!(in001, Outcome::Inconclusive);
+    assert!(reason.contains("still rate limited"), "{reason}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn redirects_are_not_followed_and_never_carry_the_key() {
+    let elsewhere = MockServer::start().await;
+    let server = serving(
+        ResponseTemplate::new(307)
+            .insert_header("location", format!("{}/v1/embeddings", elsewhere.uri())),
+    )
+    .await;
+    let audit = audit(&server.uri(), Some("sk-hostile-secret-123")).await;
+    let (in001, reason) = outcome(&audit, "IN-001");
+    assert_eq!(in001, Outcome::Fail);
+    assert!(reason.contains("307"), "{reason}");
+    let reached = elsewhere.received_requests().await.unwrap_or_default();
+    assert!(
+        reached.is_empty(),
+        "a redirect was followed to another host"
+    );
+}
+
+/// A raw server that answers every connection with `respond`.
+async fn raw_server<F, Fut>(respond: F) -> String
+where
+    F: Fn(tokio::net::TcpStream) -> Fut + Send + Sync + 'static,
+    Fut: std::future::Future<Output = ()> + Send + 'static,
+{
+    let listener = TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind loopback");
+    let url = format!("http://{}/v1", listener.local_addr().expect("local addr"));
+    tokio::spawn(async move {
+        while let Ok((stream, _)) = listener.accept().await {
+            tokio::spawn(respond(stream));
+        }
+    });
+    url
+}
+
+/// Reads what the client sent (enough of it to answer).
+async fn read_request(stream: &mut tokio::net::TcpStream) {
+    let mut buffer = vec![0u8; 64 * 1024];
+    let _ = tokio::time::timeout(Duration::from_millis(200), stream.read(&mut buffer)).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_connection_closed_mid_body_ends_inconclusive() {
+    let url = raw_server(|mut stream| async move {
+        read_request(&mut stream).await;
+        let head =
+            "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 5000\r\n\r\n";
+        let _ = stream.write_all(head.as_bytes()).await;
+        let _ = stream.write_all(br#"{"object":"list","data":[{"#).await;
+        // Dropping the stream closes the connection 4,970 bytes early.
+    })
+    .await;
+    let audit = audit(&url, None).await;
+    every_clause_has_a_reason(&audit);
+    assert!(
+        audit
+            .results
+            .iter()
+            .all(|r| r.outcome == Outcome::Inconclusive || r.outcome == Outcome::Skip),
+        "no verdict can be reached on a server that never completes an answer"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_never_answers_ends_the_run_with_a_reason() {
+    let url = raw_server(|mut stream| async move {
+        read_request(&mut stream).await;
+        tokio::time::sleep(Duration::from_secs(600)).await;
+        drop(stream);
+    })
+    .await;
+    let audit = audit(&url, None).await;
+    every_clause_has_a_reason(&audit);
+    assert!(audit.aborted.is_some());
+}
