@@ -18,16 +18,26 @@ pub async fn audit_server(
     selected: &[&Clause],
     interrupt: Interrupt,
 ) -> ServerAudit {
+    let mut session = Session::new(transport, settings, interrupt);
+    audit_session(&mut session, label, selected).await
+}
+
+/// Audits through a session the caller keeps, so it can go on probing the same server
+/// with the same budgets and cache afterwards (the migration audit does).
+pub async fn audit_session(
+    session: &mut Session,
+    label: String,
+    selected: &[&Clause],
+) -> ServerAudit {
     let started = Instant::now();
-    let endpoint = transport.target().display();
-    let mut session = Session::new(transport, settings, interrupt.clone());
-    let (results, aborted) = match resolve_model(&mut session).await {
-        Ok(()) => (run(&session, selected).await, None),
+    let endpoint = session.transport().target().display();
+    let (results, aborted) = match resolve_model(session).await {
+        Ok(()) => (run(session, selected).await, None),
         Err(why) => (unaudited(selected, &why), Some(why)),
     };
     let aborted = aborted.or_else(|| {
-        interrupt
-            .is_triggered()
+        session
+            .interrupted()
             .then(|| "interrupted by Ctrl-C".to_owned())
     });
     ServerAudit {

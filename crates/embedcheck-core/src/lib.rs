@@ -5,7 +5,11 @@
 //! - [`http`] and [`session`]: bounded, budgeted, polite probing of one server,
 //! - [`clauses`]: one module per clause family, each check returning a verdict with
 //!   its evidence,
+//! - [`property`]: seeded, shrinking property tests driven inside the audit,
+//! - [`declared`]: what the user declares about the server instead of detecting it,
 //! - [`audit`]: runs the selected clauses,
+//! - [`migration`]: two servers compared as the migration study compared them
+//!   (`--baseline`),
 //! - [`model`] and [`report`]: one result model rendered as terminal, JSON, Markdown
 //!   and JUnit reports,
 //! - [`cli`]: options, the libtest-compatible harness and exit statuses.
@@ -14,8 +18,12 @@ pub mod audit;
 pub mod catalogue;
 pub mod clauses;
 pub mod cli;
+pub mod declared;
+pub mod expectations;
 pub mod http;
+pub mod migration;
 pub mod model;
+pub mod property;
 pub mod report;
 pub mod schemas;
 pub mod session;

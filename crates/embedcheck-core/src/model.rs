@@ -7,6 +7,7 @@
 //! migration baseline) beside it.
 
 use crate::catalogue::{Clause, Family, Level};
+use crate::expectations::Matched;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -121,6 +122,9 @@ pub struct ClauseResult {
     /// Reproduces the first exchange of a failing clause.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub curl: Option<String>,
+    /// The known-failures file's entry for this clause, if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub expectation: Option<Matched>,
 }
 
 impl ClauseResult {
@@ -138,13 +142,26 @@ impl ClauseResult {
             reason: verdict.reason,
             evidence: verdict.evidence,
             curl,
+            expectation: None,
         }
     }
 
     /// Whether this result fails the run: a MUST failure always, any failure with
-    /// `--strict`.
+    /// `--strict`; never a failure the known-failures file expects.
     pub fn fails_run(&self, strict: bool) -> bool {
-        self.outcome == Outcome::Fail && (strict || self.level == Level::Must)
+        self.outcome == Outcome::Fail
+            && (strict || self.level == Level::Must)
+            && !self.is_known_failure()
+    }
+
+    /// A failure the known-failures file expects.
+    pub fn is_known_failure(&self) -> bool {
+        self.outcome == Outcome::Fail && self.expectation.as_ref().is_some_and(|e| e.as_expected)
+    }
+
+    /// An expected failure (or skip) that no longer happens: the file needs updating.
+    pub fn is_unexpected(&self) -> bool {
+        self.expectation.as_ref().is_some_and(|e| !e.as_expected)
     }
 }
 
@@ -185,6 +202,9 @@ pub struct Report {
     pub seed: u64,
     #[serde(flatten)]
     pub audit: ServerAudit,
+    /// The comparison with a baseline server (`--baseline`), when there is one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub migration: Option<crate::migration::Migration>,
 }
 
 /// Which build wrote a report.

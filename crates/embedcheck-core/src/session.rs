@@ -10,6 +10,7 @@
 //! - and logs every exchange, so cross-cutting clauses (the retry hazard, error bodies)
 //!   can judge everything the run sent.
 
+use crate::declared::{DEFAULT_QUERY_TASK, Matryoshka, Overlength, QueryTemplate};
 use crate::http::{Probe, Reply, Transport, TransportError, Validity};
 use crate::model::Exchange;
 use std::collections::{BTreeMap, HashMap};
@@ -32,7 +33,14 @@ pub enum ProbeError {
     RateLimited(u64),
     #[error("interrupted")]
     Interrupted,
+    /// A property clause could not build its inputs (a strategy rejected every draw).
+    #[error("could not generate a test case: {0}")]
+    Generation(String),
 }
+
+/// Property cases per clause unless `--cases` says otherwise: enough to catch servers
+/// that fail for most values, few enough to keep a default run near a hundred requests.
+pub const DEFAULT_CASES: u32 = 8;
 
 /// Knobs of a run that clauses read.
 #[derive(Clone, Debug)]
@@ -46,7 +54,20 @@ pub struct Settings {
     /// Longest total wait for 429 answers over the whole run; once spent, a 429
     /// ends its probe inconclusive at once.
     pub max_retry_wait: Duration,
+    /// Seeds every generated input: the same seed sends the same requests.
     pub seed: u64,
+    /// Generated cases per property clause (`--cases`).
+    pub cases: u32,
+    /// Declared Matryoshka support, or `Auto` to detect it.
+    pub matryoshka: Matryoshka,
+    /// The over-length policy the client relies on.
+    pub overlength: Overlength,
+    /// The per-input token limit, when declared instead of searched for.
+    pub max_input_tokens: Option<u64>,
+    /// The query instruction the client expects `input_type: "query"` to prepend.
+    pub query_instruction: Option<QueryTemplate>,
+    /// What `{task}` stands for in `query_instruction`.
+    pub query_task: String,
 }
 
 impl Default for Settings {
@@ -59,6 +80,12 @@ impl Default for Settings {
             large_batch: 2048,
             max_retry_wait: Duration::from_secs(60),
             seed: 0,
+            cases: DEFAULT_CASES,
+            matryoshka: Matryoshka::Auto,
+            overlength: Overlength::Any,
+            max_input_tokens: None,
+            query_instruction: None,
+            query_task: DEFAULT_QUERY_TASK.to_owned(),
         }
     }
 }

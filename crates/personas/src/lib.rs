@@ -1,1 +1,35 @@
-//! Personas: in-process servers that break embedcheck clauses on purpose.
+//! Personas: in-process servers that behave like real `/v1/embeddings` servers, or
+//! break one embedcheck clause on purpose, to test the tester.
+//!
+//! "A clause that cannot fail is a defect." Every clause is shown to fail on a server
+//! that breaks it and to pass on one that keeps it. A [`Persona`] is the reference
+//! engine ([`reference_server::Engine`], under a chosen [`Config`]) plus a list of
+//! [`Quirk`]s, each a documented deviation of a real server or a deliberate break;
+//! [`Persona::start`] serves it with wiremock on 127.0.0.1:
+//!
+//! ```no_run
+//! # async fn example() {
+//! let server = personas::tei().start().await;
+//! println!("audit {}", server.base_url()); // http://127.0.0.1:PORT/v1
+//! # }
+//! ```
+//!
+//! - [`real`]: OpenAI, the study's old FastAPI server and Dynamo + vLLM, vLLM, TEI,
+//!   Infinity, llama.cpp, Ollama and LiteLLM, as far as their sources document them;
+//! - [`breaker`]: for every clause of the catalogue, a persona that breaks it.
+//!
+//! [`Config`]: reference_server::Config
+
+mod breakers;
+mod persona;
+mod quirks;
+pub mod real;
+mod wire;
+
+pub use breakers::{breaker, broken_clauses};
+pub use persona::{API_KEY, Persona, PersonaServer};
+pub use quirks::{Quirk, Trigger};
+pub use real::{
+    dynamo_vllm, infinity, litellm, llama_cpp, old_fastapi, ollama, openai, real_servers,
+    reference, tei, vllm,
+};

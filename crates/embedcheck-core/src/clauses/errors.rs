@@ -1,11 +1,11 @@
-//! errors: client mistakes get 4xx answers a client can act on (ERR-001 … ERR-008).
+//! errors: client mistakes get 4xx answers a client can act on (ERR-001 … ERR-009).
 //!
 //! A 5xx for a client mistake is the retry hazard: the OpenAI SDKs retry every 5xx
 //! twice, so such a server receives a request that can never succeed three times.
 
 use super::probes::{self, SENTENCE, body};
 use super::{Check, CheckResult, check};
-use crate::http::{Body, Probe, Reply};
+use crate::http::{Body, Probe, Reply, Validity};
 use crate::model::Verdict;
 use crate::schemas::Schemas;
 use crate::session::{ProbeError, Session};
@@ -22,6 +22,7 @@ pub(crate) fn checks() -> Vec<Check> {
         check!("ERR-006", unknown_model),
         check!("ERR-007", error_bodies_have_messages, aggregate),
         check!("ERR-008", error_bodies_are_openai_shaped, aggregate),
+        check!("ERR-009", no_retry_hazard, aggregate),
     ]
 }
 
@@ -192,4 +193,50 @@ async fn error_bodies_are_openai_shaped(s: &Session) -> CheckResult {
         replies.len()
     ))
     .with_all(replies.iter().take(2).map(|r| &r.exchange)))
+}
+
+/// ERR-009: "Every request the suite sends that is invalid under the contract is
+/// answered without a 5xx."
+///
+/// Judges the whole run's log: every probe built as a client mistake (malformed bodies,
+/// unhonourable `dimensions`, unknown fields, over-length inputs, bogus
+/// `encoding_format` …) and answered 5xx is named, with what made it invalid.
+async fn no_retry_hazard(s: &Session) -> CheckResult {
+    s.send(malformed_json_probe(s)).await?;
+    s.send(missing_input_probe(s)).await?;
+    let log = s.log();
+    let invalid: Vec<(&str, &Arc<Reply>)> = log
+        .iter()
+        .filter_map(|logged| match (&logged.validity, &logged.reply) {
+            (Validity::Invalid(why), Some(reply)) => Some((why.as_str(), reply)),
+            _ => None,
+        })
+        .collect();
+    let hazards: Vec<&(&str, &Arc<Reply>)> = invalid
+        .iter()
+        .filter(|(_, reply)| reply.is_server_error())
+        .collect();
+    if hazards.is_empty() {
+        return Ok(Verdict::pass(format!(
+            "none of the {} invalid requests was answered 5xx",
+            invalid.len()
+        )));
+    }
+    let named: Vec<String> = hazards
+        .iter()
+        .map(|(why, reply)| {
+            let exchange = &reply.exchange;
+            format!(
+                "{} {} ({why}) -> {}",
+                exchange.method, exchange.path, reply.status
+            )
+        })
+        .collect();
+    Ok(Verdict::fail(format!(
+        "{} of {} invalid requests were answered 5xx; the OpenAI SDKs retry each twice, tripling the load of requests that can never succeed: {}",
+        hazards.len(),
+        invalid.len(),
+        named.join("; ")
+    ))
+    .with_all(hazards.iter().map(|(_, reply)| &reply.exchange)))
 }

@@ -10,10 +10,14 @@ use futures::future::BoxFuture;
 
 mod auth;
 mod consistency;
+mod dimensions;
+mod encoding;
 mod errors;
 mod input;
+mod over_length;
 pub(crate) mod probes;
 mod response_shape;
+mod unknown_fields;
 mod usage;
 
 /// What a check returns: a verdict, or why no answer could be had.
@@ -61,6 +65,10 @@ pub fn all() -> Vec<Check> {
         input::checks(),
         usage::checks(),
         consistency::checks(),
+        dimensions::checks(),
+        unknown_fields::checks(),
+        over_length::checks(),
+        encoding::checks(),
         errors::checks(),
         auth::checks(),
     ]

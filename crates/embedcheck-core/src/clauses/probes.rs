@@ -83,3 +83,43 @@ pub fn vectors_or_verdict(reply: &Reply, expected: usize) -> Result<Vec<Vec<f64>
     }
     Ok(vectors)
 }
+
+/// A 4xx whose message (or `param`) names `field`, or why the answer is not one.
+pub fn refused_naming(reply: &Reply, field: &str) -> Result<(), String> {
+    if !reply.is_client_error() {
+        return Err(format!("answered {}, expected a 4xx", reply.summary()));
+    }
+    if names(&reply.error_text(), field) {
+        return Ok(());
+    }
+    Err(format!(
+        "refused with {} but the message does not name {field}: {:?}",
+        reply.status,
+        reply.error_message().unwrap_or_default()
+    ))
+}
+
+/// Whether `text` has `field` as a whole word: a short field name found inside another
+/// word ("dim" in "dimensions") does not count.
+fn names(text: &str, field: &str) -> bool {
+    let field = field.to_lowercase();
+    text.to_lowercase()
+        .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .any(|word| word == field)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_field_is_named_only_as_a_whole_word() {
+        assert!(names("unrecognized request argument supplied: abc", "abc"));
+        assert!(names(
+            "'dimensions' must be at most 256 body.dimensions",
+            "dimensions"
+        ));
+        assert!(!names("a bad request about abcd", "abc"));
+        assert!(!names("invalid dimensions", "dim"));
+    }
+}

@@ -50,7 +50,7 @@ pub fn listing(selected: &[&Clause]) -> Vec<Trial> {
 }
 
 /// One trial per result. Skipped and inconclusive clauses, and SHOULD/MAY failures
-/// without `--strict`, are `ignored`: they do not fail the run, and the summary table
+/// without `--strict`, and known failures, are `ignored`: they do not fail the run, and the summary table
 /// above libtest's lines says why each was ignored.
 pub fn trials(results: &[ClauseResult], strict: bool) -> Vec<Trial> {
     results

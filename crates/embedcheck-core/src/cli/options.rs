@@ -1,6 +1,8 @@
 //! embedcheck's own options, given after `--` (each also from an `EMBEDCHECK_*`
 //! environment variable).
 
+use crate::declared::{DEFAULT_QUERY_TASK, Matryoshka, Overlength, QueryTemplate};
+use crate::session::DEFAULT_CASES;
 use clap::Parser;
 use std::path::PathBuf;
 
@@ -61,11 +63,44 @@ pub struct Options {
           value_parser = clap::value_parser!(u64).range(2..=100_000))]
     pub large_batch: u64,
 
+    /// Whether the model supports Matryoshka truncation (dimensions below the native
+    /// size); auto detects it from one request and the report says which.
+    #[arg(long, env = "EMBEDCHECK_MATRYOSHKA", value_name = "WHEN", value_enum,
+          default_value_t = Matryoshka::Auto)]
+    pub matryoshka: Matryoshka,
+
+    /// The over-length policy your client relies on; a server with the other policy
+    /// fails LEN-003.
+    #[arg(long, env = "EMBEDCHECK_OVERLENGTH", value_name = "POLICY", value_enum,
+          default_value_t = Overlength::Any)]
+    pub overlength: Overlength,
+
+    /// Per-input token limit of the model; without it the suite searches for the limit.
+    #[arg(long, env = "EMBEDCHECK_MAX_INPUT_TOKENS", value_name = "N",
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_input_tokens: Option<u64>,
+
+    /// Query instruction your client expects `input_type: "query"` to prepend, with
+    /// {text} and optionally {task} (e.g. 'Instruct: {task}\nQuery: {text}'; \n is a newline).
+    #[arg(long, env = "EMBEDCHECK_QUERY_INSTRUCTION", value_name = "TEMPLATE")]
+    pub query_instruction: Option<QueryTemplate>,
+
+    /// What {task} stands for in --query-instruction.
+    #[arg(long, env = "EMBEDCHECK_QUERY_TASK", value_name = "TEXT",
+          default_value = DEFAULT_QUERY_TASK)]
+    pub query_task: String,
+
+    /// Generated cases per property clause; more find rarer failures and cost more requests.
+    #[arg(long, env = "EMBEDCHECK_CASES", value_name = "N", default_value_t = DEFAULT_CASES,
+          value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    pub cases: u32,
+
     /// Where reports go (default: target/embedcheck/<label>/).
     #[arg(long, env = "EMBEDCHECK_REPORT_DIR", value_name = "DIR")]
     pub report_dir: Option<PathBuf>,
 
-    /// Seed of generated inputs; a run with the same seed sends the same requests.
+    /// Seed of generated inputs; a run with the same seed sends the same requests
+    /// (printed at the start of every run).
     #[arg(long, env = "EMBEDCHECK_SEED", value_name = "N")]
     pub seed: Option<u64>,
 

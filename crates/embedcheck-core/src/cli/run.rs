@@ -83,6 +83,7 @@ async fn audit_async(options: &Options, selected: &[&Clause]) -> Result<Finished
             strict: options.strict,
             seed,
             audit,
+            migration: None,
         },
     })
 }
@@ -135,6 +136,12 @@ fn settings(options: &Options, seed: u64) -> Settings {
         large_batch: options.large_batch as usize,
         max_retry_wait: Duration::from_secs(options.max_retry_wait),
         seed,
+        cases: options.cases,
+        matryoshka: options.matryoshka,
+        overlength: options.overlength,
+        max_input_tokens: options.max_input_tokens,
+        query_instruction: options.query_instruction.clone(),
+        query_task: options.query_task.clone(),
     }
 }
 

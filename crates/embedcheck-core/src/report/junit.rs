@@ -55,6 +55,22 @@ fn test_case(result: &ClauseResult) -> TestCase {
 }
 
 fn status(result: &ClauseResult) -> TestCaseStatus {
+    if let Some(known) = result
+        .expectation
+        .as_ref()
+        .filter(|_| result.is_known_failure())
+    {
+        let link = known
+            .expectation
+            .link
+            .as_deref()
+            .map(|l| format!(" ({l})"))
+            .unwrap_or_default();
+        return skipped(format!(
+            "known failure: {}{link}",
+            text::flat(&known.expectation.reason)
+        ));
+    }
     match result.outcome {
         Outcome::Pass => TestCaseStatus::success(),
         // Messages are XML attributes, where parsers turn newlines into spaces anyway:

@@ -81,9 +81,9 @@ fn verdicts(doc: &mut String, report: &Report) {
     );
     for result in &report.audit.results {
         let outcome = match result.outcome {
-            // Bold so a failure stands out in a long table.
-            Outcome::Fail => "**fail**".to_owned(),
-            other => other.as_str().to_owned(),
+            // Bold so a new failure stands out in a long table.
+            Outcome::Fail if !result.is_known_failure() => "**fail**".to_owned(),
+            _ => text::outcome_label(result),
         };
         table_row(
             doc,

@@ -161,6 +161,7 @@ pub(crate) mod sample {
                 ]),
                 aborted: None,
             },
+            migration: None,
         }
     }
 
@@ -196,6 +197,7 @@ pub(crate) mod sample {
             reason: reason.to_owned(),
             evidence: Vec::new(),
             curl: None,
+            expectation: None,
         }
     }
 

@@ -22,7 +22,7 @@ use std::fmt::Write;
 /// Reasons longer than this are cut: the full text is in `report.md` and `report.json`.
 const REASON_WIDTH: usize = 90;
 
-/// The width of the longest outcome word, `inconclusive`.
+/// The width of the longest usual outcome word, `inconclusive`.
 const OUTCOME_WIDTH: usize = 12;
 
 /// The table and totals line. `strict` decides which failures fail the run; the
@@ -68,12 +68,13 @@ fn failures_first(results: &[ClauseResult]) -> Vec<&ClauseResult> {
 
 fn outcome(result: &ClauseResult, strict: bool) -> String {
     let marker = if tolerated(result, strict) { "*" } else { "" };
-    format!("{}{marker}", result.outcome.as_str())
+    format!("{}{marker}", text::outcome_label(result))
 }
 
-/// A failure that does not fail the run: a SHOULD or MAY clause without `--strict`.
+/// A failure that does not fail the run: a SHOULD or MAY clause without `--strict`
+/// (a known failure says so in its label instead).
 fn tolerated(result: &ClauseResult, strict: bool) -> bool {
-    result.outcome == Outcome::Fail && !result.fails_run(strict)
+    result.outcome == Outcome::Fail && !result.fails_run(strict) && !result.is_known_failure()
 }
 
 /// `embedcheck: 4 clauses — …; 64 requests, 1,234 tokens, 2.1 s`.
@@ -93,6 +94,28 @@ mod tests {
     use super::*;
     use crate::catalogue::Level;
     use crate::report::sample;
+
+    #[test]
+    fn known_failures_are_labelled_and_never_starred() {
+        let mut report = sample::report();
+        let failed = report
+            .audit
+            .results
+            .iter_mut()
+            .find(|r| r.outcome == Outcome::Fail)
+            .expect("the sample has a failure");
+        failed.expectation = Some(crate::expectations::Matched {
+            expectation: crate::expectations::Expectation {
+                expect: crate::expectations::ExpectedOutcome::Fail,
+                reason: "tracked upstream".to_owned(),
+                link: None,
+            },
+            as_expected: true,
+        });
+        let out = render(&report, true);
+        assert!(out.contains("fail (known)"), "{out}");
+        assert!(out.contains("1 known failures, 0 not as expected"), "{out}");
+    }
 
     #[test]
     fn terminal_summary_matches_snapshot() {

@@ -2,7 +2,7 @@
 //! count or phrase the same run differently.
 
 use crate::catalogue::Level;
-use crate::model::{Exchange, Outcome, Report};
+use crate::model::{ClauseResult, Exchange, Outcome, Report};
 
 /// `1234567` → `1,234,567`: token counts are read at a glance, not parsed.
 pub(crate) fn thousands(n: u64) -> String {
@@ -34,13 +34,40 @@ pub(crate) fn outcome_counts(report: &Report) -> String {
         .filter(|r| r.outcome == Outcome::Fail && r.level == Level::Must)
         .count();
     format!(
-        "{} clauses — {} pass, {} fail ({must_failures} MUST), {} skip, {} inconclusive",
+        "{} clauses — {} pass, {} fail ({must_failures} MUST), {} skip, {} inconclusive{}",
         audit.results.len(),
         audit.count(Outcome::Pass),
         audit.count(Outcome::Fail),
         audit.count(Outcome::Skip),
         audit.count(Outcome::Inconclusive),
+        expectation_counts(report),
     )
+}
+
+/// The outcome word, qualified by the known-failures file: `fail (known)` for an
+/// expected failure, `pass (expected fail)` when one stopped failing.
+pub(crate) fn outcome_label(result: &ClauseResult) -> String {
+    match &result.expectation {
+        Some(m) if m.as_expected && result.outcome == Outcome::Fail => "fail (known)".to_owned(),
+        Some(m) if !m.as_expected => format!(
+            "{} (expected {})",
+            result.outcome.as_str(),
+            Outcome::from(m.expectation.expect).as_str()
+        ),
+        _ => result.outcome.as_str().to_owned(),
+    }
+}
+
+/// `; 2 known failures, 1 expected failure now passing`, or nothing without a
+/// known-failures file.
+pub(crate) fn expectation_counts(report: &Report) -> String {
+    let results = &report.audit.results;
+    if results.iter().all(|r| r.expectation.is_none()) {
+        return String::new();
+    }
+    let known = results.iter().filter(|r| r.is_known_failure()).count();
+    let unexpected = results.iter().filter(|r| r.is_unexpected()).count();
+    format!("; {known} known failures, {unexpected} not as expected")
 }
 
 /// `POST /v1/embeddings → 422 (7 ms)`, or `→ no response` with the transport error.

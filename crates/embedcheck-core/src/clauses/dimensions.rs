@@ -1,0 +1,485 @@
+//! dimensions: `dimensions` honoured exactly or refused cleanly (DIM-001 … DIM-006).
+//!
+//! Matryoshka support is declared (`--matryoshka yes|no`) or detected from one request
+//! for half the native size, and the `matryoshka` observation says which. DIM-002 …
+//! DIM-004 run over generated d in [1, native): they draw the same values, so they
+//! share answers, and a server that ignores `dimensions` fails as
+//! "… shrunk in 8 steps to d=1: 200 with 256 values".
+
+use super::probes::{self, SENTENCE, body};
+use super::{Check, CheckResult, check};
+use crate::declared::Matryoshka;
+use crate::http::{Body, Probe, Reply, Validity};
+use crate::model::{Exchange, Verdict};
+use crate::property::{Case, Property};
+use crate::session::{ProbeError, Session};
+use crate::vectors::{cosine, norm, renormalised_prefix};
+use serde_json::{Value, json};
+
+pub(crate) fn checks() -> Vec<Check> {
+    vec![
+        check!("DIM-001", native_accepted),
+        check!("DIM-002", exact_length),
+        check!("DIM-003", matryoshka_prefix),
+        check!("DIM-004", truncated_unit_length),
+        check!("DIM-005", unhonourable_refused),
+        check!("DIM-006", invalid_values_refused),
+    ]
+}
+
+/// Tolerances, as stated in the catalogue.
+const PREFIX_COSINE: f64 = 0.999;
+const NORM_TOLERANCE: f64 = 0.001;
+
+/// The property label of generated d values, shared by DIM-002 … DIM-004.
+const GENERATED_D: &str = "dimensions-d";
+
+/// The full (native) vector of the single-string probe.
+struct Full {
+    vector: Vec<f64>,
+    exchange: Exchange,
+}
+
+/// The native vector, or a skip when the plain probe gave none (IN-001 judges that).
+async fn full_vector(s: &Session) -> Result<Result<Full, Verdict>, ProbeError> {
+    let reply = probes::single(s).await?;
+    Ok(match probes::vectors_or_verdict(&reply, 1) {
+        Ok(vectors) => match vectors.into_iter().next().filter(|v| !v.is_empty()) {
+            Some(vector) => Ok(Full {
+                vector,
+                exchange: reply.exchange.clone(),
+            }),
+            None => Err(Verdict::skip(
+                "the plain probe gave an empty vector; see RESP-005",
+            )),
+        },
+        Err(verdict) => Err(Verdict::skip(format!(
+            "the native size is unknown: {} (see IN-001)",
+            verdict.reason
+        ))
+        .with(&reply.exchange)),
+    })
+}
+
+/// Whether `dimensions` below the native size is honoured, and how that is known.
+#[derive(Debug)]
+struct Support {
+    honoured: bool,
+    how: String,
+}
+
+/// Declared support, or support detected from one request for half the native size;
+/// recorded as the `matryoshka` observation either way.
+async fn support(s: &Session, native: usize) -> Result<Support, ProbeError> {
+    let support = match s.settings().matryoshka {
+        _ if native < 2 => Support {
+            honoured: false,
+            how: format!("the native size {native} leaves nothing to truncate"),
+        },
+        Matryoshka::Yes => Support {
+            honoured: true,
+            how: "declared with --matryoshka yes".to_owned(),
+        },
+        Matryoshka::No => Support {
+            honoured: false,
+            how: "declared with --matryoshka no".to_owned(),
+        },
+        Matryoshka::Auto => {
+            let d = native / 2;
+            let reply = s.send(dimensions_probe(s, json!(d), native, None)).await?;
+            detected(&reply, d)
+        }
+    };
+    let answer = if support.honoured { "yes" } else { "no" };
+    s.observe("matryoshka", format!("{answer} ({})", support.how));
+    Ok(support)
+}
+
+fn detected(reply: &Reply, d: usize) -> Support {
+    let how = if reply.is_success() {
+        match first_length(reply) {
+            Some(len) if len == d => {
+                return Support {
+                    honoured: true,
+                    how: format!("detected: dimensions={d} answered 200 with {d} values"),
+                };
+            }
+            Some(len) => format!("detected: dimensions={d} ignored, 200 with {len} values"),
+            None => format!("detected: dimensions={d} answered 200 without usable vectors"),
+        }
+    } else if reply.is_client_error() {
+        format!("detected: dimensions={d} refused with {}", reply.status)
+    } else {
+        format!("detected: dimensions={d} answered {}", reply.status)
+    };
+    Support {
+        honoured: false,
+        how,
+    }
+}
+
+fn first_length(reply: &Reply) -> Option<usize> {
+    reply.float_vectors().ok()?.first().map(Vec::len)
+}
+
+/// The single-string probe with `dimensions: d`. Values the server may be unable to
+/// honour are client mistakes under the contract, marked so ERR-009 can name them;
+/// `honoured` is the Matryoshka support, when known.
+fn dimensions_probe(s: &Session, d: Value, native: usize, honoured: Option<bool>) -> Probe {
+    let request = body(s, json!(SENTENCE), &[("dimensions", d.clone())]);
+    match validity(&d, native, honoured) {
+        Validity::Valid => Probe::embed(request),
+        Validity::Invalid(why) => Probe::invalid(Body::Json(request), why),
+    }
+}
+
+fn validity(d: &Value, native: usize, honoured: Option<bool>) -> Validity {
+    match d.as_u64().map(|d| d as usize) {
+        Some(n) if n == native => Validity::Valid,
+        Some(n) if n > native => {
+            Validity::Invalid(format!("dimensions={n}, above the native size {native}"))
+        }
+        Some(n) if n >= 1 && honoured == Some(true) => Validity::Valid,
+        Some(n) if n >= 1 => Validity::Invalid(format!(
+            "dimensions={n}, below the native size {native}, without Matryoshka support"
+        )),
+        _ => Validity::Invalid(format!("dimensions={d} is not a positive integer")),
+    }
+}
+
+/// DIM-001: "A request with dimensions equal to the native vector size is answered 200."
+async fn native_accepted(s: &Session) -> CheckResult {
+    let native = match full_vector(s).await? {
+        Ok(full) => full.vector.len(),
+        Err(verdict) => return Ok(verdict),
+    };
+    let reply = s
+        .send(dimensions_probe(s, json!(native), native, None))
+        .await?;
+    Ok(if reply.is_success() {
+        Verdict::pass(format!("dimensions={native} (the native size) answered 200"))
+    } else {
+        Verdict::fail(format!(
+            "dimensions={native}, the native size, answered {}: clients that always send dimensions break",
+            reply.summary()
+        ))
+    }
+    .with(&reply.exchange))
+}
+
+/// The exact-length property on one answer: only 200s are judged.
+fn exact_length_case(reply: &Reply, d: usize) -> Case<Verdict> {
+    if !reply.is_success() {
+        return Case::Inapplicable;
+    }
+    let failure = match reply.float_vectors() {
+        Err(why) => format!("200 without usable vectors: {why}"),
+        Ok(vectors) => match vectors.iter().find(|v| v.len() != d) {
+            Some(v) => format!("200 with {} values", v.len()),
+            None => return Case::Holds,
+        },
+    };
+    Case::Fails(Verdict::fail(failure).with(&reply.exchange))
+}
+
+/// DIM-002: "A 200 answer to a request with dimensions = d carries vectors of exactly d
+/// values."
+///
+/// Judged on generated d in [1, native) first (a server that ignores `dimensions`
+/// shrinks to d=1), then on the native size and on twice it (older vLLM slices
+/// silently above the native size).
+async fn exact_length(s: &Session) -> CheckResult {
+    let native = match full_vector(s).await? {
+        Ok(full) => full.vector.len(),
+        Err(verdict) => return Ok(verdict),
+    };
+    let honoured = support(s, native).await?.honoured;
+    let finding = Property::new(s.settings(), GENERATED_D)
+        .check(&(1..native.max(2)), move |d| async move {
+            let reply = s
+                .send(dimensions_probe(s, json!(d), native, Some(honoured)))
+                .await?;
+            Ok::<_, ProbeError>(exact_length_case(&reply, d))
+        })
+        .await?;
+    let (cases, generated_refused) = match finding.held(|d| format!("d={d}")) {
+        Ok((cases, applicable)) => (cases, cases - applicable),
+        Err(failed) => return Ok(failed),
+    };
+    let mut refused = Vec::new();
+    if generated_refused > 0 {
+        refused.push(format!("{generated_refused} generated"));
+    }
+    for d in [native, 2 * native] {
+        let reply = s
+            .send(dimensions_probe(s, json!(d), native, Some(honoured)))
+            .await?;
+        match exact_length_case(&reply, d) {
+            Case::Fails(failure) => {
+                return Ok(with_reason(failure, |why| format!("dimensions={d}: {why}")));
+            }
+            Case::Inapplicable => refused.push(format!("d={d}")),
+            Case::Holds => {}
+        }
+    }
+    Ok(Verdict::pass(format!(
+        "every 200 had exactly d values ({cases} generated d < {native}, d={native}, d={}; refused: {})",
+        2 * native,
+        if refused.is_empty() {
+            "none".to_owned()
+        } else {
+            refused.join(", ")
+        }
+    )))
+}
+
+/// Rewrites a verdict's reason, keeping its outcome and evidence.
+fn with_reason(mut verdict: Verdict, reason: impl FnOnce(&str) -> String) -> Verdict {
+    verdict.reason = reason(&verdict.reason);
+    verdict
+}
+
+/// The truncated vector of a 200 with exactly d values; anything else is another
+/// clause's business (refusals: DIM-005; wrong lengths: DIM-002).
+fn truncated_vector(reply: &Reply, d: usize) -> Option<Vec<f64>> {
+    if !reply.is_success() {
+        return None;
+    }
+    reply
+        .float_vectors()
+        .ok()?
+        .into_iter()
+        .next()
+        .filter(|v| v.len() == d)
+}
+
+/// Skips a Matryoshka clause when there is no support to judge.
+fn unsupported(support: &Support) -> Verdict {
+    Verdict::skip(format!(
+        "no Matryoshka support ({}); nothing is truncated",
+        support.how
+    ))
+}
+
+/// A refusal under `--matryoshka yes` fails: the user relies on every d in [1, native).
+fn refused_case(reply: &Reply, declared: bool) -> Case<Verdict> {
+    if declared && !reply.is_success() {
+        Case::Fails(
+            Verdict::fail(format!(
+                "answered {} although --matryoshka yes was declared",
+                reply.summary()
+            ))
+            .with(&reply.exchange),
+        )
+    } else {
+        Case::Inapplicable
+    }
+}
+
+/// DIM-003: "With Matryoshka support, the vector for dimensions = d (1 <= d < native)
+/// has cosine similarity of at least 0.999 to the re-normalised first d components of
+/// the full vector."
+async fn matryoshka_prefix(s: &Session) -> CheckResult {
+    let full = match full_vector(s).await? {
+        Ok(full) => full,
+        Err(verdict) => return Ok(verdict),
+    };
+    let native = full.vector.len();
+    let support = support(s, native).await?;
+    if !support.honoured {
+        return Ok(unsupported(&support));
+    }
+    let declared = s.settings().matryoshka == Matryoshka::Yes;
+    let full = &full;
+    let finding = Property::new(s.settings(), GENERATED_D)
+        .check(&(1..native), move |d| async move {
+            let reply = s
+                .send(dimensions_probe(s, json!(d), native, Some(true)))
+                .await?;
+            let Some(v) = truncated_vector(&reply, d) else {
+                return Ok::<_, ProbeError>(refused_case(&reply, declared));
+            };
+            let similarity = cosine(&renormalised_prefix(&full.vector, d), &v);
+            Ok(if similarity >= PREFIX_COSINE {
+                Case::Holds
+            } else {
+                Case::Fails(
+                    Verdict::fail(format!(
+                        "cosine {similarity:.6} to the re-normalised first {d} components of the full vector (< {PREFIX_COSINE})"
+                    ))
+                    .with(&reply.exchange)
+                    .with(&full.exchange),
+                )
+            })
+        })
+        .await?;
+    Ok(finding.into_verdict(
+        |d| format!("d={d}"),
+        |cases, applicable| match applicable {
+            0 => Verdict::skip(format!(
+                "all {cases} generated d were refused; the server honours only some sizes"
+            )),
+            _ => Verdict::pass(format!(
+                "{applicable} of {cases} generated d < {native} match the re-normalised prefix of the full vector"
+            )),
+        },
+    ))
+}
+
+/// DIM-004: "With Matryoshka support and unit-length full vectors, the vector for
+/// dimensions = d has an L2 norm of 1 within 0.001."
+async fn truncated_unit_length(s: &Session) -> CheckResult {
+    let full = match full_vector(s).await? {
+        Ok(full) => full,
+        Err(verdict) => return Ok(verdict),
+    };
+    let native = full.vector.len();
+    let support = support(s, native).await?;
+    if !support.honoured {
+        return Ok(unsupported(&support));
+    }
+    let full_norm = norm(&full.vector);
+    if (full_norm - 1.0).abs() > NORM_TOLERANCE {
+        return Ok(Verdict::skip(format!(
+            "full vectors have L2 norm {full_norm:.6}, not 1 (see CONS-003)"
+        ))
+        .with(&full.exchange));
+    }
+    let declared = s.settings().matryoshka == Matryoshka::Yes;
+    let finding = Property::new(s.settings(), GENERATED_D)
+        .check(&(1..native), move |d| async move {
+            let reply = s
+                .send(dimensions_probe(s, json!(d), native, Some(true)))
+                .await?;
+            let Some(v) = truncated_vector(&reply, d) else {
+                return Ok::<_, ProbeError>(refused_case(&reply, declared));
+            };
+            let n = norm(&v);
+            Ok(if (n - 1.0).abs() <= NORM_TOLERANCE {
+                Case::Holds
+            } else {
+                Case::Fails(
+                    Verdict::fail(format!("L2 norm {n:.6}: the prefix was not re-normalised"))
+                        .with(&reply.exchange),
+                )
+            })
+        })
+        .await?;
+    Ok(finding.into_verdict(
+        |d| format!("d={d}"),
+        |cases, applicable| match applicable {
+            0 => Verdict::skip(format!("all {cases} generated d were refused")),
+            _ => Verdict::pass(format!(
+                "{applicable} of {cases} generated truncated vectors have unit length"
+            )),
+        },
+    ))
+}
+
+/// Why an answer to a `dimensions` the server cannot honour is not a 4xx naming it.
+fn unhonourable_answer(reply: &Reply) -> Result<(), String> {
+    if reply.is_success() {
+        let got = first_length(reply).map_or("no usable vectors".to_owned(), |len| {
+            format!("{len} values")
+        });
+        return Err(format!("answered 200 with {got} instead of a 4xx"));
+    }
+    probes::refused_naming(reply, "dimensions")
+}
+
+/// DIM-005: "dimensions the server cannot honour (above the native size, or below it
+/// without Matryoshka support) is refused with a 4xx whose message names dimensions;
+/// never a 5xx or a 200."
+async fn unhonourable_refused(s: &Session) -> CheckResult {
+    let native = match full_vector(s).await? {
+        Ok(full) => full.vector.len(),
+        Err(verdict) => return Ok(verdict),
+    };
+    let support = support(s, native).await?;
+    let mut values = vec![2 * native];
+    if !support.honoured && native >= 2 {
+        values.push(native / 2);
+    }
+    let mut verdict = Verdict::pass("");
+    let mut answers = Vec::new();
+    for d in values {
+        let probe = dimensions_probe(s, json!(d), native, Some(support.honoured));
+        let why = match &probe.validity {
+            Validity::Invalid(why) => why.clone(),
+            Validity::Valid => format!("dimensions={d}"),
+        };
+        let reply = s.send(probe).await?;
+        if let Err(problem) = unhonourable_answer(&reply) {
+            return Ok(
+                Verdict::fail(format!("{why} (Matryoshka: {}): {problem}", support.how))
+                    .with(&reply.exchange),
+            );
+        }
+        answers.push(format!("dimensions={d} refused with {}", reply.status));
+        verdict = verdict.with(&reply.exchange);
+    }
+    verdict.reason = format!(
+        "{}, naming dimensions (Matryoshka: {})",
+        answers.join("; "),
+        support.how
+    );
+    Ok(verdict)
+}
+
+/// DIM-006: "dimensions given as 0, a negative number, a fractional number, a string
+/// or null is refused with a 4xx."
+async fn invalid_values_refused(s: &Session) -> CheckResult {
+    let native = match full_vector(s).await? {
+        Ok(full) => full.vector.len(),
+        Err(verdict) => return Ok(verdict),
+    };
+    let values = [
+        json!(0),
+        json!(-1),
+        json!(1.5),
+        json!((native / 2).max(1).to_string()),
+        Value::Null,
+    ];
+    let mut wrong = Vec::new();
+    let mut refused = Vec::new();
+    for d in values {
+        let reply = s.send(dimensions_probe(s, d.clone(), native, None)).await?;
+        if reply.is_client_error() {
+            refused.push(reply);
+        } else {
+            wrong.push((
+                format!("dimensions={d} answered {}", reply.summary()),
+                reply,
+            ));
+        }
+    }
+    Ok(if wrong.is_empty() {
+        Verdict::pass("0, -1, 1.5, a string and null were refused with 4xx")
+            .with_all(refused.iter().map(|r| &r.exchange))
+    } else {
+        let reasons: Vec<&str> = wrong.iter().map(|(why, _)| why.as_str()).collect();
+        Verdict::fail(format!("{}; expected a 4xx", reasons.join("; ")))
+            .with_all(wrong.iter().map(|(_, r)| &r.exchange))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn invalid(v: Validity) -> bool {
+        matches!(v, Validity::Invalid(_))
+    }
+
+    #[test]
+    fn only_dimensions_a_server_can_honour_are_valid_probes() {
+        assert_eq!(validity(&json!(256), 256, None), Validity::Valid);
+        assert_eq!(validity(&json!(128), 256, Some(true)), Validity::Valid);
+        assert!(invalid(validity(&json!(128), 256, None)));
+        assert!(invalid(validity(&json!(128), 256, Some(false))));
+        assert!(invalid(validity(&json!(512), 256, Some(true))));
+        for bad in [json!(0), json!(-1), json!(1.5), json!("128"), Value::Null] {
+            assert!(invalid(validity(&bad, 256, Some(true))), "{bad}");
+        }
+    }
+}

@@ -1,0 +1,413 @@
+//! encoding: `encoding_format` (ENC-001 … ENC-004).
+//!
+//! The OpenAI SDKs send `encoding_format: "base64"` unless told otherwise and decode
+//! the strings as little-endian float32, so base64 is checked to the bit against the
+//! float answer, on generated batches of 1 to 32 texts in any script. A mismatch names
+//! its kind (float arrays, big-endian, float64, wrong values) so a server author knows
+//! what to fix; the `base64` observation says what the server does.
+
+use super::probes::{self, BATCH, SENTENCE, body};
+use super::{Check, CheckResult, check};
+use crate::http::{Body, Probe, Reply};
+use crate::model::Verdict;
+use crate::property::{Case, Property};
+use crate::session::{ProbeError, Session};
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD as BASE64;
+use proptest::prelude::{Strategy, prop_oneof};
+use serde_json::{Value, json};
+use std::borrow::Cow;
+use std::fmt;
+use std::ops::RangeInclusive;
+
+pub(crate) fn checks() -> Vec<Check> {
+    vec![
+        check!("ENC-001", float_by_default),
+        check!("ENC-002", base64_decodes_to_floats),
+        check!("ENC-003", never_arrays_for_base64),
+        check!("ENC-004", unsupported_format_refused),
+    ]
+}
+
+/// Largest difference between a decoded float32 and the float answer's value.
+const TOLERANCE: f64 = 1e-6;
+
+/// The property label of generated batches.
+const GENERATED_BATCHES: &str = "unicode-batches";
+
+/// Letters of many scripts: Latin, Greek, Cyrillic, Hebrew, Arabic, Devanagari, Thai,
+/// kana, CJK and Hangul. Every generated text starts with one, so no text is blank.
+const LETTERS: &[RangeInclusive<char>] = &[
+    'a'..='z',
+    'A'..='Z',
+    'À'..='ÿ',
+    'Α'..='ω',
+    'А'..='я',
+    'א'..='ת',
+    'ء'..='ي',
+    'अ'..='ह',
+    'ก'..='ฮ',
+    'ぁ'..='ゖ',
+    'ァ'..='ヺ',
+    '一'..='鿿',
+    '가'..='힣',
+];
+
+/// What else texts contain: spaces, digits, punctuation, combining marks and emoji.
+const OTHERS: &[RangeInclusive<char>] = &[
+    ' '..=' ',
+    '0'..='9',
+    '!'..='/',
+    '\u{300}'..='\u{36f}',
+    '\u{1f300}'..='\u{1f5ff}',
+    '\u{1f600}'..='\u{1f64f}',
+];
+
+/// Batches of 1 to 32 texts of up to 24 characters in any script.
+fn unicode_batches() -> impl Strategy<Value = Vec<String>, Tree: Send> {
+    let letter = || proptest::char::ranges(Cow::Borrowed(LETTERS));
+    let other = proptest::char::ranges(Cow::Borrowed(OTHERS));
+    let text = (
+        letter(),
+        proptest::collection::vec(prop_oneof![letter(), other], 0..24),
+    )
+        .prop_map(|(first, rest)| std::iter::once(first).chain(rest).collect::<String>());
+    proptest::collection::vec(text, 1..=32)
+}
+
+fn show_batch(texts: &Vec<String>) -> String {
+    format!("a batch of {} {}", texts.len(), json!(texts))
+}
+
+fn base64_probe(s: &Session, input: Value) -> Probe {
+    Probe::embed(body(s, input, &[("encoding_format", json!("base64"))]))
+}
+
+/// How a base64 embedding differs from the float answer.
+#[derive(Debug, PartialEq)]
+enum Mismatch {
+    NotAString(&'static str),
+    NotBase64,
+    Length {
+        bytes: usize,
+        values: usize,
+    },
+    BigEndian,
+    Values {
+        index: usize,
+        decoded: f32,
+        float: f64,
+    },
+}
+
+impl fmt::Display for Mismatch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Mismatch::NotAString(kind) => write!(f, "is {kind}, not a base64 string"),
+            Mismatch::NotBase64 => f.write_str("is not valid standard base64"),
+            Mismatch::Length { bytes, values } if *bytes == 8 * values => write!(
+                f,
+                "decodes to {bytes} bytes, 8 per value: float64, not the float32 clients decode"
+            ),
+            Mismatch::Length { bytes, values } => {
+                write!(f, "decodes to {bytes} bytes, not 4 x {values}")
+            }
+            Mismatch::BigEndian => {
+                f.write_str("holds big-endian float32; clients decode little-endian")
+            }
+            Mismatch::Values {
+                index,
+                decoded,
+                float,
+            } => write!(
+                f,
+                "value [{index}] decodes to {decoded}, the float answer has {float}"
+            ),
+        }
+    }
+}
+
+fn kind(value: Option<&Value>) -> &'static str {
+    match value {
+        None => "missing",
+        Some(Value::Array(_)) => "an array of numbers",
+        Some(Value::Null) => "null",
+        Some(Value::Object(_)) => "an object",
+        Some(_) => "a scalar",
+    }
+}
+
+/// Checks one base64 embedding against the float vector of the same input.
+fn decode_against(embedding: Option<&Value>, floats: &[f64]) -> Result<(), Mismatch> {
+    let Some(Value::String(text)) = embedding else {
+        return Err(Mismatch::NotAString(kind(embedding)));
+    };
+    let bytes = BASE64.decode(text).map_err(|_| Mismatch::NotBase64)?;
+    if bytes.len() != 4 * floats.len() {
+        return Err(Mismatch::Length {
+            bytes: bytes.len(),
+            values: floats.len(),
+        });
+    }
+    let little = first_difference(&bytes, floats, f32::from_le_bytes);
+    let Some(index) = little else {
+        return Ok(());
+    };
+    if first_difference(&bytes, floats, f32::from_be_bytes).is_none() {
+        return Err(Mismatch::BigEndian);
+    }
+    let decoded = read(&bytes, index, f32::from_le_bytes);
+    Err(Mismatch::Values {
+        index,
+        decoded,
+        float: floats[index],
+    })
+}
+
+fn read(bytes: &[u8], index: usize, from: fn([u8; 4]) -> f32) -> f32 {
+    let at = 4 * index;
+    from([bytes[at], bytes[at + 1], bytes[at + 2], bytes[at + 3]])
+}
+
+/// The first value that differs from the float answer beyond the tolerance.
+fn first_difference(bytes: &[u8], floats: &[f64], from: fn([u8; 4]) -> f32) -> Option<usize> {
+    (0..floats.len()).find(|&i| (f64::from(read(bytes, i, from)) - floats[i]).abs() > TOLERANCE)
+}
+
+/// Why a base64 answer does not carry the float vectors, if it does not.
+fn base64_problem(reply: &Reply, floats: &[Vec<f64>]) -> Option<String> {
+    if !reply.is_success() {
+        return Some(format!(
+            "encoding_format \"base64\" answered {}: the OpenAI SDKs send base64 by default",
+            reply.summary()
+        ));
+    }
+    let data = match reply.data() {
+        Ok(data) => data,
+        Err(why) => return Some(why),
+    };
+    if data.len() != floats.len() {
+        return Some(format!("{} items for {} inputs", data.len(), floats.len()));
+    }
+    data.iter()
+        .zip(floats)
+        .enumerate()
+        .find_map(|(i, (item, expected))| {
+            decode_against(item.get("embedding"), expected)
+                .err()
+                .map(|m| format!("data[{i}].embedding {m}"))
+        })
+}
+
+/// ENC-001: "Without encoding_format, and with encoding_format \"float\", every
+/// embedding is a JSON array of numbers."
+async fn float_by_default(s: &Session) -> CheckResult {
+    let plain = probes::single(s).await?;
+    if !plain.is_success() {
+        return Ok(Verdict::skip(format!(
+            "the plain probe was answered {}; see IN-001",
+            plain.summary()
+        ))
+        .with(&plain.exchange));
+    }
+    let explicit = s
+        .send(Probe::embed(body(
+            s,
+            json!(SENTENCE),
+            &[("encoding_format", json!("float"))],
+        )))
+        .await?;
+    for (label, reply) in [
+        ("without encoding_format", &plain),
+        ("with encoding_format \"float\"", &explicit),
+    ] {
+        let problem = if reply.is_success() {
+            reply.float_vectors().err()
+        } else {
+            Some(format!("answered {}", reply.summary()))
+        };
+        if let Some(why) = problem {
+            return Ok(Verdict::fail(format!("{label}: {why}")).with(&reply.exchange));
+        }
+    }
+    Ok(
+        Verdict::pass("arrays of numbers without encoding_format and with \"float\"")
+            .with(&plain.exchange)
+            .with(&explicit.exchange),
+    )
+}
+
+/// ENC-002: "With encoding_format \"base64\", every embedding is a base64 string of
+/// 4 x dimension bytes that decode as little-endian IEEE-754 float32 to the float
+/// vector within 1e-6."
+async fn base64_decodes_to_floats(s: &Session) -> CheckResult {
+    let finding = Property::new(s.settings(), GENERATED_BATCHES)
+        .check(&unicode_batches(), move |texts| async move {
+            let floats = s.send(Probe::embed(body(s, json!(texts), &[]))).await?;
+            let Ok(expected) = probes::vectors_or_verdict(&floats, texts.len()) else {
+                return Ok::<_, ProbeError>(Case::Inapplicable);
+            };
+            let encoded = s.send(base64_probe(s, json!(texts))).await?;
+            Ok(match base64_problem(&encoded, &expected) {
+                None => Case::Holds,
+                Some(why) => Case::Fails(
+                    Verdict::fail(why)
+                        .with(&encoded.exchange)
+                        .with(&floats.exchange),
+                ),
+            })
+        })
+        .await?;
+    Ok(finding.into_verdict(show_batch, |cases, applicable| match applicable {
+        0 => Verdict::skip(format!(
+            "none of {cases} generated batches got float vectors to compare with (see IN-006)"
+        )),
+        _ => Verdict::pass(format!(
+            "{applicable} generated batches of 1 to 32 texts in any script: base64 decodes to the float vectors"
+        )),
+    }))
+}
+
+/// The `base64` observation: what the server does with a base64 request.
+fn describe_base64(encoded: &Reply, floats: &Reply) -> String {
+    if !encoded.is_success() {
+        return format!("refused ({})", encoded.status);
+    }
+    let Ok(expected) = floats.float_vectors() else {
+        return "answered; not compared (no float answer)".to_owned();
+    };
+    let embedding = encoded
+        .data()
+        .ok()
+        .and_then(|d| d.first())
+        .and_then(|item| item.get("embedding"));
+    let floats = expected.first().map_or(&[][..], Vec::as_slice);
+    match decode_against(embedding, floats) {
+        Ok(()) => "little-endian float32 strings, as the SDKs decode them".to_owned(),
+        Err(Mismatch::NotAString(kind)) => format!("ignored: embeddings are {kind}"),
+        Err(mismatch) => format!("strings that do not decode to the floats: {mismatch}"),
+    }
+}
+
+/// ENC-003: "With encoding_format \"base64\", no embedding is returned as an array of
+/// numbers."
+async fn never_arrays_for_base64(s: &Session) -> CheckResult {
+    let single = s.send(base64_probe(s, json!(SENTENCE))).await?;
+    s.observe(
+        "base64",
+        describe_base64(&single, &*probes::single(s).await?),
+    );
+    let batch = s.send(base64_probe(s, json!(BATCH))).await?;
+    let mut verdict = Verdict::pass("every embedding is a string when base64 is asked for");
+    for reply in [&single, &batch] {
+        if !reply.is_success() {
+            return Ok(Verdict::skip(format!(
+                "base64 was answered {}; see ENC-002",
+                reply.summary()
+            ))
+            .with(&reply.exchange));
+        }
+        let data = match reply.data() {
+            Ok(data) => data,
+            Err(why) => return Ok(Verdict::fail(why).with(&reply.exchange)),
+        };
+        let arrays = data
+            .iter()
+            .position(|item| item.get("embedding").is_some_and(Value::is_array));
+        if let Some(i) = arrays {
+            return Ok(Verdict::fail(format!(
+                "encoding_format \"base64\" answered data[{i}].embedding as an array of numbers: the Node SDK decodes it as base64 anyway and gets vectors a quarter of the length"
+            ))
+            .with(&reply.exchange));
+        }
+        verdict = verdict.with(&reply.exchange);
+    }
+    Ok(verdict)
+}
+
+/// ENC-004: "An encoding_format other than \"float\" or \"base64\" (such as \"bogus\",
+/// \"\" or 123) is refused with a 4xx."
+async fn unsupported_format_refused(s: &Session) -> CheckResult {
+    let mut wrong = Vec::new();
+    let mut refused = Vec::new();
+    for format in [json!("bogus"), json!(""), json!(123)] {
+        let probe = Probe::invalid(
+            Body::Json(body(
+                s,
+                json!(SENTENCE),
+                &[("encoding_format", format.clone())],
+            )),
+            format!("encoding_format {format} is neither \"float\" nor \"base64\""),
+        );
+        let reply = s.send(probe).await?;
+        if reply.is_client_error() {
+            refused.push(reply);
+        } else {
+            wrong.push((
+                format!("encoding_format {format} answered {}", reply.summary()),
+                reply,
+            ));
+        }
+    }
+    Ok(if wrong.is_empty() {
+        Verdict::pass("\"bogus\", \"\" and 123 were refused with 4xx")
+            .with_all(refused.iter().map(|r| &r.exchange))
+    } else {
+        let reasons: Vec<&str> = wrong.iter().map(|(why, _)| why.as_str()).collect();
+        Verdict::fail(format!("{}; expected a 4xx", reasons.join("; ")))
+            .with_all(wrong.iter().map(|(_, r)| &r.exchange))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn encode(values: &[f32], to: fn(f32) -> [u8; 4]) -> Value {
+        let bytes: Vec<u8> = values.iter().flat_map(|v| to(*v)).collect();
+        Value::String(BASE64.encode(bytes))
+    }
+
+    const FLOATS: [f64; 3] = [0.5, -0.25, 0.125];
+    const F32: [f32; 3] = [0.5, -0.25, 0.125];
+
+    #[test]
+    fn little_endian_float32_matches() {
+        assert_eq!(
+            decode_against(Some(&encode(&F32, f32::to_le_bytes)), &FLOATS),
+            Ok(())
+        );
+    }
+
+    #[test]
+    fn big_endian_is_named() {
+        assert_eq!(
+            decode_against(Some(&encode(&F32, f32::to_be_bytes)), &FLOATS),
+            Err(Mismatch::BigEndian)
+        );
+    }
+
+    #[test]
+    fn float64_is_named() {
+        let bytes: Vec<u8> = FLOATS.iter().flat_map(|v| v.to_le_bytes()).collect();
+        let err = decode_against(Some(&Value::String(BASE64.encode(bytes))), &FLOATS).unwrap_err();
+        assert!(err.to_string().contains("float64"), "{err}");
+    }
+
+    #[test]
+    fn arrays_and_bad_values_are_named() {
+        assert_eq!(
+            decode_against(Some(&json!(FLOATS)), &FLOATS),
+            Err(Mismatch::NotAString("an array of numbers"))
+        );
+        let off = [0.5f32, -0.25, 0.126];
+        assert!(matches!(
+            decode_against(Some(&encode(&off, f32::to_le_bytes)), &FLOATS),
+            Err(Mismatch::Values { index: 2, .. })
+        ));
+        assert_eq!(
+            decode_against(Some(&json!("not base64!")), &FLOATS),
+            Err(Mismatch::NotBase64)
+        );
+    }
+}

@@ -1,0 +1,620 @@
+//! over-length: inputs longer than the model's limit (LEN-001 … LEN-004).
+//!
+//! The limit is declared (`--max-input-tokens`) or searched for: inputs of 256, 512,
+//! 1,024 … words until one is refused or comes back truncated (fewer tokens than
+//! words), then, for a refusal, the limit its message names or a binary search between
+//! the last accepted and the first refused length; at most 12 requests in all. The
+//! `input_limit_tokens` and `overlength_policy` observations report what was found.
+//!
+//! Inputs are prefixes of one endless stream of short common words (one token each on
+//! any tokenizer), so every over-length input is a prefix of every longer one: a server
+//! that truncates keeping the start gives all of them the same vector.
+
+use super::probes::{self, BATCH, body};
+use super::{Check, CheckResult, check};
+use crate::declared::Overlength;
+use crate::http::{Body, Probe, Reply};
+use crate::model::Verdict;
+use crate::property::{Case, Property};
+use crate::session::{ProbeError, Session};
+use crate::vectors::cosine;
+use serde_json::json;
+use std::fmt;
+use std::sync::Arc;
+
+pub(crate) fn checks() -> Vec<Check> {
+    vec![
+        check!("LEN-001", never_5xx),
+        check!("LEN-002", refused_or_truncated_properly),
+        check!("LEN-003", policy_as_relied_on),
+        check!("LEN-004", over_length_batch_item),
+    ]
+}
+
+/// The word stream inputs are cut from: short, common, one token each.
+const WORDS: [&str; 16] = [
+    "the", "cat", "sat", "on", "a", "mat", "and", "then", "it", "ran", "to", "see", "my", "dog",
+    "run", "far",
+];
+
+/// Words that never occur in the stream: the end of the "still longer" input, so a
+/// server that keeps the end of an input gives it another vector.
+const TAIL: [&str; 8] = [
+    "zeta", "quay", "oryx", "lynx", "kiwi", "yurt", "jinx", "wasp",
+];
+
+/// The limit search: first length, longest length, most requests.
+const FIRST_SEARCH_WORDS: usize = 256;
+const MAX_SEARCH_WORDS: usize = 16_384;
+const MAX_SEARCH_REQUESTS: u32 = 12;
+
+/// Two truncations of inputs with the same beginning are the same vector.
+const SAME_TRUNCATION: f64 = 0.9999;
+/// A batch item equals the same input embedded alone (CONS-002's tolerance).
+const SAME_ITEM: f64 = 0.999;
+
+/// The property label of generated over-length inputs, shared by LEN-001 and LEN-002.
+const GENERATED_LENGTHS: &str = "over-length-words";
+
+/// Statuses a refusal may carry: 400 preferred, 413 and 422 tolerated.
+const REFUSAL_STATUSES: [u16; 3] = [400, 413, 422];
+
+/// Words a message about input length contains (OpenAI, vLLM, TEI, llama.cpp wording).
+const LENGTH_WORDS: [&str; 8] = [
+    "length",
+    "long",
+    "token",
+    "context",
+    "limit",
+    "exceed",
+    "maximum",
+    "too large",
+];
+
+/// The first `n` words of the stream.
+fn words(n: usize) -> String {
+    WORDS
+        .iter()
+        .cycle()
+        .take(n)
+        .copied()
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// The model's per-input limit and how it is known.
+#[derive(Debug)]
+struct Limit {
+    tokens: u64,
+    /// An input of this many words is over the limit.
+    over_words: usize,
+    how: String,
+}
+
+impl Limit {
+    /// Generated over-length inputs: from just over the limit to half as long again.
+    fn lengths(&self) -> std::ops::RangeInclusive<usize> {
+        self.over_words..=self.over_words * 3 / 2
+    }
+}
+
+/// Why no limit was found.
+#[derive(Debug)]
+enum NoLimit {
+    NoUsage,
+    NoneUpTo(usize),
+    Budget,
+    ShortInputsRefused { words: usize, status: u16 },
+}
+
+impl fmt::Display for NoLimit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            NoLimit::NoUsage => {
+                f.write_str("answers carry no usage.prompt_tokens to find the limit with")
+            }
+            NoLimit::NoneUpTo(words) => write!(
+                f,
+                "no limit found: inputs of up to {words} words were embedded in full"
+            ),
+            NoLimit::Budget => {
+                f.write_str("the token budget (--max-tokens) allows no longer input")
+            }
+            NoLimit::ShortInputsRefused { words, status } => {
+                write!(f, "even an input of {words} words was refused ({status})")
+            }
+        }
+    }
+}
+
+/// The declared limit, or the one found by searching; recorded as the
+/// `input_limit_tokens` observation. A skip verdict when there is none.
+async fn input_limit(s: &Session) -> Result<Result<Limit, Verdict>, ProbeError> {
+    let found = match s.settings().max_input_tokens {
+        // An input over a limit beyond the whole budget could never be sent.
+        Some(tokens) if tokens >= s.settings().max_tokens => Err(NoLimit::Budget),
+        Some(tokens) => Ok(Limit {
+            tokens,
+            over_words: tokens as usize + 1,
+            how: "declared with --max-input-tokens".to_owned(),
+        }),
+        None => search(s).await?,
+    };
+    Ok(match found {
+        Ok(limit) => {
+            s.observe(
+                "input_limit_tokens",
+                format!("{} ({})", limit.tokens, limit.how),
+            );
+            Ok(limit)
+        }
+        Err(why) => {
+            s.observe("input_limit_tokens", format!("unknown ({why})"));
+            Err(Verdict::skip(format!(
+                "{why}; pass --max-input-tokens N to test over-length input"
+            )))
+        }
+    })
+}
+
+/// A length the server embedded in full.
+#[derive(Clone, Copy, Debug, Default)]
+struct Accepted {
+    words: usize,
+    tokens: u64,
+}
+
+/// Probes of the search. Whether one is over the limit is what the search is for, so
+/// each is marked as possibly invalid: a 5xx to one is then named by ERR-009.
+fn search_probe(s: &Session, n: usize) -> Probe {
+    Probe::invalid(
+        Body::Json(body(s, json!(words(n)), &[])),
+        format!("input of {n} words, possibly over the input limit"),
+    )
+}
+
+/// Sends a search probe; `None` when the token budget cannot pay for it.
+async fn search_send(s: &Session, n: usize) -> Result<Option<Arc<Reply>>, ProbeError> {
+    match s.send(search_probe(s, n)).await {
+        Ok(reply) => Ok(Some(reply)),
+        Err(ProbeError::TokenBudget(_)) => Ok(None),
+        Err(other) => Err(other),
+    }
+}
+
+/// Doubles the length until an input is refused or truncated.
+async fn search(s: &Session) -> Result<Result<Limit, NoLimit>, ProbeError> {
+    let mut accepted: Option<Accepted> = None;
+    let mut n = FIRST_SEARCH_WORDS;
+    let mut sent = 0;
+    while n <= MAX_SEARCH_WORDS {
+        let Some(reply) = search_send(s, n).await? else {
+            return Ok(Err(NoLimit::Budget));
+        };
+        sent += 1;
+        if !reply.is_success() {
+            return refine(s, accepted.unwrap_or_default(), n, &reply, sent).await;
+        }
+        let Some(tokens) = reply.prompt_tokens() else {
+            return Ok(Err(NoLimit::NoUsage));
+        };
+        // Every word is at least one token: clearly fewer tokens means truncation.
+        if tokens * 4 < n as u64 * 3 {
+            return Ok(Ok(Limit {
+                tokens,
+                over_words: tokens as usize + 1,
+                how: format!("found: {n} words were truncated to {tokens} tokens"),
+            }));
+        }
+        accepted = Some(Accepted { words: n, tokens });
+        n *= 2;
+    }
+    Ok(Err(NoLimit::NoneUpTo(n / 2)))
+}
+
+/// Narrows a refusal down: the limit the refusal names, else a binary search on the
+/// number of words within the request allowance.
+async fn refine(
+    s: &Session,
+    accepted: Accepted,
+    refused: usize,
+    reply: &Reply,
+    mut sent: u32,
+) -> Result<Result<Limit, NoLimit>, ProbeError> {
+    let per_word = match accepted.words {
+        0 => 1.0,
+        w => accepted.tokens as f64 / w as f64,
+    };
+    let ceiling = (refused as f64 * per_word).ceil() as u64;
+    if let Some(named) = named_limit(&reply.error_text(), accepted.tokens, ceiling) {
+        return Ok(Ok(Limit {
+            tokens: named,
+            over_words: named as usize + 1,
+            how: format!(
+                "found: {refused} words refused with {}, naming {named}",
+                reply.status
+            ),
+        }));
+    }
+    let (mut low, mut high, mut status) = (accepted, refused, reply.status);
+    while sent < MAX_SEARCH_REQUESTS && high - low.words > 1 {
+        let mid = low.words + (high - low.words) / 2;
+        let Some(reply) = search_send(s, mid).await? else {
+            break;
+        };
+        sent += 1;
+        if reply.is_success() {
+            let Some(tokens) = reply.prompt_tokens() else {
+                return Ok(Err(NoLimit::NoUsage));
+            };
+            low = Accepted { words: mid, tokens };
+        } else {
+            (high, status) = (mid, reply.status);
+        }
+    }
+    if low.words == 0 {
+        return Ok(Err(NoLimit::ShortInputsRefused {
+            words: high,
+            status,
+        }));
+    }
+    Ok(Ok(Limit {
+        tokens: low.tokens,
+        over_words: high,
+        how: format!(
+            "found: {} words ({} tokens) accepted, {high} words refused with {status}",
+            low.words, low.tokens
+        ),
+    }))
+}
+
+/// The largest number in a refusal's message that can be the limit: at least the
+/// tokens accepted so far, below the refused input's size.
+fn named_limit(message: &str, floor: u64, ceiling: u64) -> Option<u64> {
+    message
+        .split(|c: char| !c.is_ascii_digit())
+        .filter_map(|n| n.parse::<u64>().ok())
+        .filter(|&n| n > 0 && n >= floor && n < ceiling)
+        .max()
+}
+
+/// An input of `n` words, known to be over the limit: a client mistake, so a 5xx to it
+/// is named by ERR-009.
+fn over_probe(s: &Session, n: usize, limit: &Limit) -> Probe {
+    Probe::invalid(
+        Body::Json(body(s, json!(words(n)), &[])),
+        format!(
+            "input of {n} words, over the {}-token input limit",
+            limit.tokens
+        ),
+    )
+}
+
+/// The policy a server applied to one over-length input.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Policy {
+    Reject(u16),
+    Truncate,
+    Neither(u16),
+}
+
+impl Policy {
+    fn of(reply: &Reply) -> Self {
+        if reply.is_success() {
+            Policy::Truncate
+        } else if reply.is_client_error() {
+            Policy::Reject(reply.status)
+        } else {
+            Policy::Neither(reply.status)
+        }
+    }
+
+    fn describe(self) -> String {
+        match self {
+            Policy::Reject(status) => format!("reject ({status})"),
+            Policy::Truncate => "truncate".to_owned(),
+            Policy::Neither(status) => format!("neither: answered {status}"),
+        }
+    }
+}
+
+/// The answer to the shortest over-length input, and the policy it shows; recorded as
+/// the `overlength_policy` observation.
+async fn policy(s: &Session, limit: &Limit) -> Result<(Arc<Reply>, Policy), ProbeError> {
+    let reply = s.send(over_probe(s, limit.over_words, limit)).await?;
+    let policy = Policy::of(&reply);
+    s.observe("overlength_policy", policy.describe());
+    Ok((reply, policy))
+}
+
+/// LEN-001: "An input longer than the model's input limit is never answered with a
+/// 5xx."
+async fn never_5xx(s: &Session) -> CheckResult {
+    let limit = match input_limit(s).await? {
+        Ok(limit) => limit,
+        Err(verdict) => return Ok(verdict),
+    };
+    policy(s, &limit).await?;
+    let limit = &limit;
+    let finding = Property::new(s.settings(), GENERATED_LENGTHS)
+        .check(&limit.lengths(), move |n| async move {
+            let reply = s.send(over_probe(s, n, limit)).await?;
+            Ok::<_, ProbeError>(if reply.is_server_error() {
+                Case::Fails(
+                    Verdict::fail(format!(
+                        "answered {} (the limit is {} tokens)",
+                        reply.summary(),
+                        limit.tokens
+                    ))
+                    .with(&reply.exchange),
+                )
+            } else {
+                Case::Holds
+            })
+        })
+        .await?;
+    Ok(finding.into_verdict(
+        |n| format!("{n} words"),
+        |cases, _| {
+            let lengths = limit.lengths();
+            Verdict::pass(format!(
+                "{cases} generated inputs of {} to {} words (limit {} tokens): no 5xx",
+                lengths.start(),
+                lengths.end(),
+                limit.tokens
+            ))
+        },
+    ))
+}
+
+/// Why a refusal of over-length input is not a proper one.
+fn improper_refusal(reply: &Reply) -> Option<String> {
+    if !REFUSAL_STATUSES.contains(&reply.status) {
+        return Some(format!(
+            "refused with {}; expected 400 (413 or 422 tolerated)",
+            reply.status
+        ));
+    }
+    let message = reply.error_text();
+    if LENGTH_WORDS.iter().any(|w| message.contains(w)) {
+        return None;
+    }
+    Some(format!(
+        "refused with {} but the message says nothing about length: {:?}",
+        reply.status,
+        reply.error_message().unwrap_or_default()
+    ))
+}
+
+/// Why a truncating answer is not a proper truncation: usage above the limit, or a
+/// vector unlike the one of a longer input with the same beginning.
+fn improper_truncation(reply: &Reply, limit: &Limit, longer: Option<&[f64]>) -> Option<String> {
+    if let Some(tokens) = reply.prompt_tokens().filter(|&t| t > limit.tokens) {
+        return Some(format!(
+            "200 with usage.prompt_tokens {tokens}, above the {}-token limit: the input was not truncated",
+            limit.tokens
+        ));
+    }
+    let vector = match probes::vectors_or_verdict(reply, 1) {
+        Ok(mut v) => v.remove(0),
+        Err(verdict) => return Some(verdict.reason),
+    };
+    let similarity = cosine(&vector, longer?);
+    (similarity < SAME_TRUNCATION).then(|| {
+        format!(
+            "truncation does not keep the start: this input and a longer one beginning with the same words gave cosine {similarity:.6}"
+        )
+    })
+}
+
+/// LEN-002: "An over-length input is refused with 400 (413 or 422 tolerated) and a
+/// message about its length, or truncated: 200, usage.prompt_tokens not above the
+/// limit, and the vector of a still longer input with the same beginning."
+async fn refused_or_truncated_properly(s: &Session) -> CheckResult {
+    let limit = match input_limit(s).await? {
+        Ok(limit) => limit,
+        Err(verdict) => return Ok(verdict),
+    };
+    let (_, found) = policy(s, &limit).await?;
+    let longest = *limit.lengths().end();
+    let longer_text = format!("{} {}", words(longest), TAIL.repeat(4).join(" "));
+    let longer_reply = s
+        .send(Probe::invalid(
+            Body::Json(body(s, json!(longer_text), &[])),
+            format!(
+                "input of {} words, over the {}-token input limit",
+                longest + 4 * TAIL.len(),
+                limit.tokens
+            ),
+        ))
+        .await?;
+    let longer = probes::vectors_or_verdict(&longer_reply, 1)
+        .ok()
+        .and_then(|v| v.into_iter().next());
+    let (limit, longer, longer_reply) = (&limit, longer.as_deref(), &longer_reply);
+    let finding = Property::new(s.settings(), GENERATED_LENGTHS)
+        .check(&limit.lengths(), move |n| async move {
+            let reply = s.send(over_probe(s, n, limit)).await?;
+            let problem = if reply.is_client_error() {
+                improper_refusal(&reply)
+            } else if reply.is_success() {
+                improper_truncation(&reply, limit, longer)
+            } else {
+                return Ok::<_, ProbeError>(Case::Inapplicable);
+            };
+            Ok(match problem {
+                None => Case::Holds,
+                Some(why) => Case::Fails(
+                    Verdict::fail(why)
+                        .with(&reply.exchange)
+                        .with(&longer_reply.exchange),
+                ),
+            })
+        })
+        .await?;
+    Ok(finding.into_verdict(
+        |n| format!("{n} words"),
+        |cases, applicable| match (applicable, found) {
+            (0, _) => Verdict::skip(format!(
+                "none of {cases} over-length inputs was refused or truncated (see LEN-001)"
+            )),
+            (_, Policy::Truncate) => Verdict::pass(format!(
+                "{applicable} of {cases} over-length inputs truncated to at most {} tokens, keeping the start",
+                limit.tokens
+            )),
+            _ => Verdict::pass(format!(
+                "{applicable} of {cases} over-length inputs refused, the message about length"
+            )),
+        },
+    ))
+}
+
+/// LEN-003: "With --overlength reject or truncate, the server applies that policy to
+/// over-length input."
+async fn policy_as_relied_on(s: &Session) -> CheckResult {
+    let relied = s.settings().overlength;
+    if relied == Overlength::Any {
+        return Ok(Verdict::skip(
+            "--overlength any: the client copes with either policy",
+        ));
+    }
+    let limit = match input_limit(s).await? {
+        Ok(limit) => limit,
+        Err(verdict) => return Ok(verdict),
+    };
+    let (reply, found) = policy(s, &limit).await?;
+    let verdict = match (relied, found) {
+        (Overlength::Reject, Policy::Reject(_)) | (Overlength::Truncate, Policy::Truncate) => {
+            Verdict::pass(format!(
+                "over-length input: {}, as --overlength {relied} relies on",
+                found.describe()
+            ))
+        }
+        (Overlength::Truncate, _) => Verdict::fail(format!(
+            "the client relies on truncation (--overlength truncate), but the server's policy is {}: the client must truncate inputs itself",
+            found.describe()
+        )),
+        _ => Verdict::fail(format!(
+            "the client relies on refusals (--overlength reject), but the server's policy is {}: over-length inputs are not refused",
+            found.describe()
+        )),
+    };
+    Ok(verdict.with(&reply.exchange))
+}
+
+/// Why the answer to a batch with one over-length item is not a proper one, checking
+/// each item against the same input embedded alone.
+async fn improper_batch(
+    s: &Session,
+    reply: &Reply,
+    texts: &[String; 3],
+    limit: &Limit,
+) -> Result<Option<(String, Vec<Arc<Reply>>)>, ProbeError> {
+    let vectors = match reply.float_vectors() {
+        Ok(v) => v,
+        Err(why) => return Ok(Some((format!("200 without usable vectors: {why}"), vec![]))),
+    };
+    if vectors.len() != texts.len() {
+        return Ok(Some((
+            format!(
+                "200 with {} items for {} inputs: the over-length item was dropped from data",
+                vectors.len(),
+                texts.len()
+            ),
+            vec![],
+        )));
+    }
+    for (i, (text, vector)) in texts.iter().zip(&vectors).enumerate() {
+        let alone = match i {
+            1 => s.send(over_probe(s, limit.over_words, limit)).await?,
+            _ => s.send(Probe::embed(body(s, json!(text), &[]))).await?,
+        };
+        let Ok(own) = probes::vectors_or_verdict(&alone, 1) else {
+            continue;
+        };
+        let similarity = cosine(&own[0], vector);
+        if similarity < SAME_ITEM {
+            return Ok(Some((
+                format!(
+                    "data[{i}] has cosine {similarity:.6} to input {i} embedded alone: the items do not match their inputs"
+                ),
+                vec![alone],
+            )));
+        }
+    }
+    Ok(None)
+}
+
+/// LEN-004: "A batch with one over-length item is refused as a whole with a 4xx, or
+/// answered 200 with that item truncated; the item is never dropped from data."
+async fn over_length_batch_item(s: &Session) -> CheckResult {
+    let limit = match input_limit(s).await? {
+        Ok(limit) => limit,
+        Err(verdict) => return Ok(verdict),
+    };
+    let texts = [
+        BATCH[0].to_owned(),
+        words(limit.over_words),
+        BATCH[1].to_owned(),
+    ];
+    let reply = s
+        .send(Probe::invalid(
+            Body::Json(body(s, json!(texts), &[])),
+            format!(
+                "input[1] of {} words, over the {}-token input limit",
+                limit.over_words, limit.tokens
+            ),
+        ))
+        .await?;
+    if reply.is_client_error() {
+        return Ok(Verdict::pass(format!(
+            "the batch was refused as a whole with {}",
+            reply.status
+        ))
+        .with(&reply.exchange));
+    }
+    if !reply.is_success() {
+        return Ok(Verdict::fail(format!(
+            "answered {} to a batch with one over-length item",
+            reply.summary()
+        ))
+        .with(&reply.exchange));
+    }
+    Ok(match improper_batch(s, &reply, &texts, &limit).await? {
+        None => Verdict::pass("200 with one item per input, the over-length one truncated")
+            .with(&reply.exchange),
+        Some((why, alone)) => Verdict::fail(why)
+            .with(&reply.exchange)
+            .with_all(alone.iter().map(|r| &r.exchange)),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stream_words_are_one_toy_token_each() {
+        let text = words(1000);
+        assert_eq!(reference_server::tokenize(&text, 50_000).len(), 1000);
+    }
+
+    #[test]
+    fn shorter_inputs_are_prefixes_of_longer_ones() {
+        assert!(words(700).starts_with(&words(513)));
+        assert!(TAIL.iter().all(|t| !WORDS.contains(t)));
+    }
+
+    #[test]
+    fn refusals_name_their_limit() {
+        let openai = "input[0] has 1024 tokens; this model's maximum context length is 512 tokens";
+        assert_eq!(named_limit(openai, 512, 1024), Some(512));
+        let tei = "`inputs` must have less than 8192 tokens. given: 9000";
+        assert_eq!(named_limit(tei, 4096, 9000), Some(8192));
+        assert_eq!(named_limit("input too long", 0, 256), None);
+        assert_eq!(
+            named_limit("input[1] is too long, max 128", 0, 256),
+            Some(128)
+        );
+    }
+}

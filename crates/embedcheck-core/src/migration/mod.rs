@@ -1,0 +1,294 @@
+//! Migration audit: `--endpoint NEW --baseline OLD` reproduces the migration study
+//! for any pair of servers, and answers the questions it left open.
+//!
+//! Both servers get the normal clause run (same seed, so the same requests), then,
+//! through each server's own session (so budgets and the cache apply):
+//! - [`contract`]: the requests an existing client relies on, learned from the
+//!   baseline and judged on the candidate;
+//! - [`vectors`]: the fixture corpus ([`corpus`]) embedded 8 documents per request
+//!   on both, compared per document;
+//! - [`retrieval`]: the fixture queries ranked under each server, and query vectors
+//!   with and without the instruction;
+//! - [`behaviour`]: every logged request side by side, every clause's verdict for both;
+//! - [`latency`] (only with `--load`): the study's load, alternating servers;
+//! - [`remediation`]: the client-side changes the findings imply.
+//!
+//! The candidate's audit stays the report's top level; the baseline's becomes
+//! `migration.baseline`.
+
+pub mod behaviour;
+pub mod contract;
+pub mod corpus;
+pub mod latency;
+pub mod remediation;
+pub mod retrieval;
+pub mod vectors;
+
+use crate::audit;
+use crate::catalogue::Clause;
+use crate::http::Transport;
+use crate::model::ServerAudit;
+use crate::session::{Interrupt, Session, Settings};
+use behaviour::BehaviourDiff;
+use contract::Expectation;
+use corpus::{Corpus, CorpusSummary};
+use latency::{Latency, LoadPlan, Loaded};
+use remediation::Remedy;
+use retrieval::{Instruction, QueryVectors, Retrieval};
+use serde::Serialize;
+use serde_json::json;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use vectors::{Embedded, VectorEquivalence};
+
+/// One server of the pair, before its audit.
+pub struct Server {
+    pub transport: Transport,
+    pub settings: Settings,
+    pub label: String,
+}
+
+/// What the migration audit does besides the clause runs.
+#[derive(Clone, Debug)]
+pub struct Plan {
+    pub corpus: Corpus,
+    pub instruction: Instruction,
+    /// k of top-k and overlap@k.
+    pub top_k: usize,
+    /// The load to measure, with `--load`.
+    pub load: Option<LoadPlan>,
+    /// Per-request timeout of the load generator.
+    pub timeout: Duration,
+}
+
+/// The candidate as the migration section names it (its full audit is the report's
+/// top level).
+#[derive(Clone, Debug, Serialize)]
+pub struct ServerRef {
+    pub label: String,
+    pub endpoint: String,
+    pub model: Option<String>,
+}
+
+/// The `migration` object of a report.
+#[derive(Clone, Debug, Serialize)]
+pub struct Migration {
+    pub baseline: ServerAudit,
+    pub candidate: ServerRef,
+    pub corpus: CorpusSummary,
+    pub behaviour_diff: BehaviourDiff,
+    /// What the existing client relies on, and whether the candidate keeps it.
+    pub contract: Vec<Expectation>,
+    pub vector_equivalence: VectorEquivalence,
+    pub retrieval: Retrieval,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub latency: Option<Latency>,
+    /// Why `--load` was asked for but not measured.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub latency_skipped: Option<String>,
+    pub remediation: Vec<Remedy>,
+}
+
+impl Migration {
+    /// Requests of the whole migration run: both sessions' and the load's.
+    pub fn requests_sent(&self, candidate: &ServerAudit) -> u64 {
+        self.baseline.requests_sent
+            + candidate.requests_sent
+            + self.latency.as_ref().map_or(0, |l| l.requests_sent)
+    }
+}
+
+/// The candidate's audit and the migration section beside it.
+pub struct PairAudit {
+    pub candidate: ServerAudit,
+    pub migration: Migration,
+}
+
+/// Audits both servers and compares them.
+pub async fn audit_pair(
+    baseline: Server,
+    candidate: Server,
+    plan: &Plan,
+    selected: &[&Clause],
+    interrupt: Interrupt,
+) -> PairAudit {
+    let started = Instant::now();
+    let mut b = Session::new(baseline.transport, baseline.settings, interrupt.clone());
+    let mut c = Session::new(candidate.transport, candidate.settings, interrupt);
+    let (mut b_audit, mut c_audit) = futures::join!(
+        audit::audit_session(&mut b, baseline.label, selected),
+        audit::audit_session(&mut c, candidate.label, selected)
+    );
+    let unreachable = b_audit.aborted.clone().or_else(|| c_audit.aborted.clone());
+    let work = match &unreachable {
+        None => compare(&b, &c, plan).await,
+        Some(why) => Comparison::unavailable(plan, why),
+    };
+    let behaviour_diff = behaviour::diff(&b, &c, &b_audit, &c_audit);
+    let contract = contract::judge(&work.answers.0, &work.answers.1, &behaviour_diff);
+    let (latency, latency_skipped) = match (plan.load, &unreachable) {
+        (Some(load), None) => {
+            let labels = (b_audit.label.as_str(), c_audit.label.as_str());
+            measure_load((&b, &c), labels, plan, load, &work.documents).await
+        }
+        (Some(_), Some(why)) => (None, Some(format!("not measured: {why}"))),
+        (None, _) => (None, None),
+    };
+    let remediation = remediation::derive(&contract, &work.equivalence, &work.retrieval);
+    for (audit, session) in [(&mut b_audit, &b), (&mut c_audit, &c)] {
+        audit.requests_sent = session.requests_sent();
+        audit.tokens_used = session.tokens_used();
+        audit.observations = session.observations();
+        audit.wall_seconds = started.elapsed().as_secs_f64();
+    }
+    let candidate_ref = ServerRef {
+        label: c_audit.label.clone(),
+        endpoint: c_audit.endpoint.clone(),
+        model: c_audit.model.clone(),
+    };
+    PairAudit {
+        candidate: c_audit,
+        migration: Migration {
+            baseline: b_audit,
+            candidate: candidate_ref,
+            corpus: plan.corpus.summary(),
+            behaviour_diff,
+            contract,
+            vector_equivalence: work.equivalence,
+            retrieval: work.retrieval,
+            latency,
+            latency_skipped,
+            remediation,
+        },
+    }
+}
+
+/// The probing part of the comparison, before it is judged.
+struct Comparison {
+    answers: (contract::Answers, contract::Answers),
+    documents: (Embedded, Embedded),
+    equivalence: VectorEquivalence,
+    retrieval: Retrieval,
+}
+
+impl Comparison {
+    /// Nothing could be probed: every section says why instead of spending requests
+    /// (and timeouts) on a server that did not answer its audit.
+    fn unavailable(plan: &Plan, why: &str) -> Comparison {
+        let none = || Embedded {
+            vectors: vec![None; plan.corpus.documents.len()],
+            batch_tokens: vec![None; plan.corpus.batches().count()],
+            failures: vec![format!("not embedded: {why}")],
+        };
+        let documents = (none(), none());
+        let missing = || Err(format!("not embedded: {why}"));
+        let queries = QueryVectors {
+            baseline_instructed: missing(),
+            baseline_bare: missing(),
+            candidate_bare: missing(),
+            candidate_prefixed: missing(),
+        };
+        Comparison {
+            answers: Default::default(),
+            equivalence: vectors::equivalence(&plan.corpus, &documents.0, &documents.1, Vec::new()),
+            retrieval: retrieval::analyse(
+                &plan.corpus,
+                (&documents.0, &documents.1),
+                &queries,
+                &plan.instruction,
+                plan.top_k,
+            ),
+            documents,
+        }
+    }
+}
+
+async fn compare(b: &Session, c: &Session, plan: &Plan) -> Comparison {
+    let b_answers = contract::probe(b, None).await;
+    let c_answers = contract::probe(c, contract::native_size(&b_answers)).await;
+    let (b_docs, c_docs) = futures::join!(
+        vectors::embed_documents(b, &plan.corpus),
+        vectors::embed_documents(c, &plan.corpus)
+    );
+    let queries = retrieval::embed_queries(b, c, &plan.corpus, &plan.instruction).await;
+    let equivalence = vectors::compare(b, c, &plan.corpus, &b_docs, &c_docs).await;
+    let retrieval = retrieval::analyse(
+        &plan.corpus,
+        (&b_docs, &c_docs),
+        &queries,
+        &plan.instruction,
+        plan.top_k,
+    );
+    Comparison {
+        answers: (b_answers, c_answers),
+        documents: (b_docs, c_docs),
+        equivalence,
+        retrieval,
+    }
+}
+
+/// Runs the load when both budgets leave room for it.
+async fn measure_load(
+    (b, c): (&Session, &Session),
+    (b_label, c_label): (&str, &str),
+    plan: &Plan,
+    load: LoadPlan,
+    documents: &(Embedded, Embedded),
+) -> (Option<Latency>, Option<String>) {
+    let room = room_for_load(b, &documents.0, load).and(room_for_load(c, &documents.1, load));
+    if let Err(why) = room {
+        return (None, Some(why));
+    }
+    let loaded = |s: &Session, label: &str| Arc::new(loaded(s, label, &plan.corpus, plan.timeout));
+    let latency = latency::measure_pair(loaded(b, b_label), loaded(c, c_label), load).await;
+    (Some(latency), None)
+}
+
+/// The load must fit in what the run's budgets have left, by the corpus batches'
+/// own token counts.
+fn room_for_load(s: &Session, documents: &Embedded, load: LoadPlan) -> Result<(), String> {
+    let settings = s.settings();
+    let requests = load.requests_per_server();
+    if s.requests_sent() + requests > settings.max_requests {
+        return Err(format!(
+            "not measured: {requests} load requests would exceed --max-requests {} ({} already sent)",
+            settings.max_requests,
+            s.requests_sent()
+        ));
+    }
+    let counted: Vec<u64> = documents.batch_tokens.iter().flatten().copied().collect();
+    let per_request = counted.iter().sum::<u64>() / counted.len().max(1) as u64;
+    let tokens = per_request * requests;
+    if s.tokens_used() + tokens > settings.max_tokens {
+        return Err(format!(
+            "not measured: about {tokens} load tokens would exceed --max-tokens {} ({} already used)",
+            settings.max_tokens,
+            s.tokens_used()
+        ));
+    }
+    Ok(())
+}
+
+/// The load generator's view of a session's server: its URL, key and the corpus's
+/// full batches as request bodies (a short last batch would lower docs per request).
+fn loaded(s: &Session, label: &str, corpus: &Corpus, timeout: Duration) -> Loaded {
+    let bodies = corpus
+        .batches()
+        .filter(|batch| batch.len() == corpus::BATCH_SIZE)
+        .map(|batch| {
+            let texts: Vec<&str> = batch.iter().map(|d| d.text.as_str()).collect();
+            json!({"model": s.model(), "input": texts})
+                .to_string()
+                .into_bytes()
+        })
+        .collect();
+    let transport = s.transport();
+    Loaded::new(
+        label.to_owned(),
+        transport.target().embeddings_url().clone(),
+        transport.key().cloned(),
+        timeout,
+        bodies,
+        corpus::BATCH_SIZE,
+    )
+}

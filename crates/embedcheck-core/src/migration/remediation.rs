@@ -1,0 +1,197 @@
+//! What to change in the client: one action per finding, each with its evidence.
+//!
+//! Actions come only from findings (a broken expectation, vectors that differ, a
+//! ranking that moves), never from a checklist, so two servers that behave alike
+//! get an empty list.
+//!
+//! ```text
+//! - Stop sending `dimensions` …  (dimensions: 512 → 500 on the candidate; 200 · 512 floats on the baseline)
+//! - Prepend the query instruction yourself …  (query cosine old vs new: 0.52 bare, 0.9998 prefixed)
+//! ```
+
+use super::behaviour::Encoding;
+use super::contract::{Expectation, Judgement, Topic};
+use super::retrieval::Retrieval;
+use super::vectors::VectorEquivalence;
+use serde::Serialize;
+
+/// One client-side change and the finding it comes from.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct Remedy {
+    pub action: String,
+    pub evidence: String,
+    /// The finding: a contract topic, `vectors` or `retrieval`.
+    pub finding: String,
+}
+
+/// Every action the findings imply, in the order a migration would apply them.
+pub fn derive(
+    contract: &[Expectation],
+    vectors: &VectorEquivalence,
+    retrieval: &Retrieval,
+) -> Vec<Remedy> {
+    let mut remedies: Vec<Remedy> = contract
+        .iter()
+        .filter(|e| e.judgement == Judgement::Broken)
+        .filter_map(|e| for_expectation(e, retrieval))
+        .collect();
+    remedies.extend(for_vectors(vectors));
+    remedies.extend(for_retrieval(vectors, retrieval));
+    remedies
+}
+
+fn remedy(finding: &str, action: impl Into<String>, evidence: impl Into<String>) -> Remedy {
+    Remedy {
+        action: action.into(),
+        evidence: evidence.into(),
+        finding: finding.to_owned(),
+    }
+}
+
+fn for_expectation(e: &Expectation, retrieval: &Retrieval) -> Option<Remedy> {
+    let seen = format!("baseline: {}; candidate: {}", e.baseline, e.candidate);
+    Some(match e.topic {
+        Topic::Matryoshka if e.facts.refuses_native => remedy(
+            "matryoshka",
+            "stop sending `dimensions`; for shorter vectors keep the first d values and re-normalise them in the client",
+            seen,
+        ),
+        Topic::Matryoshka => remedy(
+            "matryoshka",
+            format!(
+                "stop sending `dimensions` below {}; truncate vectors in the client (first d values, re-normalised)",
+                e.facts.native.unwrap_or_default()
+            ),
+            seen,
+        ),
+        Topic::Instruction => remedy(
+            "instruction",
+            format!(
+                "prepend the query instruction yourself (`{}`) and stop relying on `input_type`",
+                retrieval.instruction.client_prefix.replace('\n', "\\n")
+            ),
+            instruction_evidence(&seen, retrieval),
+        ),
+        Topic::Overlength => remedy(
+            "overlength",
+            match e.facts.truncates_at {
+                Some(n) => format!("truncate inputs to {n} tokens before sending"),
+                None => "keep truncating inputs before sending; the candidate's answer to over-length input is not a clean 4xx".to_owned(),
+            },
+            seen,
+        ),
+        Topic::Encoding => remedy(
+            "encoding",
+            match e.facts.candidate_encoding {
+                Some(Encoding::Base64) => "decode base64 embeddings, or send `encoding_format: \"float\"` (or no `encoding_format`)".to_owned(),
+                _ => "send `encoding_format: \"float\"` and parse float arrays: the candidate does not return base64".to_owned(),
+            },
+            seen,
+        ),
+        Topic::ErrorShape => remedy(
+            "error_shape",
+            "read error messages from `error.message`, a top-level `message` and `detail` alike",
+            seen,
+        ),
+        Topic::ServerErrors => remedy(
+            "server_errors",
+            "do not retry 5xx answers to these requests: they are client mistakes the candidate reports as server errors",
+            server_error_evidence(e),
+        ),
+    })
+}
+
+fn instruction_evidence(seen: &str, retrieval: &Retrieval) -> String {
+    let effect = &retrieval.instruction;
+    let mut parts = vec![seen.to_owned()];
+    if let (Some(dropped), Some(fixed)) = (effect.dropped, effect.client_prefixed) {
+        parts.push(format!(
+            "query cosine old vs new: median {:.4} with the instruction dropped, {:.4} with it prefixed by the client",
+            dropped.median, fixed.median
+        ));
+    }
+    let recall = |name: &str| retrieval.scenario(name).map(|s| s.recall_at_k);
+    if let (Some(bare), Some(prefixed)) = (recall("candidate_bare"), recall("candidate_prefixed")) {
+        parts.push(format!(
+            "recall@{} {bare:.2} bare vs {prefixed:.2} prefixed",
+            retrieval.k
+        ));
+    }
+    parts.join("; ")
+}
+
+fn server_error_evidence(e: &Expectation) -> String {
+    let shown: Vec<String> = e
+        .facts
+        .server_errors
+        .iter()
+        .take(5)
+        .map(|(request, status)| format!("{request} → {status}"))
+        .collect();
+    let more = e.facts.server_errors.len().saturating_sub(shown.len());
+    let tail = if more > 0 {
+        format!("; and {more} more")
+    } else {
+        String::new()
+    };
+    format!("{}{tail}", shown.join("; "))
+}
+
+fn for_vectors(v: &VectorEquivalence) -> Vec<Remedy> {
+    let mut remedies = Vec::new();
+    if !v.equivalent {
+        let evidence = match (v.cosine_min, v.cosine_median) {
+            (Some(min), Some(median)) => format!(
+                "per-document cosine min {min:.4}, median {median:.4} over {} documents",
+                v.documents
+            ),
+            _ => format!(
+                "documents could not be compared: dimensions {:?} vs {:?}; {} failed batches",
+                v.dimensions_baseline,
+                v.dimensions_candidate,
+                v.failures_baseline.len() + v.failures_candidate.len()
+            ),
+        };
+        remedies.push(remedy(
+            "vectors",
+            "re-embed the whole corpus with the candidate before it serves queries",
+            evidence,
+        ));
+    }
+    if !v.token_differences.is_empty() {
+        remedies.push(remedy(
+            "vectors",
+            "recount chunk sizes and token budgets with the candidate's tokenizer",
+            format!(
+                "{} of {} documents count differently; totals {} vs {} tokens",
+                v.token_differences.len(),
+                v.documents,
+                v.tokens_baseline,
+                v.tokens_candidate
+            ),
+        ));
+    }
+    remedies
+}
+
+/// Only when the vectors pass as equivalent: otherwise re-embedding is already the
+/// action, and a mixed index is out of the question anyway.
+fn for_retrieval(v: &VectorEquivalence, retrieval: &Retrieval) -> Option<Remedy> {
+    let mixed = retrieval.scenario("baseline_index_candidate_queries")?;
+    let agreement = mixed.versus_reference.as_ref()?;
+    if !v.equivalent || agreement.top_hit_changed.is_empty() {
+        return None;
+    }
+    Some(remedy(
+        "retrieval",
+        "re-embed the corpus rather than querying the old index with the candidate's vectors",
+        format!(
+            "with the old index and new queries the top hit changed for {} of {} queries ({}); overlap@{} {:.2}",
+            agreement.top_hit_changed.len(),
+            mixed.queries.len(),
+            agreement.top_hit_changed.join(", "),
+            retrieval.k,
+            agreement.overlap_at_k
+        ),
+    ))
+}

@@ -1,0 +1,136 @@
+//! One persona per clause that breaks that clause, ideally that one alone.
+//!
+//! "A clause that cannot fail is a defect": the persona tests audit every breaker and
+//! demand that its clause fails. A new clause needs one line in [`BREAKERS`].
+
+use crate::persona::{API_KEY, Persona};
+use crate::quirks::{Quirk, Trigger};
+use reference_server::{Config, OverlengthPolicy};
+
+/// A clause ID and the persona that breaks it.
+type Breaker = (&'static str, fn() -> Persona);
+
+/// One line per clause; a comment names the real server that behaves so, where one is
+/// documented.
+#[rustfmt::skip]
+static BREAKERS: &[Breaker] = &[
+    ("RESP-001", || quirks(&[Quirk::DropModelField])),
+    ("RESP-002", || quirks(&[Quirk::DropLastItem])),
+    ("RESP-003", || quirks(&[Quirk::IndicesFromOne])),
+    ("RESP-004", || quirks(&[Quirk::StringInVector])),
+    // Dynamo's vLLM handler before PR #10248: per-token matrices.
+    ("RESP-005", || quirks(&[Quirk::PerTokenVectors])),
+    ("RESP-006", || quirks(&[Quirk::SuccessContentType("text/plain; charset=utf-8")])),
+    ("IN-001", || error_when(Trigger::SingleString, 400, "'input' must be an array of strings")),
+    // Azure OpenAI's historic limit: "The max number of inputs is 1" (openai-cookbook#252).
+    ("IN-002", || configured(Config { max_batch: 1, ..Config::default() }, &[])),
+    // Token ids answered 500: vllm#5906, microsoft/aoai-api-simulator#87.
+    ("IN-003", || error_when(Trigger::TokenIds, 500, "Internal Server Error")),
+    // Dynamo's empty worker stream (contract-notes §2.3).
+    ("IN-004", || quirks(&[Quirk::EmptyArrayEmbedded])),
+    // An empty prompt crashed vLLM's engine: vllm#7283.
+    ("IN-005", || error_when(Trigger::EmptyString, 500, "Internal Server Error")),
+    ("IN-006", || quirks(&[Quirk::NonAsciiAsQuestionMarks])),
+    ("IN-007", || error_when(Trigger::Field("user"), 400, "Unrecognized request argument supplied: user")),
+    ("IN-008", || error_when(Trigger::BatchOver(32), 400, "too many inputs in one request")),
+    ("USE-001", || quirks(&[Quirk::FloatUsage])),
+    // LM Studio reports zero tokens (cheshire-cat-ai/core#1014).
+    ("USE-002", || quirks(&[Quirk::ZeroUsage])),
+    ("USE-003", || quirks(&[Quirk::PaddedUsage(2)])),
+    ("CONS-001", || quirks(&[Quirk::NoiseOnRepeat])),
+    ("CONS-002", || quirks(&[Quirk::BatchPaddingLeak])),
+    ("CONS-003", || quirks(&[Quirk::ScaledVectors { factor: 2.0 }])),
+    // vLLM refuses `dimensions` even at the native size on a model not marked Matryoshka.
+    ("DIM-001", || error_when(Trigger::Field("dimensions"), 400, "dimensions must be unset for this model")),
+    ("DIM-002", || quirks(&[Quirk::RoundDimensionsUp(64)])),
+    ("DIM-003", || quirks(&[Quirk::SliceDimensions { suffix: true, renormalise: true }])),
+    // Infinity and Dynamo's SGLang worker slice without re-normalising.
+    ("DIM-004", || quirks(&[Quirk::SliceDimensions { suffix: false, renormalise: false }])),
+    ("DIM-005", || error_when(Trigger::DimensionsAbove(256), 400, "the request is invalid")),
+    // Ollama ignores 0 and negative dimensions.
+    ("DIM-006", || quirks(&[Quirk::IgnoreDimensionsBelowOne])),
+    // A Python proxy passing unknown kwargs on: "got an unexpected keyword argument" (litellm#6001).
+    ("UNK-001", || error_when(Trigger::UnknownField { known: INSTRUCTION_FIELDS }, 500, "TypeError: create() got an unexpected keyword argument")),
+    // vLLM, TEI, Dynamo, Infinity, Ollama and llama.cpp ignore unknown fields.
+    ("UNK-002", || quirks(&[Quirk::IgnoreUnknownFields { keep: INSTRUCTION_FIELDS }])),
+    // Jina's `task` silently dropped, as the study's Dynamo dropped `input_type`.
+    ("UNK-003", || quirks(&[Quirk::IgnoreFields(&["task"])])),
+    // E5's "query: " prefix where the client declared Qwen3's instruction.
+    ("UNK-004", || configured(Config { query_instruction: "query: ".to_owned(), ..Config::default() }, &[])),
+    // llama.cpp: "input (N tokens) is too large to process. increase the physical batch size".
+    ("LEN-001", || configured(rejecting(), &[Quirk::OverlengthAs500])),
+    ("LEN-002", || quirks(&[Quirk::Truncate { keep_end: true }])),
+    // TEI 1.9.0: `--auto-truncate false` ignored, so a server meant to refuse truncates.
+    ("LEN-003", || configured(rejecting(), &[Quirk::Truncate { keep_end: false }])),
+    ("LEN-004", || quirks(&[Quirk::DropOverlengthBatchItems])),
+    ("ENC-001", || quirks(&[Quirk::FloatAsBase64])),
+    ("ENC-002", || quirks(&[Quirk::Base64Float64])),
+    // The study's old server ignored `encoding_format`: floats even for base64.
+    ("ENC-003", || quirks(&[Quirk::IgnoreFields(&["encoding_format"])])),
+    ("ENC-004", || quirks(&[Quirk::LenientEncodingFormat])),
+    // llama.cpp's `ex_wrapper` answers a JSON parse exception 500.
+    ("ERR-001", || error_when(Trigger::MalformedJson, 500, "parse error: unexpected end of input")),
+    ("ERR-002", || error_when(Trigger::MissingInput, 500, "KeyError: 'input'")),
+    ("ERR-003", || error_when(Trigger::IllTypedInput, 500, "TypeError: input must be str or list")),
+    ("ERR-004", || error_when(Trigger::NotJsonContentType, 500, "cannot decode body")),
+    ("ERR-005", || error_when(Trigger::WrongMethod, 500, "Internal Server Error")),
+    // TEI, Infinity and llama.cpp serve any model name.
+    ("ERR-006", || quirks(&[Quirk::AnyModel])),
+    ("ERR-007", || quirks(&[Quirk::PlainTextErrors])),
+    // Dynamo's flat error body.
+    ("ERR-008", || quirks(&[Quirk::FlatErrors])),
+    // The retry hazard: Dynamo before PR #4984 answered an unknown model with 503.
+    ("ERR-009", || quirks(&[Quirk::StatusAs { from: 404, to: 503 }])),
+    ("AUTH-001", || configured(keyed(), &[Quirk::ErrorWhen { trigger: Trigger::NoCredentials, status: 500, message: "KeyError: 'authorization'" }])),
+];
+
+/// The persona that breaks `clause_id`, named after it.
+pub fn breaker(clause_id: &str) -> Option<Persona> {
+    let (id, make) = BREAKERS.iter().find(|(id, _)| *id == clause_id)?;
+    Some(Persona { name: id, ..make() })
+}
+
+/// The clauses [`breaker`] has a persona for, in table order.
+pub fn broken_clauses() -> impl Iterator<Item = &'static str> {
+    BREAKERS.iter().map(|(id, _)| *id)
+}
+
+fn configured(config: Config, quirks: &[Quirk]) -> Persona {
+    Persona {
+        name: "breaker",
+        config,
+        quirks: quirks.to_vec(),
+    }
+}
+
+/// The vendor fields that ask for query treatment, which the reference server honours
+/// (`input_type`) or refuses by name.
+const INSTRUCTION_FIELDS: &[&str] = &["input_type", "instruction", "task", "prompt_name"];
+
+/// The reference configuration refusing over-length input.
+fn rejecting() -> Config {
+    Config {
+        overlength: OverlengthPolicy::Reject,
+        ..Config::default()
+    }
+}
+
+/// The reference configuration with a key required.
+fn keyed() -> Config {
+    Config {
+        api_key: Some(API_KEY.to_owned()),
+        ..Config::default()
+    }
+}
+
+fn quirks(quirks: &[Quirk]) -> Persona {
+    configured(Config::default(), quirks)
+}
+
+fn error_when(trigger: Trigger, status: u16, message: &'static str) -> Persona {
+    quirks(&[Quirk::ErrorWhen {
+        trigger,
+        status,
+        message,
+    }])
+}

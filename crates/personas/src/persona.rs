@@ -1,0 +1,116 @@
+//! A persona and the in-process server that plays it.
+
+use crate::quirks::Quirk;
+use crate::wire::{Answer, Incoming};
+use reference_server::{Config, Engine};
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::sync::Mutex;
+use wiremock::matchers::any;
+use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
+
+/// The key every persona that requires one expects, and every audit of a persona
+/// sends. Fake on purpose: personas never leave 127.0.0.1.
+pub const API_KEY: &str = "sk-embedcheck-persona";
+
+/// A server to audit: the reference engine under `config`, with `quirks` applied in
+/// order.
+#[derive(Clone, Debug)]
+pub struct Persona {
+    pub name: &'static str,
+    pub config: Config,
+    pub quirks: Vec<Quirk>,
+}
+
+impl Persona {
+    /// Serves this persona on a free port of 127.0.0.1 until the returned server is
+    /// dropped.
+    pub async fn start(&self) -> PersonaServer {
+        let server = MockServer::builder()
+            .disable_request_recording()
+            .start()
+            .await;
+        Mock::given(any())
+            .respond_with(Responder::new(self))
+            .mount(&server)
+            .await;
+        PersonaServer { server }
+    }
+}
+
+/// A running persona.
+pub struct PersonaServer {
+    server: MockServer,
+}
+
+impl PersonaServer {
+    /// The OpenAI-style base URL, `http://127.0.0.1:PORT/v1`.
+    pub fn base_url(&self) -> String {
+        format!("{}/v1", self.server.uri())
+    }
+
+    pub fn addr(&self) -> SocketAddr {
+        *self.server.address()
+    }
+}
+
+/// Computes every answer from the request: quirks before, the engine, quirks after.
+struct Responder {
+    engine: Engine,
+    quirks: Vec<Quirk>,
+    memory: Mutex<Memory>,
+}
+
+/// What the server remembers between requests, for quirks that depend on history.
+#[derive(Default)]
+struct Memory {
+    answered: u64,
+    /// Requests answered so far, by [`Incoming::identity`].
+    seen: HashMap<u64, u64>,
+}
+
+impl Memory {
+    /// Numbers `request` and counts the identical ones before it.
+    fn note(&mut self, request: &mut Incoming) {
+        let seen = self.seen.entry(request.identity()).or_default();
+        (request.number, request.repeat) = (self.answered, *seen);
+        *seen += 1;
+        self.answered += 1;
+    }
+}
+
+impl Responder {
+    fn new(persona: &Persona) -> Self {
+        Responder {
+            engine: Engine::new(persona.config.clone()),
+            quirks: persona.quirks.clone(),
+            memory: Mutex::default(),
+        }
+    }
+
+    fn answer(&self, sent: Incoming) -> Answer {
+        let config = self.engine.config();
+        let mut request = sent.clone();
+        let early = self
+            .quirks
+            .iter()
+            .find_map(|quirk| quirk.before(&mut request, config));
+        let mut answer =
+            early.unwrap_or_else(|| Answer::from(self.engine.handle(&request.as_engine_request())));
+        for quirk in &self.quirks {
+            quirk.after(&sent, &mut answer, config);
+        }
+        answer
+    }
+}
+
+impl Respond for Responder {
+    fn respond(&self, request: &Request) -> ResponseTemplate {
+        let mut incoming = Incoming::from_wiremock(request);
+        // Counts from a poisoned lock are still fine for varying answers.
+        let mut memory = self.memory.lock().unwrap_or_else(|e| e.into_inner());
+        memory.note(&mut incoming);
+        drop(memory);
+        self.answer(incoming).into_template()
+    }
+}

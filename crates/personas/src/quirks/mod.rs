@@ -1,0 +1,258 @@
+//! Deviations from the reference server, as data.
+//!
+//! A persona is the reference engine plus a list of [`Quirk`]s. Each quirk is one
+//! documented behaviour of a real server (its doc comment names the source: a file
+//! or issue from `docs/contract-notes.md`, or the migration study) or one deliberate
+//! break of a clause. Quirks act at two points:
+//! - before the engine: rewrite the request, or answer it outright;
+//! - after the engine (or the quirk that answered): rewrite the answer.
+//!
+//! Both passes run in list order, so `[ErrorWhen{..}, FlatErrors]` answers an error
+//! and then writes it flat, as one server would.
+
+mod errors;
+mod request;
+mod shape;
+mod success;
+mod trigger;
+
+pub use trigger::Trigger;
+
+use crate::wire::{Answer, Incoming};
+use reference_server::Config;
+
+/// One way a persona departs from the strictly conforming reference server.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Quirk {
+    // ---- before the engine: requests -------------------------------------------------
+    /// Drops top-level fields outside OpenAI's `CreateEmbeddingRequest` (and `keep`)
+    /// instead of refusing them, as request structs that ignore extras do: vLLM
+    /// (`extra="allow"`, vllm/entrypoints/openai/engine/protocol.py), TEI and Dynamo
+    /// (serde without `deny_unknown_fields`), Infinity (pydantic's default), Ollama (Go
+    /// `encoding/json`), llama.cpp (contract-notes §1, column 2). Note that this drops
+    /// `input_type`, which the reference server honours.
+    IgnoreUnknownFields { keep: &'static [&'static str] },
+    /// Treats an optional field sent as `null` as absent, as typed request structs do:
+    /// serde's `Option<T>` (TEI, Dynamo), pydantic's `Optional[int] = None` (vLLM's
+    /// `dimensions`), Go's `encoding/json`, which leaves a field at its zero value
+    /// (Ollama). OpenAI refuses `dimensions: null` (sbintuitions/JMTEB#14).
+    NullIsAbsent,
+    /// Prepends a request's `instruction` string to every text input, as the study's
+    /// old FastAPI server did (migration-study.md, "query instruction").
+    HonourInstructionField,
+    /// Embeds with the one loaded model whatever `model` says: TEI only logs a warning
+    /// (router/src/http/server.rs `openai_embed`), Infinity with one engine
+    /// (`EngineArray.__getitem__`), llama.cpp (contract-notes §3, EMB-ERR-04).
+    AnyModel,
+    /// Drops these fields before the engine sees them, as a server that never reads
+    /// them: `encoding_format` on the study's old FastAPI server (floats even for
+    /// `base64`; migration-study.md), `dimensions` on llama.cpp's server
+    /// (ggml-org/llama.cpp#25210).
+    IgnoreFields(&'static [&'static str]),
+    /// Drops an integer `dimensions` below 1: Ollama applies `dimensions` only when
+    /// `0 < d < len` and silently ignores 0 and negative values (openai/openai.go,
+    /// ollama PR #12242).
+    IgnoreDimensionsBelowOne,
+    /// Drops an integer `dimensions` at or above the native size, answering the full
+    /// vector: Ollama, as above; older vLLM slices `d > E` to E values (pooler).
+    IgnoreDimensionsAboveNative,
+    /// Rounds an integer `dimensions` in `1..native` up to a multiple of this, as a
+    /// server serving only a list of Matryoshka sizes and picking the next one up
+    /// (breaks DIM-002).
+    RoundDimensionsUp(usize),
+    /// Serves `dimensions` in `1..native` by slicing the full vector itself: its last d
+    /// components when `suffix`, re-normalised when `renormalise`. Infinity's
+    /// `matryososka_slice` keeps the first d without re-normalising (contract-notes
+    /// §2.5), as does Dynamo's SGLang worker (§2.3).
+    SliceDimensions { suffix: bool, renormalise: bool },
+    /// Cuts text inputs over the configured limit to whole words within it before the
+    /// engine sees them, keeping the start, or the end when `keep_end` (vLLM's
+    /// `truncation_side: left`; its older docstring: "keep only the last k tokens").
+    /// Keeping the start while configured to refuse is TEI 1.9.0, where
+    /// `--auto-truncate false` did not parse (fixed in commit 77ee99d, v1.9.1).
+    Truncate { keep_end: bool },
+    /// Removes the over-length items of a batch before embedding the rest, so `data`
+    /// has fewer items than the request had inputs (breaks LEN-004).
+    DropOverlengthBatchItems,
+    /// Answers `encoding_format: "float"` in base64, as a server that only checks
+    /// whether the field is present (breaks ENC-001).
+    FloatAsBase64,
+    /// Serves any `encoding_format` other than `"base64"` as floats instead of refusing
+    /// it (runpod-workers/worker-infinity-embedding#30: the field is not validated).
+    LenientEncodingFormat,
+    /// Embeds an empty string instead of refusing it: Ollama rewrites `""` to `[""]`
+    /// and the model still sees its special tokens (middleware/openai.go); a BOS
+    /// marker stands in for them.
+    EmbedEmptyStrings,
+    /// Replaces every non-ASCII character of the inputs with `?`, like a server that
+    /// decodes text with an ASCII codec in replace mode: Korean, Japanese and Chinese
+    /// inputs collapse to the same string (breaks IN-006).
+    NonAsciiAsQuestionMarks,
+    /// Answers `status` with an OpenAI-shaped error carrying `message` when `trigger`
+    /// fires, before the engine runs; the persona that uses it cites the source.
+    ErrorWhen {
+        trigger: Trigger,
+        status: u16,
+        message: &'static str,
+    },
+    /// Answers `input: []` with 200, `data: []` and model `"embedding"`: Dynamo folds an
+    /// empty worker stream into `NvCreateEmbeddingResponse::empty()`
+    /// (lib/llm/src/protocols/openai/embeddings/aggregator.rs `test_empty_stream`).
+    EmptyArrayEmbedded,
+    /// Refuses what axum's `Json` extractor cannot parse with axum's plain-text
+    /// rejections: 415 without a JSON content type, 400 for a syntax error, 422 for a
+    /// body that does not fit the request struct. TEI installs no custom rejection
+    /// (router/src/http/server.rs; huggingface/text-embeddings-inference#50).
+    AxumRejections,
+    /// Refuses what pydantic cannot parse with FastAPI's default 422
+    /// `{"detail": [...]}`; Infinity has no custom handler, so token ids and empty
+    /// arrays get it too (fastapi_schemas/pymodels.py; michaelfeil/infinity#36).
+    FastApiValidation,
+
+    // ---- after: error answers ------------------------------------------------------
+    /// Turns every 400 for a request that got past the frontend's serde parsing into
+    /// 500 "Failed to fold embeddings stream": Dynamo maps any in-stream worker error to
+    /// `internal_server_error` (lib/llm/src/http/service/openai.rs, `DeltaAggregator`;
+    /// migration-study.md: `dimensions` and over-length answered 500; dynamo#11377).
+    InStreamErrorsAs500,
+    /// Answers an over-length input 500 "input (N tokens) is too large to process":
+    /// llama.cpp needs the input in one ubatch and its `ex_wrapper` maps the exception
+    /// to 500 (ggml-org/llama.cpp#11105, PR #7389).
+    OverlengthAs500,
+    /// Writes errors flat, `{"message", "type": <reason phrase>, "code": <status>}`:
+    /// Dynamo's `ErrorMessage` (ai-dynamo/dynamo PR #4984).
+    FlatErrors,
+    /// Writes errors as TEI's flat `{"message", "code", "type"}`: 422 `Validation` for
+    /// a bad request (413 before v1.9.0, commit d026d1e), 400 `Empty` for empty input
+    /// (router/src/http/server.rs, router/src/lib.rs `ErrorType`).
+    TeiErrors,
+    /// Puts the HTTP status, an integer, in `error.code` (OpenAI: string or null): vLLM
+    /// ≥ 0.10.1 (`ErrorInfo`, vllm PR #22099), Infinity's `OpenAIException`, llama.cpp's
+    /// `format_error_response`.
+    ErrorCodeIsStatus,
+    /// Leaves `param` out of error bodies: llama.cpp's `format_error_response`.
+    NoErrorParam,
+    /// Answers `to` where the engine answered `from`, body unchanged: Dynamo answered
+    /// 503 for a model it did not serve until PR #4984 moved it to 404.
+    StatusAs { from: u16, to: u16 },
+    /// Sends every error as `text/plain` with the bare message, as framework default
+    /// error pages do (contract-notes §3, EMB-ERR-05/06).
+    PlainTextErrors,
+
+    // ---- after: success answers ----------------------------------------------------
+    /// Adds `id` (`id_prefix` + request number), `created` and, when set,
+    /// `usage.completion_tokens: 0`: vLLM's `EmbeddingResponse` (`embd-`, with
+    /// completion tokens) and Infinity (`infinity-`) (contract-notes §2.2.6, §2.5.6).
+    ExtraResponseFields {
+        id_prefix: &'static str,
+        completion_tokens: bool,
+    },
+    /// Leaves the spec-required `model` out of success bodies (breaks RESP-001).
+    DropModelField,
+    /// Drops the last item of a batch answer, as an aggregator that loses a chunk
+    /// would; clients zip results with inputs by position (contract-notes §2.10).
+    DropLastItem,
+    /// Numbers `data` from 1, as a one-based loop would (breaks RESP-003).
+    IndicesFromOne,
+    /// Writes the first value of the first vector as the string `"NaN"`, as a Python
+    /// server does when a non-finite float meets an encoder that refuses bare NaN
+    /// (breaks RESP-004).
+    StringInVector,
+    /// Returns each text's per-token vectors concatenated (length = tokens × native)
+    /// instead of one pooled vector, as Dynamo's vLLM handler did before ai-dynamo/dynamo
+    /// PR #10248; normalised here so that only the dimension clause sees it.
+    PerTokenVectors,
+    /// Serves success bodies with this `Content-Type` (breaks RESP-006).
+    SuccessContentType(&'static str),
+    /// Writes usage counts as JSON floats (`9.0`): integral values of the wrong type
+    /// (breaks USE-001; the response schema accepts them).
+    FloatUsage,
+    /// Reports zero tokens for any input (LM Studio, per cheshire-cat-ai/core#1014).
+    ZeroUsage,
+    /// Adds this many tokens per request to the usage counts, as a server that counts
+    /// special tokens once per request rather than per input (breaks USE-003).
+    PaddedUsage(u64),
+    /// Adds small noise (seeded by the request number; cosine ≈ 0.9998 to the exact
+    /// vector) to the answer of a request answered before, as nondeterministic GPU
+    /// reductions can. The first answer stays exact, so only clauses that repeat a
+    /// request see the noise (breaks CONS-001).
+    NoiseOnRepeat,
+    /// Mixes a fixed padding-token vector into every vector of a batch answer, as a
+    /// pooling that counts pad tokens does (contract-notes EMB-RSP-07: dynamo#10248,
+    /// vllm#6744).
+    BatchPaddingLeak,
+    /// Writes base64 embeddings as little-endian float64 (8 bytes a value): the bytes
+    /// of a NumPy array of Python floats, which clients decode as float32 garbage
+    /// (breaks ENC-002).
+    Base64Float64,
+    /// Multiplies every vector by `factor`: unnormalised output (Infinity and Dynamo's
+    /// SGLang worker slice without renormalising, contract-notes EMB-DIM-04).
+    ScaledVectors { factor: f64 },
+}
+
+impl Quirk {
+    /// Rewrites the request before the engine sees it, or answers it outright.
+    pub(crate) fn before(&self, request: &mut Incoming, config: &Config) -> Option<Answer> {
+        match *self {
+            Quirk::IgnoreUnknownFields { keep } => request::drop_unknown_fields(request, keep),
+            Quirk::NullIsAbsent => request::drop_null_optionals(request),
+            Quirk::HonourInstructionField => request::prepend_instruction(request),
+            Quirk::AnyModel => request::serve_any_model(request, &config.model_id),
+            Quirk::IgnoreFields(names) => request::drop_fields(request, names),
+            Quirk::IgnoreDimensionsBelowOne => {
+                request::drop_dimensions_where(request, |d| d < 1);
+            }
+            Quirk::IgnoreDimensionsAboveNative => {
+                let native = config.native_dimensions as i64;
+                request::drop_dimensions_where(request, |d| d >= native);
+            }
+            Quirk::RoundDimensionsUp(multiple) => {
+                request::round_dimensions_up(request, multiple, config.native_dimensions);
+            }
+            Quirk::SliceDimensions { .. } => {
+                let native = config.native_dimensions;
+                request::drop_dimensions_where(request, |d| (1..native as i64).contains(&d));
+            }
+            Quirk::Truncate { keep_end } => request::truncate_texts(request, config, keep_end),
+            Quirk::DropOverlengthBatchItems => {
+                request::drop_overlength_batch_items(request, config);
+            }
+            Quirk::FloatAsBase64 => request::float_as_base64(request),
+            Quirk::LenientEncodingFormat => request::drop_unless_base64(request),
+            Quirk::EmbedEmptyStrings => request::embed_empty_strings(request),
+            Quirk::NonAsciiAsQuestionMarks => request::non_ascii_as_question_marks(request),
+            Quirk::ErrorWhen {
+                trigger,
+                status,
+                message,
+            } => {
+                return trigger
+                    .fires(request)
+                    .then(|| Answer::openai_error(status, message));
+            }
+            Quirk::EmptyArrayEmbedded => return request::empty_stream(request),
+            Quirk::AxumRejections => return request::axum_rejection(request),
+            Quirk::FastApiValidation => return request::fastapi_rejection(request),
+            _ => {}
+        }
+        None
+    }
+
+    /// Rewrites the answer to `request` (as the client sent it).
+    pub(crate) fn after(&self, request: &Incoming, answer: &mut Answer, config: &Config) {
+        match *self {
+            Quirk::InStreamErrorsAs500 => errors::in_stream_as_500(request, answer),
+            Quirk::OverlengthAs500 => errors::overlength_as_500(answer, config.max_input_tokens),
+            Quirk::FlatErrors => errors::flat(answer),
+            Quirk::TeiErrors => errors::tei(request, answer),
+            Quirk::ErrorCodeIsStatus => errors::code_is_status(answer),
+            Quirk::NoErrorParam => errors::no_param(answer),
+            Quirk::PlainTextErrors => errors::plain_text(answer),
+            Quirk::StatusAs { from, to } if answer.status == from => answer.status = to,
+            Quirk::SuccessContentType(content_type) if success::applies(request, answer) => {
+                answer.content_type = content_type.to_owned();
+            }
+            success_quirk => success::edit(success_quirk, request, answer, config),
+        }
+    }
+}

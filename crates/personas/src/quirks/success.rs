@@ -1,0 +1,244 @@
+//! Quirks that edit the 200 answers to embeddings requests.
+
+use super::Quirk;
+use crate::wire::{Answer, Incoming};
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD as BASE64;
+use reference_server::{Config, embed_tokens, tokenize};
+use serde_json::{Value, json};
+
+/// `created` of the extra response fields: fixed, so that answers are reproducible.
+const CREATED: u64 = 1_767_225_600;
+
+/// Length of the noise vector added to a repeated request, relative to the unit
+/// vector: cosine ≈ 1 − 0.022²/2 ≈ 0.9998 to the exact answer, below CONS-001's
+/// 0.9999.
+const NOISE: f64 = 0.022;
+
+/// Weight of the padding vector leaking into batch items: cosine to the item alone ≈
+/// 1/√1.04 ≈ 0.98.
+const PAD_WEIGHT: f64 = 0.2;
+
+/// The token id whose vector stands for padding.
+const PAD_TOKEN: u32 = 0;
+
+/// Whether `answer` is a success body these quirks edit (not `GET /models`).
+pub(super) fn applies(request: &Incoming, answer: &Answer) -> bool {
+    request.is_embed_post() && answer.status == 200
+}
+
+/// Applies a success-body quirk; any other quirk leaves the answer as it is.
+pub(super) fn edit(quirk: Quirk, request: &Incoming, answer: &mut Answer, config: &Config) {
+    if !applies(request, answer) {
+        return;
+    }
+    let Some(mut body) = answer.json() else {
+        return;
+    };
+    match quirk {
+        Quirk::ExtraResponseFields {
+            id_prefix,
+            completion_tokens,
+        } => {
+            body["id"] = json!(format!("{id_prefix}{}", request.number));
+            body["created"] = json!(CREATED);
+            if completion_tokens {
+                set_usage(&mut body, "completion_tokens", json!(0));
+            }
+        }
+        Quirk::DropModelField => drop_key(&mut body, "model"),
+        Quirk::DropLastItem => drop_last_item(&mut body),
+        Quirk::IndicesFromOne => renumber_from_one(&mut body),
+        Quirk::StringInVector => {
+            if let Some(value) = body.pointer_mut("/data/0/embedding/0") {
+                *value = json!("NaN");
+            }
+        }
+        Quirk::PerTokenVectors => per_token_vectors(&mut body, request, config.vocab_size),
+        Quirk::FloatUsage => map_usage(&mut body, |n| json!(n as f64)),
+        Quirk::ZeroUsage => map_usage(&mut body, |_| json!(0)),
+        Quirk::PaddedUsage(extra) => map_usage(&mut body, |n| json!(n + extra)),
+        Quirk::NoiseOnRepeat if request.repeat > 0 => map_vectors(&mut body, |i, v| {
+            // Any id distinct per request and item gives an independent direction.
+            let seed = (request.number * 4096 + i as u64) as u32;
+            mix(&v, &unit(seed, v.len()), NOISE)
+        }),
+        Quirk::BatchPaddingLeak if batch_len(&body) > 1 => {
+            map_vectors(&mut body, |_, v| {
+                mix(&v, &unit(PAD_TOKEN, v.len()), PAD_WEIGHT)
+            });
+        }
+        Quirk::SliceDimensions {
+            suffix,
+            renormalise,
+        } => {
+            if let Some(d) = sliced_dimensions(request, config.native_dimensions) {
+                map_vectors(&mut body, |_, v| slice(v, d, suffix, renormalise));
+            }
+        }
+        Quirk::Base64Float64 => base64_as_float64(&mut body),
+        Quirk::ScaledVectors { factor } => {
+            map_vectors(&mut body, |_, v| v.iter().map(|x| x * factor).collect());
+        }
+        _ => return,
+    }
+    answer.set_json(&body);
+}
+
+fn drop_key(body: &mut Value, key: &str) {
+    if let Some(fields) = body.as_object_mut() {
+        fields.remove(key);
+    }
+}
+
+fn items(body: &mut Value) -> &mut [Value] {
+    body.get_mut("data")
+        .and_then(Value::as_array_mut)
+        .map_or(&mut [][..], Vec::as_mut_slice)
+}
+
+fn batch_len(body: &Value) -> usize {
+    body.get("data")
+        .and_then(Value::as_array)
+        .map_or(0, Vec::len)
+}
+
+fn drop_last_item(body: &mut Value) {
+    if let Some(data) = body.get_mut("data").and_then(Value::as_array_mut)
+        && data.len() > 1
+    {
+        data.pop();
+    }
+}
+
+fn renumber_from_one(body: &mut Value) {
+    for item in items(body) {
+        if let Some(index) = item.get("index").and_then(Value::as_u64) {
+            item["index"] = json!(index + 1);
+        }
+    }
+}
+
+fn set_usage(body: &mut Value, field: &str, value: Value) {
+    if let Some(usage) = body.get_mut("usage").and_then(Value::as_object_mut) {
+        usage.insert(field.to_owned(), value);
+    }
+}
+
+fn map_usage(body: &mut Value, map: impl Fn(u64) -> Value) {
+    for field in ["prompt_tokens", "total_tokens"] {
+        if let Some(n) = body
+            .pointer(&format!("/usage/{field}"))
+            .and_then(Value::as_u64)
+        {
+            set_usage(body, field, map(n));
+        }
+    }
+}
+
+/// Rewrites every vector, float array or base64 string alike: a server's numbers do
+/// not depend on how they are written.
+fn map_vectors(body: &mut Value, mut map: impl FnMut(usize, Vec<f64>) -> Vec<f64>) {
+    for (i, item) in items(body).iter_mut().enumerate() {
+        let Some(embedding) = item.get_mut("embedding") else {
+            continue;
+        };
+        match embedding {
+            Value::Array(values) => {
+                let floats: Option<Vec<f64>> = values.iter().map(Value::as_f64).collect();
+                if let Some(vector) = floats {
+                    *embedding = json!(map(i, vector));
+                }
+            }
+            Value::String(text) => {
+                if let Some(vector) = decode_f32(text) {
+                    *text = encode(
+                        map(i, vector)
+                            .into_iter()
+                            .flat_map(|x| (x as f32).to_le_bytes()),
+                    );
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// The little-endian float32 values of a base64 embedding.
+fn decode_f32(text: &str) -> Option<Vec<f64>> {
+    let bytes = BASE64.decode(text).ok()?;
+    let chunks = bytes.chunks_exact(4);
+    chunks.remainder().is_empty().then(|| {
+        chunks
+            .map(|c| f64::from(f32::from_le_bytes([c[0], c[1], c[2], c[3]])))
+            .collect()
+    })
+}
+
+fn encode(bytes: impl Iterator<Item = u8>) -> String {
+    BASE64.encode(bytes.collect::<Vec<u8>>())
+}
+
+/// Rewrites base64 embeddings as little-endian float64, the bytes of a NumPy array
+/// of Python floats.
+fn base64_as_float64(body: &mut Value) {
+    for item in items(body) {
+        if let Some(Value::String(text)) = item.get_mut("embedding")
+            && let Some(vector) = decode_f32(text)
+        {
+            *text = encode(vector.into_iter().flat_map(f64::to_le_bytes));
+        }
+    }
+}
+
+/// Each text's vector becomes its tokens' own vectors, concatenated.
+fn per_token_vectors(body: &mut Value, request: &Incoming, vocab_size: u32) {
+    let texts = request.texts();
+    map_vectors(body, |i, pooled| match texts.get(i) {
+        Some(Some(text)) => {
+            let rows = tokenize(text, vocab_size)
+                .into_iter()
+                .flat_map(|id| embed_tokens(&[id], pooled.len()))
+                .map(f64::from)
+                .collect();
+            normalise(rows)
+        }
+        _ => pooled,
+    })
+}
+
+/// The `dimensions` a [`Quirk::SliceDimensions`] serves itself: those in `1..native`.
+fn sliced_dimensions(request: &Incoming, native: usize) -> Option<usize> {
+    let d = request.fields()?.get("dimensions")?.as_u64()? as usize;
+    (1..native).contains(&d).then_some(d)
+}
+
+fn slice(mut v: Vec<f64>, d: usize, suffix: bool, renormalise: bool) -> Vec<f64> {
+    let kept = if suffix {
+        v.split_off(v.len().saturating_sub(d))
+    } else {
+        v.into_iter().take(d).collect()
+    };
+    if renormalise { normalise(kept) } else { kept }
+}
+
+/// A pseudo-random unit vector, the reference server's vector of token `id`.
+fn unit(id: u32, len: usize) -> Vec<f64> {
+    embed_tokens(&[id], len)
+        .into_iter()
+        .map(f64::from)
+        .collect()
+}
+
+/// `v + weight · other`, normalised to unit length.
+fn mix(v: &[f64], other: &[f64], weight: f64) -> Vec<f64> {
+    normalise(v.iter().zip(other).map(|(a, b)| a + weight * b).collect())
+}
+
+fn normalise(v: Vec<f64>) -> Vec<f64> {
+    let norm = v.iter().map(|x| x * x).sum::<f64>().sqrt();
+    if norm == 0.0 {
+        return v;
+    }
+    v.into_iter().map(|x| x / norm).collect()
+}

@@ -1,0 +1,280 @@
+//! Personas of real servers, as far as `docs/contract-notes.md` (§1 matrix, §2 notes)
+//! and the migration study document them.
+//!
+//! Each is the reference engine configured like the server (model, size, limits,
+//! over-length policy) plus the quirks the sources show. Behaviour the sources do not
+//! cover stays the reference server's, so a verdict that differs between two personas
+//! always traces back to a cited difference.
+
+use crate::persona::{API_KEY, Persona};
+use crate::quirks::{Quirk, Trigger};
+use reference_server::{Config, OverlengthPolicy};
+
+/// The study's model: 1024 dimensions, no `is_matryoshka` in its config.json
+/// (QwenLM/Qwen3-Embedding#85), served with `--max-model-len 1024`.
+const QWEN3: &str = "Qwen/Qwen3-Embedding-0.6B";
+
+/// vLLM's refusal of `dimensions` for a model not marked Matryoshka, raised even when
+/// the value equals the native size (`PoolingParams._set_default_parameters`).
+const VLLM_NO_MATRYOSHKA: &str = "Model 'Qwen/Qwen3-Embedding-0.6B' does not support Matryoshka embeddings; dimensions must be unset";
+
+/// Every real-server persona, in a stable order.
+pub fn real_servers() -> Vec<Persona> {
+    vec![
+        openai(),
+        old_fastapi(),
+        dynamo_vllm(),
+        vllm(),
+        tei(),
+        infinity(),
+        llama_cpp(),
+        ollama(),
+        litellm(),
+    ]
+}
+
+/// The bundled reference server as it is: every clause passes or skips on it.
+pub fn reference() -> Persona {
+    Persona {
+        name: "reference",
+        config: Config::default(),
+        quirks: Vec::new(),
+    }
+}
+
+/// OpenAI's API (contract-notes §2.1): the reference behaviour with OpenAI's sizes, a
+/// key required, over-length refused (400 "maximum context length is 8192 tokens").
+/// `input_type` is refused like any argument outside the schema
+/// (`additionalProperties: false`; "Unrecognized request argument supplied").
+pub fn openai() -> Persona {
+    Persona {
+        name: "openai",
+        config: Config {
+            model_id: "text-embedding-3-small".to_owned(),
+            native_dimensions: 1536,
+            max_input_tokens: 8192,
+            overlength: OverlengthPolicy::Reject,
+            api_key: Some(API_KEY.to_owned()),
+            ..Config::default()
+        },
+        quirks: vec![Quirk::ErrorWhen {
+            trigger: Trigger::Field("input_type"),
+            status: 400,
+            message: "Unrecognized request argument supplied: input_type",
+        }],
+    }
+}
+
+/// The study's old FastAPI server (migration-study.md): `transformers` behind one
+/// lock; Matryoshka `dimensions` honoured, input truncated at 1024 tokens, the query
+/// instruction prepended for `input_type: "query"` or an `instruction` field, and
+/// `encoding_format` ignored (always floats).
+pub fn old_fastapi() -> Persona {
+    Persona {
+        name: "old_fastapi",
+        config: qwen3(OverlengthPolicy::Truncate, true),
+        quirks: vec![
+            Quirk::HonourInstructionField,
+            Quirk::IgnoreFields(&["encoding_format"]),
+            Quirk::IgnoreUnknownFields {
+                keep: &["input_type"],
+            },
+        ],
+    }
+}
+
+/// NVIDIA Dynamo 1.6.2 with a vLLM embedding worker, as in the study
+/// (migration-study.md; contract-notes §2.3): unknown fields (`input_type`) ignored,
+/// `null` optionals read as absent (serde); `dimensions` and over-length refused by
+/// the worker and so answered 500, as is anything else the worker refuses (an empty
+/// string: inference from the same mechanism); `input: []` answered 200 with no data;
+/// errors written flat.
+pub fn dynamo_vllm() -> Persona {
+    Persona {
+        name: "dynamo_vllm",
+        config: qwen3(OverlengthPolicy::Reject, false),
+        quirks: vec![
+            Quirk::EmptyArrayEmbedded,
+            Quirk::NullIsAbsent,
+            Quirk::IgnoreUnknownFields { keep: &[] },
+            vllm_refuses_dimensions(),
+            Quirk::InStreamErrorsAs500,
+            Quirk::FlatErrors,
+        ],
+    }
+}
+
+/// vLLM's OpenAI server on its own (newest layout, contract-notes §2.2), with the
+/// study's model and flags: extras ignored, `dimensions: null` read as absent
+/// (`int | None`), any other `dimensions` refused for a model not marked Matryoshka, over-length refused with 400, `id`/`created`/
+/// `completion_tokens` added, and the status as an integer `error.code`.
+pub fn vllm() -> Persona {
+    Persona {
+        name: "vllm",
+        config: qwen3(OverlengthPolicy::Reject, false),
+        quirks: vec![
+            Quirk::NullIsAbsent,
+            Quirk::IgnoreUnknownFields { keep: &[] },
+            vllm_refuses_dimensions(),
+            Quirk::ExtraResponseFields {
+                id_prefix: "embd-",
+                completion_tokens: true,
+            },
+            Quirk::ErrorCodeIsStatus,
+        ],
+    }
+}
+
+/// Hugging Face text-embeddings-inference 1.9.3 (contract-notes §2.4): any model name
+/// served, extras ignored, `null` optionals read as absent (serde `Option`),
+/// `--auto-truncate` on, at most 32 inputs per request
+/// (`--max-client-batch-size`), flat error bodies, and axum's plain-text rejections
+/// for bodies that do not parse.
+pub fn tei() -> Persona {
+    Persona {
+        name: "tei",
+        config: Config {
+            model_id: "BAAI/bge-base-en-v1.5".to_owned(),
+            native_dimensions: 768,
+            max_batch: 32,
+            ..Config::default()
+        },
+        quirks: vec![
+            Quirk::NullIsAbsent,
+            Quirk::AxumRejections,
+            Quirk::AnyModel,
+            Quirk::IgnoreUnknownFields { keep: &[] },
+            Quirk::TeiErrors,
+        ],
+    }
+}
+
+/// Infinity (contract-notes §2.5) with one engine: any model name served, extras
+/// ignored, input silently truncated, `dimensions` sliced without re-normalising,
+/// FastAPI's 422 `{"detail"}` for bodies pydantic
+/// refuses (token ids and empty arrays included), `id`/`created` added, and integer
+/// `error.code` for its own errors.
+pub fn infinity() -> Persona {
+    Persona {
+        name: "infinity",
+        config: Config {
+            model_id: "michaelfeil/bge-small-en-v1.5".to_owned(),
+            native_dimensions: 384,
+            ..Config::default()
+        },
+        quirks: vec![
+            Quirk::FastApiValidation,
+            Quirk::AnyModel,
+            Quirk::IgnoreUnknownFields { keep: &[] },
+            Quirk::SliceDimensions {
+                suffix: false,
+                renormalise: false,
+            },
+            Quirk::ExtraResponseFields {
+                id_prefix: "infinity-",
+                completion_tokens: false,
+            },
+            Quirk::ErrorCodeIsStatus,
+        ],
+    }
+}
+
+/// llama.cpp's `llama-server --embeddings` (contract-notes §2.6): malformed JSON
+/// answered 500 (the parse exception is not `std::invalid_argument`), any model name
+/// served, `dimensions` and extras ignored, input over the 512-token ubatch answered
+/// 500, and errors as `{"error": {"code": <int>, "message", "type"}}`.
+pub fn llama_cpp() -> Persona {
+    Persona {
+        name: "llama_cpp",
+        config: Config {
+            model_id: "nomic-embed-text-v1.5.Q8_0.gguf".to_owned(),
+            native_dimensions: 768,
+            overlength: OverlengthPolicy::Reject,
+            ..Config::default()
+        },
+        quirks: vec![
+            Quirk::ErrorWhen {
+                trigger: Trigger::MalformedJson,
+                status: 500,
+                message: "[json.exception.parse_error.101] parse error: syntax error while parsing value - unexpected end of input",
+            },
+            Quirk::AnyModel,
+            Quirk::IgnoreUnknownFields { keep: &[] },
+            Quirk::IgnoreFields(&["dimensions"]),
+            Quirk::OverlengthAs500,
+            Quirk::ErrorCodeIsStatus,
+            Quirk::NoErrorParam,
+        ],
+    }
+}
+
+/// Ollama 0.33's `/v1/embeddings` (contract-notes §2.7): token ids refused with 400
+/// "invalid input type", `""` embedded, extras and `null` fields ignored (Go's
+/// `encoding/json`), `dimensions` outside `1..native` silently ignored, input
+/// truncated to the context.
+pub fn ollama() -> Persona {
+    Persona {
+        name: "ollama",
+        config: ollama_config("nomic-embed-text"),
+        quirks: ollama_quirks(),
+    }
+}
+
+/// LiteLLM's proxy in front of Ollama (contract-notes §2.8, BerriAI/litellm#42426):
+/// Ollama's behaviour, except that `encoding_format` (which the OpenAI SDKs always
+/// send) raises `UnsupportedParamsError`, which reached the client as 500.
+pub fn litellm() -> Persona {
+    let refuse_encoding = Quirk::ErrorWhen {
+        trigger: Trigger::Field("encoding_format"),
+        status: 500,
+        message: "litellm.UnsupportedParamsError: ollama does not support parameters: ['encoding_format']. To drop these, set `litellm.drop_params=True`",
+    };
+    Persona {
+        name: "litellm",
+        config: ollama_config("ollama/nomic-embed-text"),
+        quirks: [vec![refuse_encoding], ollama_quirks()].concat(),
+    }
+}
+
+fn qwen3(overlength: OverlengthPolicy, matryoshka: bool) -> Config {
+    Config {
+        model_id: QWEN3.to_owned(),
+        native_dimensions: 1024,
+        max_input_tokens: 1024,
+        matryoshka,
+        overlength,
+        ..Config::default()
+    }
+}
+
+fn vllm_refuses_dimensions() -> Quirk {
+    Quirk::ErrorWhen {
+        trigger: Trigger::Field("dimensions"),
+        status: 400,
+        message: VLLM_NO_MATRYOSHKA,
+    }
+}
+
+fn ollama_config(model_id: &str) -> Config {
+    Config {
+        model_id: model_id.to_owned(),
+        native_dimensions: 768,
+        max_input_tokens: 2048,
+        ..Config::default()
+    }
+}
+
+fn ollama_quirks() -> Vec<Quirk> {
+    vec![
+        Quirk::ErrorWhen {
+            trigger: Trigger::TokenIds,
+            status: 400,
+            message: "invalid input type",
+        },
+        Quirk::EmbedEmptyStrings,
+        Quirk::NullIsAbsent,
+        Quirk::IgnoreUnknownFields { keep: &[] },
+        Quirk::IgnoreDimensionsBelowOne,
+        Quirk::IgnoreDimensionsAboveNative,
+    ]
+}

@@ -1,0 +1,171 @@
+//! Test the tester: every catalogued clause fails on its breaker persona, and the
+//! reference server passes (or skips, with a reason) every clause.
+//!
+//! All audits run once, concurrently, and are shared by the tests below. Why each
+//! breaker's clause failed, and which other clauses it also fails, is recorded in
+//! `snapshots/personas/breakers.snap`, so a breaker that fails for another reason, or
+//! starts to break more than it should, shows up in review.
+
+mod common;
+
+use embedcheck_core::catalogue::Catalogue;
+use embedcheck_core::model::{ClauseResult, Outcome, ServerAudit};
+use personas::Persona;
+use std::collections::BTreeMap;
+use std::fmt::Write;
+use std::sync::OnceLock;
+
+/// The reference server's audit and each breaker's, by clause ID.
+struct Audits {
+    reference: ServerAudit,
+    breakers: BTreeMap<String, ServerAudit>,
+}
+
+/// Audits the reference server and every catalogued clause's breaker, all at once, on
+/// a runtime of their own (each test has its own, and audits outlive none of them).
+fn audits() -> &'static Audits {
+    static AUDITS: OnceLock<Audits> = OnceLock::new();
+    AUDITS.get_or_init(|| {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .expect("a tokio runtime");
+        runtime.block_on(audit_all())
+    })
+}
+
+async fn audit_all() -> Audits {
+    let breakers: Vec<Persona> = Catalogue::shipped()
+        .clauses
+        .iter()
+        .filter_map(|c| personas::breaker(&c.id))
+        .collect();
+    let mut tasks = tokio::task::JoinSet::new();
+    for persona in breakers.into_iter().chain([personas::reference()]) {
+        tasks.spawn(async move { (persona.name, common::audit(&persona).await) });
+    }
+    let mut audits: BTreeMap<String, ServerAudit> = tasks
+        .join_all()
+        .await
+        .into_iter()
+        .map(|(name, audit)| (name.to_owned(), audit))
+        .collect();
+    let reference = audits
+        .remove("reference")
+        .expect("the reference was audited");
+    Audits {
+        reference,
+        breakers: audits,
+    }
+}
+
+fn result<'a>(audit: &'a ServerAudit, id: &str) -> &'a ClauseResult {
+    audit
+        .results
+        .iter()
+        .find(|r| r.id == id)
+        .expect("every catalogued clause has a result")
+}
+
+#[test]
+fn reference_server_passes_or_skips_every_clause() {
+    let audit = &audits().reference;
+    assert_eq!(audit.aborted, None);
+    let wrong: Vec<String> = audit
+        .results
+        .iter()
+        .filter(|r| match r.outcome {
+            Outcome::Pass => false,
+            Outcome::Skip => r.reason.trim().is_empty(),
+            Outcome::Fail | Outcome::Inconclusive => true,
+        })
+        .map(|r| format!("{} {}: {}", r.id, r.outcome.as_str(), r.reason))
+        .collect();
+    assert!(
+        wrong.is_empty(),
+        "the reference server should keep every clause: {wrong:#?}"
+    );
+}
+
+#[test]
+fn no_clause_lacks_a_breaker() {
+    let audits = audits();
+    let unbroken: Vec<String> = Catalogue::shipped()
+        .clauses
+        .iter()
+        .filter_map(|clause| match audits.breakers.get(&clause.id) {
+            None => Some(format!("{}: no breaker in personas::breaker", clause.id)),
+            Some(audit) => {
+                let r = result(audit, &clause.id);
+                (r.outcome != Outcome::Fail).then(|| {
+                    format!(
+                        "{}: its breaker got {}: {}",
+                        clause.id,
+                        r.outcome.as_str(),
+                        r.reason
+                    )
+                })
+            }
+        })
+        .collect();
+    assert!(
+        unbroken.is_empty(),
+        "clauses no persona fails: {unbroken:#?}"
+    );
+}
+
+#[test]
+fn every_breaker_failure_has_a_reason_and_evidence() {
+    for (id, audit) in &audits().breakers {
+        let r = result(audit, id);
+        if r.outcome == Outcome::Fail {
+            assert!(!r.reason.trim().is_empty(), "{id} failed without a reason");
+            assert!(
+                !r.evidence.is_empty(),
+                "{id} failed without evidence: {}",
+                r.reason
+            );
+        }
+    }
+}
+
+#[test]
+fn every_breaker_names_a_catalogued_clause() {
+    let catalogue = Catalogue::shipped();
+    let stale: Vec<&str> = personas::broken_clauses()
+        .filter(|id| catalogue.get(id).is_none())
+        .collect();
+    assert!(
+        stale.is_empty(),
+        "breakers for clauses not in the catalogue: {stale:?}"
+    );
+}
+
+/// Records, per breaker, why its clause failed and which other clauses it fails, so a
+/// review sees each breaker fail for the intended reason.
+#[test]
+fn breakers_fail_for_the_intended_reason() {
+    let mut table = String::new();
+    for (id, audit) in &audits().breakers {
+        let others: Vec<&str> = audit
+            .results
+            .iter()
+            .filter(|r| r.outcome == Outcome::Fail && r.id != *id)
+            .map(|r| r.id.as_str())
+            .collect();
+        let shown = if others.is_empty() {
+            "none".to_owned()
+        } else {
+            others.join(", ")
+        };
+        let reason = &result(audit, id).reason;
+        let _ = writeln!(table, "{id:<9} {reason}\n          also fails: {shown}");
+    }
+    insta::with_settings!({
+        snapshot_path => "../../../snapshots/personas",
+        prepend_module_to_snapshot => false,
+    }, {
+        insta::assert_snapshot!("breakers", table);
+    });
+}

@@ -1,0 +1,94 @@
+//! The full verdict table of every real-server persona, reviewed as a snapshot under
+//! `snapshots/personas/<persona>.snap`.
+//!
+//! A change in a verdict is a change in what the suite says about a real server, so
+//! it shows up in review. Each table reads:
+//!
+//! ```text
+//! persona: tei (model BAAI/bge-base-en-v1.5)
+//! fails: ERR-006, ERR-007, ERR-008
+//!
+//! RESP-001  pass          single and batch answers match the response schema
+//! ```
+
+mod common;
+
+use embedcheck_core::model::{Outcome, ServerAudit};
+use personas::Persona;
+use rstest::rstest;
+use std::fmt::Write;
+
+#[rstest]
+#[case::openai(personas::openai())]
+#[case::old_fastapi(personas::old_fastapi())]
+#[case::dynamo_vllm(personas::dynamo_vllm())]
+#[case::vllm(personas::vllm())]
+#[case::tei(personas::tei())]
+#[case::infinity(personas::infinity())]
+#[case::llama_cpp(personas::llama_cpp())]
+#[case::ollama(personas::ollama())]
+#[case::litellm(personas::litellm())]
+#[tokio::test]
+async fn verdicts_of_real_server_personas(#[case] persona: Persona) {
+    let audit = common::audit(&persona).await;
+    let table = render(&audit);
+    insta::with_settings!({
+        snapshot_path => "../../../snapshots/personas",
+        prepend_module_to_snapshot => false,
+    }, {
+        insta::assert_snapshot!(persona.name, table);
+    });
+}
+
+/// A persona added to `real_servers()` needs a `#[case]` above, which writes its
+/// snapshot.
+#[test]
+fn every_real_persona_has_a_verdict_snapshot() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../snapshots/personas");
+    let missing: Vec<&str> = personas::real_servers()
+        .iter()
+        .map(|p| p.name)
+        .filter(|name| !dir.join(format!("{name}.snap")).exists())
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "personas without a verdict case: {missing:?}"
+    );
+}
+
+/// Clause → outcome and reason, then what the suite observed about the server.
+fn render(audit: &ServerAudit) -> String {
+    let failed: Vec<&str> = audit
+        .results
+        .iter()
+        .filter(|r| r.outcome == Outcome::Fail)
+        .map(|r| r.id.as_str())
+        .collect();
+    let mut table = format!(
+        "persona: {} (model {})\nfails: {}\n\n",
+        audit.label,
+        audit.model.as_deref().unwrap_or("unknown"),
+        if failed.is_empty() {
+            "none".to_owned()
+        } else {
+            failed.join(", ")
+        },
+    );
+    for result in &audit.results {
+        let _ = writeln!(
+            table,
+            "{:<9} {:<13} {}",
+            result.id,
+            result.outcome.as_str(),
+            result.reason
+        );
+    }
+    table.push_str("\nobservations:\n");
+    for (name, value) in &audit.observations {
+        let _ = writeln!(table, "  {name}: {value}");
+    }
+    if let Some(why) = &audit.aborted {
+        let _ = writeln!(table, "\naborted: {why}");
+    }
+    table
+}
