@@ -33,6 +33,10 @@ pub enum ProbeError {
     RateLimited(u64),
     #[error("interrupted")]
     Interrupted,
+    /// The server stopped answering after an earlier probe (see ERR-010); nothing
+    /// more is sent to it.
+    #[error("the server stopped answering after an earlier probe ({0}); nothing more was sent")]
+    ServerDown(String),
     /// A property clause could not build its inputs (a strategy rejected every draw).
     #[error("could not generate a test case: {0}")]
     Generation(String),
@@ -56,6 +60,8 @@ pub struct Settings {
     pub max_retry_wait: Duration,
     /// Seeds every generated input: the same seed sends the same requests.
     pub seed: u64,
+    /// Send probes that may take a server down (`--aggressive`).
+    pub aggressive: bool,
     /// Generated cases per property clause (`--cases`).
     pub cases: u32,
     /// Declared Matryoshka support, or `Auto` to detect it.
@@ -80,6 +86,7 @@ impl Default for Settings {
             large_batch: 2048,
             max_retry_wait: Duration::from_secs(60),
             seed: 0,
+            aggressive: false,
             cases: DEFAULT_CASES,
             matryoshka: Matryoshka::Auto,
             overlength: Overlength::Any,
@@ -144,6 +151,8 @@ pub struct Session {
     observations: Mutex<BTreeMap<String, String>>,
     /// Time spent so far waiting out 429 answers, against `max_retry_wait`.
     waited_for_429: Mutex<Duration>,
+    /// The exchange after which the server stopped answering, once it has.
+    down_after: Mutex<Option<Exchange>>,
 }
 
 impl Session {
@@ -159,6 +168,7 @@ impl Session {
             pending: Mutex::default(),
             observations: Mutex::default(),
             waited_for_429: Mutex::default(),
+            down_after: Mutex::default(),
         }
     }
 
@@ -246,9 +256,17 @@ impl Session {
         }
     }
 
+    /// The probe after which the server stopped answering, if it did.
+    pub fn down_after(&self) -> Option<Exchange> {
+        lock(&self.down_after).clone()
+    }
+
     async fn send_once(&self, probe: &Probe) -> Result<Reply, ProbeError> {
         if self.interrupted() {
             return Err(ProbeError::Interrupted);
+        }
+        if let Some(killer) = self.down_after() {
+            return Err(ProbeError::ServerDown(describe(&killer)));
         }
         self.reserve(probe)?;
         let sent = tokio::select! {
@@ -269,10 +287,26 @@ impl Session {
                 Ok(reply)
             }
             Err((error, exchange)) => {
-                self.record(probe, exchange, None);
+                self.record(probe, exchange.clone(), None);
+                self.note_if_down(&error, exchange).await;
                 Err(ProbeError::Transport(error))
             }
         }
+    }
+
+    /// After a probe got no answer from a server that answered before, asks whether
+    /// the server is still there: if not, that probe is the one that took it down.
+    async fn note_if_down(&self, error: &TransportError, exchange: Exchange) {
+        let answered_before = lock(&self.log).iter().any(|l| l.reply.is_some());
+        if matches!(error, TransportError::BodyTooLarge(_)) || !answered_before {
+            return;
+        }
+        self.requests.fetch_add(1, Ordering::Relaxed);
+        if self.transport.ping().await {
+            return;
+        }
+        self.observe("server_down_after", describe(&exchange));
+        lock(&self.down_after).get_or_insert(exchange);
     }
 
     /// Counts the request against the budgets, refusing when either is spent.
@@ -297,6 +331,17 @@ impl Session {
             reply,
         });
     }
+}
+
+/// `POST /v1/embeddings {"input":[[999999]]}`: which request it was, in one line.
+fn describe(exchange: &Exchange) -> String {
+    let body = exchange.request_body.as_deref().unwrap_or_default();
+    format!(
+        "{} {} {}",
+        exchange.method,
+        exchange.path,
+        crate::http::excerpt::cut(body, 120)
+    )
 }
 
 /// The most body a probe's answer may have: generous for the number of inputs

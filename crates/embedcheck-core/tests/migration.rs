@@ -12,6 +12,8 @@ use embedcheck_core::migration::contract::{Judgement, Topic};
 use embedcheck_core::migration::corpus::Corpus;
 use embedcheck_core::migration::retrieval::Instruction;
 use embedcheck_core::migration::{Migration, PairAudit, Plan, Server, audit_pair};
+use embedcheck_core::model::{REPORT_SCHEMA_VERSION, Report, Tool};
+use embedcheck_core::schemas::Schemas;
 use embedcheck_core::session::{Interrupt, Settings};
 use reference_server::{Config, Engine, HttpRequest, OverlengthPolicy};
 use serde_json::{Value, json};
@@ -194,6 +196,25 @@ async fn migrate(old: &MockServer, new: &MockServer) -> PairAudit {
     .await
 }
 
+/// Writes every report format (kept under the temp dir for a reader) and checks
+/// `report.json` against the published schema.
+fn written(candidate: &embedcheck_core::model::ServerAudit, m: &Migration, name: &str) -> Report {
+    let report = Report {
+        schema_version: REPORT_SCHEMA_VERSION,
+        tool: Tool::this(),
+        strict: false,
+        seed: SEED,
+        audit: candidate.clone(),
+        migration: Some(m.clone()),
+    };
+    let dir = std::env::temp_dir().join(format!("embedcheck-migration-{name}"));
+    let files = embedcheck_core::report::write_all(&report, &dir).expect("reports are written");
+    let json: Value = serde_json::from_str(&std::fs::read_to_string(files.json).unwrap()).unwrap();
+    let problems = Schemas::get().report_problems(&json);
+    assert!(problems.is_empty(), "{problems:#?}");
+    report
+}
+
 fn judgement(m: &Migration, topic: Topic) -> Judgement {
     m.contract
         .iter()
@@ -210,6 +231,7 @@ async fn the_studys_servers_reproduce_the_studys_findings() {
         candidate,
         migration: m,
     } = migrate(&old, &new).await;
+    written(&candidate, &m, "study");
 
     // The vectors matched.
     let v = &m.vector_equivalence;
@@ -305,7 +327,11 @@ async fn the_studys_servers_reproduce_the_studys_findings() {
 async fn identical_servers_are_equivalent_and_rank_alike() {
     let a = start(qwen3(OverlengthPolicy::Truncate, true), Kind::Plain).await;
     let b = start(qwen3(OverlengthPolicy::Truncate, true), Kind::Plain).await;
-    let PairAudit { migration: m, .. } = migrate(&a, &b).await;
+    let PairAudit {
+        candidate,
+        migration: m,
+    } = migrate(&a, &b).await;
+    written(&candidate, &m, "identical");
     let v = &m.vector_equivalence;
     assert!(v.equivalent && v.cosine_min.unwrap() > 0.999_999, "{v:?}");
     assert_eq!(

@@ -33,6 +33,8 @@ static BREAKERS: &[Breaker] = &[
     ("IN-006", || quirks(&[Quirk::NonAsciiAsQuestionMarks])),
     ("IN-007", || error_when(Trigger::Field("user"), 400, "Unrecognized request argument supplied: user")),
     ("IN-008", || error_when(Trigger::BatchOver(32), 400, "too many inputs in one request")),
+    // A vocabulary large enough that 999999 decodes to something: embedded, meaninglessly.
+    ("IN-009", || configured(Config { vocab_size: 1_000_000, ..Config::default() }, &[])),
     ("USE-001", || quirks(&[Quirk::FloatUsage])),
     // LM Studio reports zero tokens (cheshire-cat-ai/core#1014).
     ("USE-002", || quirks(&[Quirk::ZeroUsage])),
@@ -81,6 +83,8 @@ static BREAKERS: &[Breaker] = &[
     ("ERR-008", || quirks(&[Quirk::FlatErrors])),
     // The retry hazard: Dynamo before PR #4984 answered an unknown model with 503.
     ("ERR-009", || quirks(&[Quirk::StatusAs { from: 404, to: 503 }])),
+    // TEI 1.9.3 aborts on token ids that decode to nothing.
+    ("ERR-010", || quirks(&[Quirk::CrashOn(Trigger::TokenIdAtLeast(999_999))])),
     ("AUTH-001", || configured(keyed(), &[Quirk::ErrorWhen { trigger: Trigger::NoCredentials, status: 500, message: "KeyError: 'authorization'" }])),
 ];
 

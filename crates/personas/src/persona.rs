@@ -67,6 +67,8 @@ struct Memory {
     answered: u64,
     /// Requests answered so far, by [`Incoming::identity`].
     seen: HashMap<u64, u64>,
+    /// Set once a `Quirk::CrashOn` fired: the server answers nothing from then on.
+    crashed: bool,
 }
 
 impl Memory {
@@ -110,7 +112,26 @@ impl Respond for Responder {
         // Counts from a poisoned lock are still fine for varying answers.
         let mut memory = self.memory.lock().unwrap_or_else(|e| e.into_inner());
         memory.note(&mut incoming);
+        memory.crashed |= self.crashes_on(&incoming);
+        if memory.crashed {
+            return hung();
+        }
         drop(memory);
         self.answer(incoming).into_template()
     }
+}
+
+impl Responder {
+    fn crashes_on(&self, request: &Incoming) -> bool {
+        self.quirks
+            .iter()
+            .any(|q| matches!(q, Quirk::CrashOn(trigger) if trigger.fires(request)))
+    }
+}
+
+/// A crashed server's answer: none within any client's timeout. (wiremock cannot
+/// close the socket, so the answer is held back instead; the suite's liveness check
+/// times out on it as on a dead process.)
+fn hung() -> ResponseTemplate {
+    ResponseTemplate::new(503).set_delay(std::time::Duration::from_secs(120))
 }

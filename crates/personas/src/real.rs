@@ -145,6 +145,7 @@ pub fn tei() -> Persona {
             Quirk::AnyModel,
             Quirk::IgnoreUnknownFields { keep: &[] },
             Quirk::TeiErrors,
+            Quirk::CrashOn(Trigger::TokenIdAtLeast(50_000)),
         ],
     }
 }

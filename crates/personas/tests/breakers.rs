@@ -43,7 +43,7 @@ async fn audit_all() -> Audits {
         .collect();
     let mut tasks = tokio::task::JoinSet::new();
     for persona in breakers.into_iter().chain([personas::reference()]) {
-        tasks.spawn(async move { (persona.name, common::audit(&persona).await) });
+        tasks.spawn(async move { (persona.name, common::audit(&persona, true).await) });
     }
     let mut audits: BTreeMap<String, ServerAudit> = tasks
         .join_all()

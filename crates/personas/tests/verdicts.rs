@@ -30,7 +30,7 @@ use std::fmt::Write;
 #[case::litellm(personas::litellm())]
 #[tokio::test]
 async fn verdicts_of_real_server_personas(#[case] persona: Persona) {
-    let audit = common::audit(&persona).await;
+    let audit = common::audit(&persona, false).await;
     let table = render(&audit);
     insta::with_settings!({
         snapshot_path => "../../../snapshots/personas",
@@ -38,6 +38,31 @@ async fn verdicts_of_real_server_personas(#[case] persona: Persona) {
     }, {
         insta::assert_snapshot!(persona.name, table);
     });
+}
+
+/// TEI 1.9.3 aborts on token ids that decode to nothing: with `--aggressive` the
+/// report names that probe as the one that took the server down, and the rest of the
+/// run ends inconclusive instead of hanging.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn aggressive_audit_names_the_probe_that_takes_tei_down() {
+    let audit = common::audit(&personas::tei(), true).await;
+    let result = |id: &str| {
+        audit
+            .results
+            .iter()
+            .find(|r| r.id == id)
+            .expect("clause ran")
+    };
+    let down = result("ERR-010");
+    assert_eq!(down.outcome, Outcome::Fail, "{}", down.reason);
+    assert!(down.reason.contains("999999"), "{}", down.reason);
+    assert!(audit.observations["server_down_after"].contains("999999"));
+    let cut_short = audit
+        .results
+        .iter()
+        .filter(|r| r.outcome == Outcome::Inconclusive && r.reason.contains("stopped answering"))
+        .count();
+    assert!(cut_short > 0, "later clauses end inconclusive, naming why");
 }
 
 /// A persona added to `real_servers()` needs a `#[case]` above, which writes its

@@ -1,4 +1,5 @@
-//! errors: client mistakes get 4xx answers a client can act on (ERR-001 … ERR-009).
+//! errors: client mistakes get 4xx answers a client can act on, and no request takes
+//! the server down (ERR-001 … ERR-010).
 //!
 //! A 5xx for a client mistake is the retry hazard: the OpenAI SDKs retry every 5xx
 //! twice, so such a server receives a request that can never succeed three times.
@@ -23,6 +24,7 @@ pub(crate) fn checks() -> Vec<Check> {
         check!("ERR-007", error_bodies_have_messages, aggregate),
         check!("ERR-008", error_bodies_are_openai_shaped, aggregate),
         check!("ERR-009", no_retry_hazard, aggregate),
+        check!("ERR-010", server_stays_up, aggregate),
     ]
 }
 
@@ -239,4 +241,23 @@ async fn no_retry_hazard(s: &Session) -> CheckResult {
         named.join("; ")
     ))
     .with_all(hazards.iter().map(|(_, reply)| &reply.exchange)))
+}
+
+/// ERR-010: "After every request the suite sends, the server still answers."
+///
+/// The session notices when a probe gets no answer from a server that answered
+/// before and the server then fails a liveness check; that probe is the finding.
+async fn server_stays_up(s: &Session) -> CheckResult {
+    Ok(match s.down_after() {
+        Some(killer) => Verdict::fail(format!(
+            "the server stopped answering right after {} {}: any client can take it down with this request",
+            killer.method,
+            killer.request_body.as_deref().unwrap_or("(no body)")
+        ))
+        .with(&killer),
+        None => Verdict::pass(format!(
+            "the server answered after every one of {} requests",
+            s.requests_sent()
+        )),
+    })
 }

@@ -18,6 +18,7 @@ pub(crate) fn checks() -> Vec<Check> {
         check!("IN-006", any_script),
         check!("IN-007", user_field),
         check!("IN-008", large_batch),
+        check!("IN-009", foreign_token_ids),
     ]
 }
 
@@ -235,6 +236,34 @@ fn limit_named(message: &str, sent: usize) -> Option<usize> {
         .split(|c: char| !c.is_ascii_digit())
         .filter_map(|n| n.parse::<usize>().ok())
         .find(|&n| n > 0 && n < sent)
+}
+
+/// IN-009: "input given as token ids that exist in no vocabulary ([[999999]]) is
+/// refused with a 4xx."
+///
+/// Sent only with `--aggressive`: Hugging Face TEI 1.9.3 aborts on it, and an audit
+/// of a production endpoint must not take it down by default.
+async fn foreign_token_ids(s: &Session) -> CheckResult {
+    if !s.settings().aggressive {
+        return Ok(Verdict::skip(
+            "may take a server down (TEI 1.9.3 aborts on it); sent only with --aggressive",
+        ));
+    }
+    let probe = Probe::invalid(
+        Body::Json(body(s, json!([[999_999]]), &[])),
+        "token id 999999 exists in no vocabulary",
+    );
+    let reply = s.send(probe).await?;
+    Ok(if reply.is_client_error() {
+        Verdict::pass(format!("refused with {}", reply.summary()))
+    } else if reply.is_success() {
+        Verdict::fail(
+            "embedded token id 999999, which exists in no vocabulary: the vector means nothing",
+        )
+    } else {
+        Verdict::fail(format!("answered {}, expected a 4xx", reply.summary()))
+    }
+    .with(&reply.exchange))
 }
 
 #[cfg(test)]

@@ -1,5 +1,6 @@
 //! Runtime trouble, kept apart from clause failures, with documented exit statuses.
 
+use crate::expectations::ExpectationsError;
 use crate::http::TargetError;
 use crate::report::ReportError;
 use std::process::ExitCode;
@@ -31,12 +32,20 @@ pub enum RunError {
     Runtime(std::io::Error),
     #[error(transparent)]
     Report(#[from] ReportError),
+    #[error(transparent)]
+    Expectations(#[from] ExpectationsError),
+    #[error(transparent)]
+    Corpus(#[from] crate::migration::corpus::CorpusError),
 }
 
 impl RunError {
     pub fn exit_code(&self) -> ExitCode {
         ExitCode::from(match self {
-            RunError::Usage(_) | RunError::Endpoint(_) | RunError::MissingKey(_) => EXIT_USAGE,
+            RunError::Usage(_)
+            | RunError::Endpoint(_)
+            | RunError::MissingKey(_)
+            | RunError::Expectations(_)
+            | RunError::Corpus(_) => EXIT_USAGE,
             RunError::ReferenceServer(_) | RunError::Runtime(_) | RunError::Report(_) => {
                 EXIT_RUNTIME
             }

@@ -7,6 +7,7 @@
 mod args;
 mod error;
 mod harness;
+mod migration;
 mod options;
 mod run;
 

@@ -108,6 +108,19 @@ pub struct Options {
     #[arg(long, env = "EMBEDCHECK_STRICT")]
     pub strict: bool,
 
+    /// Also send probes that may take a server down (e.g. token ids in no vocabulary).
+    /// Use only on a server you may crash.
+    #[arg(long, env = "EMBEDCHECK_AGGRESSIVE")]
+    pub aggressive: bool,
+
+    /// Known-failures file (default: expectations/<label>.toml when it exists).
+    #[arg(long, env = "EMBEDCHECK_EXPECTATIONS", value_name = "FILE")]
+    pub expectations: Option<PathBuf>,
+
+    /// Migration audit: --baseline URL and how to compare it with --endpoint.
+    #[command(flatten)]
+    pub migration: super::migration::MigrationOptions,
+
     /// Print this help.
     #[arg(long, short = 'h')]
     pub help: bool,

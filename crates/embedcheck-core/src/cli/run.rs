@@ -4,7 +4,9 @@ use super::error::{EXIT_CLAUSE_FAILED, EXIT_CONFORMANT, EXIT_INTERRUPTED, EXIT_R
 use super::options::Options;
 use crate::audit;
 use crate::catalogue::Clause;
+use crate::expectations::Expectations;
 use crate::http::{Secret, Target, Transport};
+use crate::migration::{Server, audit_pair};
 use crate::model::{REPORT_SCHEMA_VERSION, Report, Tool};
 use crate::report;
 use crate::session::{Interrupt, Settings};
@@ -23,13 +25,18 @@ impl Finished {
     pub fn exit_status(&self, clause_failed: bool) -> u8 {
         if self.interrupted {
             EXIT_INTERRUPTED
-        } else if self.report.audit.aborted.is_some() {
+        } else if self.report.audit.aborted.is_some() || self.baseline_aborted() {
             EXIT_RUNTIME
         } else if clause_failed {
             EXIT_CLAUSE_FAILED
         } else {
             EXIT_CONFORMANT
         }
+    }
+
+    fn baseline_aborted(&self) -> bool {
+        let migration = self.report.migration.as_ref();
+        migration.is_some_and(|m| m.baseline.aborted.is_some())
     }
 }
 
@@ -63,15 +70,30 @@ async fn audit_async(options: &Options, selected: &[&Clause]) -> Result<Finished
         "embedcheck: auditing {} as {label:?} (seed {seed}; replay with --seed {seed})",
         target.display()
     );
+    let expectations = Expectations::load(options.expectations.as_deref(), &label)?;
     let transport = Transport::new(target, key, Duration::from_secs(options.timeout));
-    let audit = audit::audit_server(
-        transport,
-        settings(options, seed),
-        label,
-        selected,
-        interrupt.clone(),
-    )
-    .await;
+    let settings = settings(options, seed);
+    let (mut audit, migration) = match super::migration::prepare(options, &settings)? {
+        None => {
+            let run = audit::audit_server(transport, settings, label, selected, interrupt.clone());
+            (run.await, None)
+        }
+        Some((baseline, plan)) => {
+            println!(
+                "embedcheck: migration audit, baseline {} as {:?}",
+                baseline.transport.target().display(),
+                baseline.label
+            );
+            let candidate = Server {
+                transport,
+                settings,
+                label,
+            };
+            let pair = audit_pair(baseline, candidate, &plan, selected, interrupt.clone()).await;
+            (pair.candidate, Some(pair.migration))
+        }
+    };
+    expectations.apply(&mut audit.results);
     if let Some(why) = &audit.aborted {
         eprintln!("embedcheck: {why}");
     }
@@ -83,7 +105,7 @@ async fn audit_async(options: &Options, selected: &[&Clause]) -> Result<Finished
             strict: options.strict,
             seed,
             audit,
-            migration: None,
+            migration,
         },
     })
 }
@@ -136,6 +158,7 @@ fn settings(options: &Options, seed: u64) -> Settings {
         large_batch: options.large_batch as usize,
         max_retry_wait: Duration::from_secs(options.max_retry_wait),
         seed,
+        aggressive: options.aggressive,
         cases: options.cases,
         matryoshka: options.matryoshka,
         overlength: options.overlength,

@@ -28,6 +28,9 @@ pub enum TransportError {
     BodyTooLarge(usize),
 }
 
+/// How long the liveness check waits: a live server answers `GET /models` at once.
+const PING_TIMEOUT: Duration = Duration::from_secs(5);
+
 /// The HTTP client bound to one endpoint and, optionally, one key.
 pub struct Transport {
     http: reqwest::Client,
@@ -61,6 +64,19 @@ impl Transport {
 
     pub fn key(&self) -> Option<&Secret> {
         self.key.as_ref()
+    }
+
+    /// Whether the server answers anything at all (any status) to `GET /models`
+    /// within a few seconds: the liveness check after a probe got no answer.
+    pub async fn ping(&self) -> bool {
+        let mut request = self
+            .http
+            .get(self.target.models_url().clone())
+            .timeout(self.timeout.min(PING_TIMEOUT));
+        if let Some(key) = &self.key {
+            request = request.bearer_auth(key.expose());
+        }
+        request.send().await.is_ok()
     }
 
     /// Sends `probe`, reading at most `max_body` bytes of the answer. On failure the

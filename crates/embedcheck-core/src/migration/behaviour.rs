@@ -188,7 +188,7 @@ impl fmt::Display for Answer {
             (Shape::Embeddings, Some(Encoding::Base64), Some(d)) => {
                 write!(f, " · base64 ({d} values)")?
             }
-            (Shape::Embeddings, _, _) => write!(f, " · {} items", self.items.unwrap_or(0))?,
+            (Shape::Embeddings, _, _) => write!(f, " · list")?,
             (shape, _, _) => write!(f, " · {}", shape.label())?,
         }
         if let Some(items) = self.items.filter(|&n| n > 1) {

@@ -37,6 +37,10 @@ const OVERLENGTH_WORDS: usize = 9_000;
 /// Short words that are one token in BPE vocabularies and in the reference server's.
 const FILLER: [&str; 8] = ["the", "data", "map", "text", "into", "each", "long", "line"];
 
+/// The query of the instruction probes: the one the unknown-fields clauses send with
+/// and without `input_type`, so the session cache answers both.
+const QUERY: &str = "What is the capital of South Korea?";
+
 /// Cosine above which two vectors count as the same embedding of the same tokens.
 const SAME_VECTOR: f64 = 0.9999;
 
@@ -100,10 +104,11 @@ pub(crate) struct Facts {
 /// The contract probes' answers from one server.
 #[derive(Clone, Debug, Default)]
 pub struct Answers {
-    plain: Option<Arc<Reply>>,
     reduced: Option<Arc<Reply>>,
     native: Option<Arc<Reply>>,
     query: Option<Arc<Reply>>,
+    /// The same query without `input_type`.
+    bare_query: Option<Arc<Reply>>,
     overlength: Option<Arc<Reply>>,
     base64: Option<Arc<Reply>>,
     missing_input: Option<Arc<Reply>>,
@@ -123,12 +128,17 @@ pub async fn probe(s: &Session, native: Option<usize>) -> Answers {
         .map_or(OVERLENGTH_WORDS, |n| n as usize * 2 + 64);
     let send = |body: Value| async move { ok(s.send(Probe::embed(body)).await) };
     let sentence = |extra: &[(&str, Value)]| with(s, json!(SENTENCE), extra);
-    let plain = send(sentence(&[])).await;
-    let native = native.or_else(|| plain.as_deref().and_then(first_vector).map(|v| v.len()));
+    let native = match native {
+        Some(n) => Some(n),
+        None => send(sentence(&[]))
+            .await
+            .as_deref()
+            .and_then(first_vector)
+            .map(|v| v.len()),
+    };
     let dims = native.filter(|&n| n >= 2).map(|n| (n / 2, n));
     let missing = Probe::invalid(Body::Json(json!({"model": s.model()})), "input is missing");
     Answers {
-        plain,
         reduced: match dims {
             Some((d, _)) => send(sentence(&[("dimensions", json!(d))])).await,
             None => None,
@@ -137,7 +147,8 @@ pub async fn probe(s: &Session, native: Option<usize>) -> Answers {
             Some((_, n)) => send(sentence(&[("dimensions", json!(n))])).await,
             None => None,
         },
-        query: send(sentence(&[("input_type", json!("query"))])).await,
+        query: send(with(s, json!(QUERY), &[("input_type", json!("query"))])).await,
+        bare_query: send(with(s, json!(QUERY), &[])).await,
         overlength: send(with(s, json!(filler(words)), &[])).await,
         base64: send(sentence(&[("encoding_format", json!("base64"))])).await,
         missing_input: ok(s.send(missing).await),
@@ -291,7 +302,7 @@ fn matryoshka(b: &Answers, c: &Answers) -> Expectation {
 /// Whether `input_type: "query"` changed the embedding compared with the plain
 /// request for the same text: more tokens, or a different vector.
 fn instructed(a: &Answers) -> Option<bool> {
-    let (query, plain) = (a.query.as_deref()?, a.plain.as_deref()?);
+    let (query, plain) = (a.query.as_deref()?, a.bare_query.as_deref()?);
     if !query.is_success() {
         return None;
     }
@@ -306,7 +317,7 @@ fn instructed(a: &Answers) -> Option<bool> {
 fn instruction_text(a: &Answers) -> String {
     let tokens = |r: &Option<Arc<Reply>>| r.as_deref().and_then(Reply::prompt_tokens);
     let status = answer(a.query.as_ref());
-    match (instructed(a), tokens(&a.query), tokens(&a.plain)) {
+    match (instructed(a), tokens(&a.query), tokens(&a.bare_query)) {
         (Some(true), Some(q), Some(p)) => {
             format!("200, instruction prepended ({q} tokens; {p} without)")
         }

@@ -77,9 +77,13 @@ mod tests {
     }
 
     #[test]
-    fn schema_leaves_room_for_a_migration_baseline() {
+    fn schema_requires_every_section_of_a_migration() {
         let mut value: Value = serde_json::from_str(&render(&sample::report())).unwrap();
         value["migration"] = serde_json::json!({ "baseline": { "label": "old" } });
-        assert!(Schemas::get().report_problems(&value).is_empty());
+        let problems = Schemas::get().report_problems(&value);
+        assert!(
+            problems.iter().any(|p| p.contains("vector_equivalence")),
+            "{problems:?}"
+        );
     }
 }

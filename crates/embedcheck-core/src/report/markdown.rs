@@ -21,7 +21,12 @@ use std::fmt::Write;
 
 /// The whole Markdown document.
 pub fn render(report: &Report) -> String {
-    let mut doc = format!("# embedcheck report: {}\n", text::flat(&report.audit.label));
+    let mut doc = super::migration::render(report);
+    let _ = writeln!(
+        doc,
+        "# embedcheck report: {}",
+        text::flat(&report.audit.label)
+    );
     settings(&mut doc, report);
     observations(&mut doc, report);
     verdicts(&mut doc, report);
@@ -173,13 +178,13 @@ fn with_outcomes<'a>(report: &'a Report, outcomes: &[Outcome]) -> Vec<&'a Clause
         .collect()
 }
 
-fn table_row(doc: &mut String, cells: &[&str]) {
+pub(super) fn table_row(doc: &mut String, cells: &[&str]) {
     let cells: Vec<String> = cells.iter().map(|c| cell(c)).collect();
     let _ = writeln!(doc, "| {} |", cells.join(" | "));
 }
 
 /// A table cell: a `|` would end the cell and a newline the row.
-fn cell(text: &str) -> String {
+pub(super) fn cell(text: &str) -> String {
     text.trim()
         .replace('|', r"\|")
         .replace("\r\n", "<br>")
@@ -187,7 +192,7 @@ fn cell(text: &str) -> String {
 }
 
 /// Inline code; the value is short and single-line (an URL, a model name).
-fn code(text: &str) -> String {
+pub(super) fn code(text: &str) -> String {
     format!("`{text}`")
 }
 

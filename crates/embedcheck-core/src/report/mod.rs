@@ -18,6 +18,7 @@
 pub mod json;
 pub mod junit;
 pub mod markdown;
+mod migration;
 pub mod terminal;
 mod text;
 

@@ -55,7 +55,48 @@ pub fn render(report: &Report, strict: bool) -> String {
         let _ = writeln!(out, "aborted: {}", text::one_line(reason, REASON_WIDTH));
     }
     let _ = writeln!(out, "{}", totals(report));
+    if let Some(line) = migration_line(report) {
+        let _ = writeln!(out, "{line}");
+    }
     out
+}
+
+/// `migration: old → new: vectors equivalent (cosine min 0.9996); 4 of 6 expectations
+/// broken; top hit changed for 0 of 14 queries; 5 client changes (see report.md)`.
+fn migration_line(report: &Report) -> Option<String> {
+    use crate::migration::contract::Judgement;
+    let m = report.migration.as_ref()?;
+    let v = &m.vector_equivalence;
+    let vectors = match (v.equivalent, v.cosine_min) {
+        (true, Some(min)) => format!("vectors equivalent (cosine min {min:.4})"),
+        (false, Some(min)) => format!("vectors differ (cosine min {min:.4})"),
+        (_, None) => "vectors not compared".to_owned(),
+    };
+    let broken = m
+        .contract
+        .iter()
+        .filter(|e| e.judgement == Judgement::Broken)
+        .count();
+    let ranking = m
+        .retrieval
+        .scenario("candidate_prefixed")
+        .and_then(|s| {
+            Some((
+                s.versus_reference.as_ref()?.top_hit_changed.len(),
+                s.queries.len(),
+            ))
+        })
+        .map_or("rankings not compared".to_owned(), |(changed, n)| {
+            format!("top hit changed for {changed} of {n} queries")
+        });
+    Some(format!(
+        "migration: {} → {}: {vectors}; {broken} of {} expectations broken; {ranking}; {} client changes (see report.md); {} requests in all",
+        m.baseline.label,
+        report.audit.label,
+        m.contract.len(),
+        m.remediation.len(),
+        text::thousands(m.requests_sent(&report.audit)),
+    ))
 }
 
 /// Failures lead because they are what a reader acts on; the rest keep catalogue order.

@@ -95,6 +95,11 @@ pub enum Quirk {
         status: u16,
         message: &'static str,
     },
+    /// Stops answering anything, for good, once `trigger` fires: every later request
+    /// hangs. Hugging Face TEI 1.9.3 aborts on a token-id input that decodes to nothing,
+    /// e.g. `[[999999]]` (core/src/tokenization.rs decodes ids with the server's
+    /// tokenizer). Stateful, so the persona's responder applies it, not `before`.
+    CrashOn(Trigger),
     /// Answers `input: []` with 200, `data: []` and model `"embedding"`: Dynamo folds an
     /// empty worker stream into `NvCreateEmbeddingResponse::empty()`
     /// (lib/llm/src/protocols/openai/embeddings/aggregator.rs `test_empty_stream`).

@@ -37,6 +37,8 @@ pub enum Trigger {
     DimensionsAbove(usize),
     /// No `Authorization` header.
     NoCredentials,
+    /// `input` holds a token id at or above this (outside the vocabulary).
+    TokenIdAtLeast(u64),
 }
 
 impl Trigger {
@@ -73,7 +75,18 @@ impl Trigger {
             Trigger::EmptyString => input == "" || items.iter().any(|i| i == ""),
             Trigger::SingleString => input.is_string(),
             Trigger::BatchOver(limit) => items.len() > limit,
+            Trigger::TokenIdAtLeast(limit) => token_ids(input).any(|id| id >= limit),
             _ => false,
         }
+    }
+}
+
+/// Every integer in `input` and in its nested arrays: the token ids of `[int]` and
+/// `[[int]]` inputs.
+fn token_ids(input: &Value) -> Box<dyn Iterator<Item = u64> + '_> {
+    match input {
+        Value::Number(n) => Box::new(n.as_u64().into_iter()),
+        Value::Array(items) => Box::new(items.iter().flat_map(token_ids)),
+        _ => Box::new(std::iter::empty()),
     }
 }

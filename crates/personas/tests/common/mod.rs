@@ -18,8 +18,9 @@ use reference_server::{DEFAULT_QUERY_INSTRUCTION, OverlengthPolicy};
 use std::time::Duration;
 
 /// Starts `persona`, audits it, and stops it. The server's address is redacted from
-/// reasons and observations, so results can be compared across runs.
-pub async fn audit(persona: &Persona) -> ServerAudit {
+/// reasons and observations, so results can be compared across runs. `aggressive`
+/// also sends the probes that may take a server down.
+pub async fn audit(persona: &Persona, aggressive: bool) -> ServerAudit {
     let server = persona.start().await;
     let target = Target::parse(&server.base_url()).expect("a persona URL is valid");
     let transport = Transport::new(
@@ -30,6 +31,7 @@ pub async fn audit(persona: &Persona) -> ServerAudit {
     let settings = Settings {
         large_batch: 64,
         seed: 7,
+        aggressive,
         query_instruction: Some(qwen3_query_template()),
         overlength: match persona.config.overlength {
             OverlengthPolicy::Reject => Overlength::Reject,

@@ -1,0 +1,561 @@
+//! The migration part of `report.md`, written to read like the study it reproduces:
+//! setting, vectors, behaviour differences, what the client relies on, retrieval,
+//! latency, and what to change. The candidate's own clause report follows it.
+//!
+//! ```markdown
+//! # Migration audit: old → new
+//! ## The vectors
+//! | item | old | new |
+//! | dimensions | 1024 | 1024 |
+//! ## Same request, different answer
+//! | request | old | new | the client relies on | verdict |
+//! ## What to change
+//! 1. **stop sending `dimensions`** — dimensions: 512 → 500 …
+//! ```
+
+use super::markdown::{cell, code, table_row};
+use super::text;
+use crate::migration::Migration;
+use crate::migration::behaviour::ProbeRow;
+use crate::migration::contract::Judgement;
+use crate::migration::latency::{Latency, Phase};
+use crate::migration::retrieval::{Retrieval, Scenario};
+use crate::migration::vectors::VectorEquivalence;
+use crate::model::{Outcome, Report, ServerAudit};
+use std::fmt::Write;
+
+/// The migration document, or nothing for a single-server report.
+pub fn render(report: &Report) -> String {
+    let Some(m) = &report.migration else {
+        return String::new();
+    };
+    let (b, c) = (&m.baseline, &report.audit);
+    let mut doc = format!(
+        "# Migration audit: {} → {}\n",
+        text::flat(&b.label),
+        text::flat(&c.label)
+    );
+    setting(&mut doc, m, c);
+    vectors(&mut doc, &m.vector_equivalence, b, c);
+    differences(&mut doc, m, b, c);
+    retrieval(&mut doc, &m.retrieval);
+    latency(&mut doc, m);
+    remediation(&mut doc, m);
+    doc.push('\n');
+    doc
+}
+
+fn header(doc: &mut String, first: &str, b: &ServerAudit, c: &ServerAudit) {
+    table_row(doc, &[first, &b.label, &c.label]);
+    doc.push_str("|---|---|---|\n");
+}
+
+fn clause_counts(a: &ServerAudit) -> String {
+    format!(
+        "{} pass, {} fail, {} skip, {} inconclusive",
+        a.count(Outcome::Pass),
+        a.count(Outcome::Fail),
+        a.count(Outcome::Skip),
+        a.count(Outcome::Inconclusive)
+    )
+}
+
+fn setting(doc: &mut String, m: &Migration, c: &ServerAudit) {
+    let b = &m.baseline;
+    doc.push_str("\n## Setting\n\n");
+    header(doc, "", b, c);
+    let model = |a: &ServerAudit| {
+        a.model
+            .as_deref()
+            .map_or("(server default)".to_owned(), code)
+    };
+    let rows = [
+        (
+            "role",
+            "baseline (the old server)".to_owned(),
+            "candidate (the new server)".to_owned(),
+        ),
+        ("endpoint", code(&b.endpoint), code(&c.endpoint)),
+        ("model", model(b), model(c)),
+        ("clauses", clause_counts(b), clause_counts(c)),
+        (
+            "requests sent",
+            text::thousands(b.requests_sent),
+            text::thousands(c.requests_sent),
+        ),
+        (
+            "tokens used",
+            text::thousands(b.tokens_used),
+            text::thousands(c.tokens_used),
+        ),
+    ];
+    for (name, x, y) in rows {
+        table_row(doc, &[name, &x, &y]);
+    }
+    let corpus = &m.corpus;
+    let languages: Vec<String> = corpus
+        .languages
+        .iter()
+        .map(|(l, n)| format!("{n} {l}"))
+        .collect();
+    let _ = writeln!(
+        doc,
+        "\nWorkload: {} documents ({}) sent {} per request, {} queries with relevance judgements, from {}. \
+         Both servers were sent the same requests (same seed); the whole run sent {} requests in {}.",
+        corpus.documents,
+        languages.join(", "),
+        corpus.batch_size,
+        corpus.queries,
+        corpus.origin,
+        text::thousands(m.requests_sent(c)),
+        text::seconds(c.wall_seconds)
+    );
+    for (label, aborted) in [(&b.label, &b.aborted), (&c.label, &c.aborted)] {
+        if let Some(why) = aborted {
+            let _ = writeln!(
+                doc,
+                "\n> **{label} could not be audited:** {}",
+                text::flat(why)
+            );
+        }
+    }
+}
+
+fn number(x: Option<f64>, digits: usize) -> String {
+    x.map_or("—".to_owned(), |x| format!("{x:.digits$}"))
+}
+
+fn vectors(doc: &mut String, v: &VectorEquivalence, b: &ServerAudit, c: &ServerAudit) {
+    let title = if v.equivalent {
+        "The vectors matched"
+    } else {
+        "The vectors"
+    };
+    let _ = writeln!(doc, "\n## {title}\n");
+    header(doc, "item", b, c);
+    let dims = |d: Option<usize>| d.map_or("—".to_owned(), |d| d.to_string());
+    let cosines = format!(
+        "min {} · median {} · max {}",
+        number(v.cosine_min, 4),
+        number(v.cosine_median, 4),
+        number(v.cosine_max, 4)
+    );
+    table_row(
+        doc,
+        &[
+            "dimensions",
+            &dims(v.dimensions_baseline),
+            &dims(v.dimensions_candidate),
+        ],
+    );
+    table_row(
+        doc,
+        &[
+            "L2 norm of first vector",
+            &number(v.norm_baseline, 4),
+            &number(v.norm_candidate, 4),
+        ],
+    );
+    let tokens = format!("total tokens over the {} documents", v.documents);
+    table_row(
+        doc,
+        &[
+            &tokens,
+            &text::thousands(v.tokens_baseline),
+            &text::thousands(v.tokens_candidate),
+        ],
+    );
+    table_row(
+        doc,
+        &["per-document cosine, baseline vs candidate", &cosines, ""],
+    );
+    doc.push('\n');
+    if v.token_differences.is_empty() {
+        doc.push_str("Token counts matched for every document. ");
+    } else {
+        let shown: Vec<String> = v
+            .token_differences
+            .iter()
+            .map(|d| format!("{} ({} vs {})", d.id, opt(d.baseline), opt(d.candidate)))
+            .collect();
+        let _ = write!(
+            doc,
+            "Token counts differ for {} documents: {}. ",
+            shown.len(),
+            shown.join(", ")
+        );
+    }
+    let verdict = match (v.equivalent, v.cosine_min) {
+        (true, _) => format!(
+            "Every document's cosine is at least {}: the servers give the same vectors.",
+            crate::migration::vectors::EQUIVALENT_COSINE
+        ),
+        (false, Some(min)) => format!(
+            "The lowest cosine is {min:.4} ({}): the servers do not give the same vectors.",
+            v.least_similar.as_deref().unwrap_or("?")
+        ),
+        (false, None) => "No document could be compared.".to_owned(),
+    };
+    let _ = writeln!(doc, "{verdict}");
+    for failure in v
+        .failures_baseline
+        .iter()
+        .map(|f| (&b.label, f))
+        .chain(v.failures_candidate.iter().map(|f| (&c.label, f)))
+    {
+        let _ = writeln!(doc, "- {}: {}", failure.0, text::flat(failure.1));
+    }
+}
+
+fn opt(n: Option<u64>) -> String {
+    n.map_or("—".to_owned(), |n| n.to_string())
+}
+
+fn verdict_word(j: Judgement) -> &'static str {
+    match j {
+        Judgement::Kept => "kept",
+        Judgement::Broken => "**broken**",
+        Judgement::NotRelied => "nothing to rely on",
+    }
+}
+
+fn differences(doc: &mut String, m: &Migration, b: &ServerAudit, c: &ServerAudit) {
+    doc.push_str("\n## Same request, different answer\n\n");
+    table_row(
+        doc,
+        &[
+            "topic",
+            &b.label,
+            &c.label,
+            "the existing client relies on",
+            "verdict",
+        ],
+    );
+    doc.push_str("|---|---|---|---|---|\n");
+    for e in &m.contract {
+        let topic = serde_json::to_value(e.topic)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_owned))
+            .unwrap_or_default();
+        table_row(
+            doc,
+            &[
+                &topic,
+                &e.baseline,
+                &e.candidate,
+                e.relies_on.as_deref().unwrap_or("—"),
+                verdict_word(e.judgement),
+            ],
+        );
+    }
+    let broken: Vec<&str> = m
+        .contract
+        .iter()
+        .filter(|e| e.judgement == Judgement::Broken)
+        .filter_map(|e| e.relies_on.as_deref())
+        .collect();
+    if broken.is_empty() {
+        doc.push_str("\nThe candidate keeps everything the existing client relies on.\n");
+    } else {
+        let _ = writeln!(
+            doc,
+            "\nWhat the existing client relies on that the candidate breaks:\n"
+        );
+        for item in broken {
+            let _ = writeln!(doc, "- {}", text::flat(item));
+        }
+    }
+    probe_table(
+        doc,
+        &m.behaviour_diff.probes,
+        m.behaviour_diff.differing,
+        b,
+        c,
+    );
+    verdict_table(doc, m, b, c);
+}
+
+fn answer(a: Option<&crate::migration::behaviour::Answer>) -> String {
+    a.map_or("(not sent)".to_owned(), ToString::to_string)
+}
+
+fn probe_table(
+    doc: &mut String,
+    rows: &[ProbeRow],
+    differing: usize,
+    b: &ServerAudit,
+    c: &ServerAudit,
+) {
+    let both = rows
+        .iter()
+        .filter(|r| r.baseline.is_some() && r.candidate.is_some())
+        .count();
+    let _ = writeln!(
+        doc,
+        "\n### Every request side by side\n\n{differing} of the {both} requests sent to both servers were answered differently \
+         (status, body shape, item count, tokens, vector length or encoding).\n"
+    );
+    let write_rows = |doc: &mut String, keep: &dyn Fn(&ProbeRow) -> bool| {
+        table_row(doc, &["request", &b.label, &c.label]);
+        doc.push_str("|---|---|---|\n");
+        for row in rows.iter().filter(|r| keep(r)) {
+            let request = match &row.client_mistake {
+                Some(why) => format!("{} (client mistake: {why})", row.request),
+                None => row.request.clone(),
+            };
+            table_row(
+                doc,
+                &[
+                    &request,
+                    &answer(row.baseline.as_ref()),
+                    &answer(row.candidate.as_ref()),
+                ],
+            );
+        }
+    };
+    if differing > 0 {
+        write_rows(doc, &|r| r.differs);
+    }
+    doc.push_str("\n<details><summary>All requests</summary>\n\n");
+    write_rows(doc, &|_| true);
+    doc.push_str("\n</details>\n");
+}
+
+fn verdict_table(doc: &mut String, m: &Migration, b: &ServerAudit, c: &ServerAudit) {
+    let diff = &m.behaviour_diff;
+    let _ = writeln!(
+        doc,
+        "\n### Clause verdicts\n\n{} of {} clauses ended differently.\n",
+        diff.verdicts_changed,
+        diff.verdicts.len()
+    );
+    table_row(
+        doc,
+        &[
+            "ID",
+            "level",
+            &b.label,
+            &c.label,
+            &format!("{} reason", c.label),
+        ],
+    );
+    doc.push_str("|---|---|---|---|---|\n");
+    let mut rows: Vec<_> = diff.verdicts.iter().collect();
+    rows.sort_by_key(|r| !r.changed);
+    for row in rows {
+        let mark = |o: Outcome| {
+            if row.changed {
+                format!("**{}**", o.as_str())
+            } else {
+                o.as_str().to_owned()
+            }
+        };
+        table_row(
+            doc,
+            &[
+                &row.id,
+                &row.level.to_string(),
+                &mark(row.baseline),
+                &mark(row.candidate),
+                &text::one_line(&row.candidate_reason, 100),
+            ],
+        );
+    }
+}
+
+fn spread_row(doc: &mut String, name: &str, s: Option<crate::migration::vectors::Spread>) {
+    let cells = s.map_or(
+        ["—".to_owned(), "—".to_owned(), "—".to_owned()],
+        |s| {
+            [
+                format!("{:.4}", s.min),
+                format!("{:.4}", s.median),
+                format!("{:.4}", s.max),
+            ]
+        },
+    );
+    table_row(doc, &[name, &cells[0], &cells[1], &cells[2]]);
+}
+
+fn retrieval(doc: &mut String, r: &Retrieval) {
+    let e = &r.instruction;
+    let _ = writeln!(
+        doc,
+        "\n## Retrieval\n\n### Query vectors, old server vs new\n\nThe baseline is sent `input_type: \"query\"`, as the old client does; \
+         the candidate the bare query, and the query with the instruction prefixed by the client (`{}`).\n",
+        cell(&e.client_prefix.replace('\n', "\\n"))
+    );
+    doc.push_str(
+        "| cosine between the servers' query vectors | min | median | max |\n|---|---|---|---|\n",
+    );
+    spread_row(
+        doc,
+        "instruction dropped (candidate given the bare query)",
+        e.dropped,
+    );
+    spread_row(doc, "instruction prefixed by the client", e.client_prefixed);
+    spread_row(doc, "no instruction on either side", e.both_bare);
+    let _ = writeln!(
+        doc,
+        "\n### Rankings\n\nEach query ranks every document; the first scenario is the reference the others are compared with \
+         (overlap@{k}, Spearman's ρ and Kendall's τ over the full ranking, averaged over queries).\n",
+        k = r.k
+    );
+    let _ = writeln!(
+        doc,
+        "| scenario | recall@{k} | MRR | overlap@{k} | Spearman | Kendall | top hit changed |\n|---|---|---|---|---|---|---|",
+        k = r.k
+    );
+    for s in &r.scenarios {
+        scenario_row(doc, s);
+    }
+    for why in &r.not_ranked {
+        let _ = writeln!(doc, "\nNot ranked: {}", text::flat(why));
+    }
+    top_k_table(doc, r);
+}
+
+fn scenario_row(doc: &mut String, s: &Scenario) {
+    let (overlap, rho, tau, changed) = match &s.versus_reference {
+        Some(a) => (
+            format!("{:.2}", a.overlap_at_k),
+            format!("{:.3}", a.spearman),
+            format!("{:.3}", a.kendall),
+            if a.top_hit_changed.is_empty() {
+                "none".to_owned()
+            } else {
+                format!(
+                    "{} of {}: {}",
+                    a.top_hit_changed.len(),
+                    s.queries.len(),
+                    a.top_hit_changed.join(", ")
+                )
+            },
+        ),
+        None => (
+            "(reference)".to_owned(),
+            String::new(),
+            String::new(),
+            String::new(),
+        ),
+    };
+    let name = format!("`{}`: {}", s.name, s.description);
+    table_row(
+        doc,
+        &[
+            &name,
+            &format!("{:.2}", s.recall_at_k),
+            &format!("{:.2}", s.mrr),
+            &overlap,
+            &rho,
+            &tau,
+            &changed,
+        ],
+    );
+}
+
+fn top_k_table(doc: &mut String, r: &Retrieval) {
+    let Some(reference) = r.scenarios.first() else {
+        return;
+    };
+    let others: Vec<&Scenario> = r.scenarios.iter().skip(1).collect();
+    let _ = writeln!(doc, "\n<details><summary>Top {} per query</summary>\n", r.k);
+    let mut head = vec!["query".to_owned(), reference.name.to_owned()];
+    head.extend(others.iter().map(|s| s.name.to_owned()));
+    let head: Vec<&str> = head.iter().map(String::as_str).collect();
+    table_row(doc, &head);
+    let _ = writeln!(doc, "|{}", "---|".repeat(head.len()));
+    for (i, q) in reference.queries.iter().enumerate() {
+        let mut cells = vec![q.query.clone(), q.top_k.join(", ")];
+        for s in &others {
+            let ranked = &s.queries[i];
+            let mark = if ranked.top_hit_changed == Some(true) {
+                " (top hit changed)"
+            } else {
+                ""
+            };
+            cells.push(format!("{}{mark}", ranked.top_k.join(", ")));
+        }
+        let cells: Vec<&str> = cells.iter().map(String::as_str).collect();
+        table_row(doc, &cells);
+    }
+    doc.push_str("\n</details>\n");
+}
+
+fn latency(doc: &mut String, m: &Migration) {
+    doc.push_str("\n## Latency and throughput\n\n");
+    let Some(l) = &m.latency else {
+        let why = m
+            .latency_skipped
+            .as_deref()
+            .unwrap_or("not measured; pass --load to measure it");
+        let _ = writeln!(doc, "{}.", text::flat(why).trim_end_matches('.'));
+        return;
+    };
+    latency_table(doc, l);
+}
+
+fn latency_table(doc: &mut String, l: &Latency) {
+    let n = l.concurrency;
+    let _ = writeln!(
+        doc,
+        "Batch of {} documents per request; {} sequential requests (alternating servers) and {} at concurrency {n}; \
+         median of {} runs.\n",
+        l.documents_per_request, l.sequential_requests, l.concurrent_requests, l.repeats
+    );
+    let _ = writeln!(
+        doc,
+        "| server | sequential p50 | sequential p99 | conc. {n} p50 | conc. {n} p99 | conc. {n} throughput | errors |\n|---|---|---|---|---|---|---|"
+    );
+    for s in [&l.baseline, &l.candidate] {
+        let (q, c) = (&s.sequential, &s.concurrent);
+        table_row(
+            doc,
+            &[
+                &s.label,
+                &ms(q.p50_ms),
+                &ms(q.p99_ms),
+                &ms(c.p50_ms),
+                &ms(c.p99_ms),
+                &format!("{:.1} docs/s", c.docs_per_second),
+                &(q.errors + c.errors).to_string(),
+            ],
+        );
+    }
+    let runs = |p: &Phase| {
+        p.runs
+            .iter()
+            .map(|r| format!("{:.1}", r.docs_per_second))
+            .collect::<Vec<_>>()
+            .join(" / ")
+    };
+    let _ = writeln!(
+        doc,
+        "\nPer-run throughput: {} {}; {} {} docs/s.",
+        l.baseline.label,
+        runs(&l.baseline.concurrent),
+        l.candidate.label,
+        runs(&l.candidate.concurrent)
+    );
+}
+
+fn ms(x: f64) -> String {
+    format!("{x:.1} ms")
+}
+
+fn remediation(doc: &mut String, m: &Migration) {
+    doc.push_str("\n## What to change\n\n");
+    if m.remediation.is_empty() {
+        doc.push_str("Nothing: no finding calls for a client-side change.\n");
+        return;
+    }
+    for (i, r) in m.remediation.iter().enumerate() {
+        let _ = writeln!(
+            doc,
+            "{}. **{}** — {}",
+            i + 1,
+            text::flat(&r.action),
+            text::flat(&r.evidence)
+        );
+    }
+}
