@@ -78,7 +78,7 @@ async fn run_one(session: &Session, check: Option<&Check>) -> Verdict {
     if session.interrupted() {
         return Verdict::inconclusive("interrupted before this clause ran");
     }
-    session.take_pending();
+    session.begin_clause(check.id);
     let outcome = (check.run)(session).await;
     let pending = session.take_pending();
     match outcome {

@@ -27,4 +27,5 @@ pub mod property;
 pub mod report;
 pub mod schemas;
 pub mod session;
+pub mod snapshot;
 pub mod vectors;

@@ -135,6 +135,10 @@ pub struct Logged {
     pub exchange: Exchange,
     /// The answer, when one arrived.
     pub reply: Option<Arc<Reply>>,
+    /// The clause that sent it (None before the first clause: the model look-up).
+    pub clause: Option<&'static str>,
+    /// The request body as sent, for behaviour snapshots.
+    pub request_body: Option<Vec<u8>>,
 }
 
 /// The audit's connection to one server.
@@ -153,6 +157,8 @@ pub struct Session {
     waited_for_429: Mutex<Duration>,
     /// The exchange after which the server stopped answering, once it has.
     down_after: Mutex<Option<Exchange>>,
+    /// The clause now running, recorded with each exchange it sends.
+    current_clause: Mutex<Option<&'static str>>,
 }
 
 impl Session {
@@ -169,6 +175,7 @@ impl Session {
             observations: Mutex::default(),
             waited_for_429: Mutex::default(),
             down_after: Mutex::default(),
+            current_clause: Mutex::default(),
         }
     }
 
@@ -213,6 +220,12 @@ impl Session {
     /// Every exchange so far, in order.
     pub fn log(&self) -> Vec<Logged> {
         lock(&self.log).clone()
+    }
+
+    /// Starts attributing exchanges to `clause`, and clears the pending list.
+    pub fn begin_clause(&self, clause: &'static str) {
+        *lock(&self.current_clause) = Some(clause);
+        self.take_pending();
     }
 
     /// The exchanges the running clause touched; clears the list for the next clause.
@@ -329,6 +342,8 @@ impl Session {
             validity: probe.validity.clone(),
             exchange,
             reply,
+            clause: *lock(&self.current_clause),
+            request_body: probe.payload().map(|(bytes, _)| bytes),
         });
     }
 }

@@ -203,6 +203,28 @@ mod tests {
     }
 
     #[test]
+    fn migration_options_are_ours_and_parse() {
+        use clap::Parser;
+        let words = "--endpoint http://n/v1 --baseline http://o/v1 --load --top-k 3 RESP-001";
+        let split = super::super::args::split(words.split(' ').map(str::to_owned));
+        assert_eq!(split.libtest, ["RESP-001"]);
+        let options =
+            Options::try_parse_from(std::iter::once("embedcheck".to_owned()).chain(split.ours))
+                .unwrap();
+        let m = &options.migration;
+        assert_eq!(m.baseline.as_deref(), Some("http://o/v1"));
+        assert!(m.load);
+        assert_eq!((m.top_k, m.concurrency), (3, 4));
+        assert_eq!(
+            m.load_requests,
+            LoadRequests {
+                sequential: 30,
+                concurrent: 40
+            }
+        );
+    }
+
+    #[test]
     fn baseline_labels_name_host_and_port() {
         let target = Target::parse("http://127.0.0.1:8000/v1").unwrap();
         assert_eq!(host_label(&target), "127.0.0.1-8000");

@@ -94,7 +94,11 @@ async fn audit_async(options: &Options, selected: &[&Clause]) -> Result<Finished
         }
     };
     expectations.apply(&mut audit.results);
-    if let Some(why) = &audit.aborted {
+    let baseline_aborted = migration.as_ref().and_then(|m| m.baseline.aborted.as_ref());
+    for why in [audit.aborted.as_ref(), baseline_aborted]
+        .into_iter()
+        .flatten()
+    {
         eprintln!("embedcheck: {why}");
     }
     Ok(Finished {

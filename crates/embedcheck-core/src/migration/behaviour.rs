@@ -436,6 +436,8 @@ mod tests {
             validity: Validity::Valid,
             exchange,
             reply: Some(std::sync::Arc::new(reply)),
+            clause: None,
+            request_body: None,
         }
     }
 

@@ -208,6 +208,8 @@ fn summary(reply: &Reply) -> Answer {
         validity: crate::http::Validity::Valid,
         exchange: reply.exchange.clone(),
         reply: Some(Arc::new(reply.clone())),
+        clause: None,
+        request_body: None,
     })
 }
 

@@ -195,3 +195,60 @@ fn for_retrieval(v: &VectorEquivalence, retrieval: &Retrieval) -> Option<Remedy>
         ),
     ))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::migration::retrieval::InstructionEffect;
+
+    fn vectors(min: f64, equivalent: bool) -> VectorEquivalence {
+        VectorEquivalence {
+            documents: 40,
+            dimensions_baseline: Some(1024),
+            dimensions_candidate: Some(1024),
+            norm_baseline: Some(1.0),
+            norm_candidate: Some(1.0),
+            tokens_baseline: 3375,
+            tokens_candidate: 3375,
+            cosine_min: Some(min),
+            cosine_median: Some(min),
+            cosine_max: Some(min),
+            least_similar: None,
+            token_differences: Vec::new(),
+            failures_baseline: Vec::new(),
+            failures_candidate: Vec::new(),
+            equivalent,
+        }
+    }
+
+    fn retrieval() -> Retrieval {
+        Retrieval {
+            k: 5,
+            instruction: InstructionEffect {
+                client_prefix: "Q: {text}".to_owned(),
+                dropped: None,
+                client_prefixed: None,
+                both_bare: None,
+            },
+            scenarios: Vec::new(),
+            not_ranked: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn alike_servers_need_no_change() {
+        assert!(derive(&[], &vectors(0.9998, true), &retrieval()).is_empty());
+    }
+
+    #[test]
+    fn different_vectors_call_for_re_embedding_with_the_numbers() {
+        let remedies = derive(&[], &vectors(0.82, false), &retrieval());
+        assert_eq!(remedies.len(), 1);
+        assert!(remedies[0].action.starts_with("re-embed the whole corpus"));
+        assert!(
+            remedies[0].evidence.contains("min 0.8200"),
+            "{:?}",
+            remedies[0]
+        );
+    }
+}
