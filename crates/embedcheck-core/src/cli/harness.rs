@@ -57,7 +57,7 @@ pub fn trials(results: &[ClauseResult], strict: bool) -> Vec<Trial> {
         .iter()
         .map(|result| {
             let ignored = result.outcome != Outcome::Pass && !result.fails_run(strict);
-            let message = failure_message(result);
+            let message = crate::report::terminal::failure_detail(result);
             let outcome = result.outcome;
             Trial::test(result.id.clone(), move || match outcome {
                 Outcome::Fail => Err(Failed::from(message)),
@@ -66,35 +66,6 @@ pub fn trials(results: &[ClauseResult], strict: bool) -> Vec<Trial> {
             .with_ignored_flag(ignored)
         })
         .collect()
-}
-
-fn failure_message(result: &ClauseResult) -> String {
-    let mut lines = vec![
-        format!(
-            "{} {} ({}): {}",
-            result.level, result.id, result.title, result.reason
-        ),
-        format!("  clause: {}", result.statement),
-    ];
-    for exchange in &result.evidence {
-        let status = exchange
-            .status
-            .map_or_else(|| "no answer".to_owned(), |s| s.to_string());
-        lines.push(format!(
-            "  evidence: {} {} -> {status} ({} ms)",
-            exchange.method, exchange.path, exchange.millis
-        ));
-        if let Some(body) = &exchange.request_body {
-            lines.push(format!("    sent: {body}"));
-        }
-        if let Some(body) = &exchange.response_body {
-            lines.push(format!("    got:  {body}"));
-        }
-    }
-    if let Some(curl) = &result.curl {
-        lines.push(format!("  reproduce: {curl}"));
-    }
-    lines.join("\n")
 }
 
 #[cfg(test)]

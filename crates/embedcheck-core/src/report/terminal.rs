@@ -130,6 +130,31 @@ fn totals(report: &Report) -> String {
     )
 }
 
+/// Everything a server author needs about one failed clause, for libtest's failure
+/// section: the clause, the reason, each exchange with its bodies, the reproducer.
+pub fn failure_detail(result: &ClauseResult) -> String {
+    let mut lines = vec![
+        format!(
+            "{} {} ({}): {}",
+            result.level, result.id, result.title, result.reason
+        ),
+        format!("  clause: {}", result.statement),
+    ];
+    for exchange in &result.evidence {
+        lines.push(format!("  evidence: {}", text::exchange_line(exchange)));
+        if let Some(body) = &exchange.request_body {
+            lines.push(format!("    sent: {body}"));
+        }
+        if let Some(body) = &exchange.response_body {
+            lines.push(format!("    got:  {body}"));
+        }
+    }
+    if let Some(curl) = &result.curl {
+        lines.push(format!("  reproduce: {curl}"));
+    }
+    lines.join("\n")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
