@@ -24,8 +24,15 @@ pub enum RunError {
     Usage(String),
     #[error(transparent)]
     Endpoint(#[from] TargetError),
-    #[error("environment variable {0} (named by --api-key-env) is not set or empty")]
-    MissingKey(String),
+    #[error("environment variable {variable} (named by {flag}) is not set or empty")]
+    MissingKey {
+        variable: String,
+        flag: &'static str,
+    },
+    #[error(
+        "--load sends load only to servers on this machine (127.0.0.1, localhost, [::1]); {0} is not one"
+    )]
+    LoadOffLoopback(String),
     #[error("failed to start the reference server: {0}")]
     ReferenceServer(std::io::Error),
     #[error("failed to start the async runtime: {0}")]
@@ -43,7 +50,8 @@ impl RunError {
         ExitCode::from(match self {
             RunError::Usage(_)
             | RunError::Endpoint(_)
-            | RunError::MissingKey(_)
+            | RunError::MissingKey { .. }
+            | RunError::LoadOffLoopback(_)
             | RunError::Expectations(_)
             | RunError::Corpus(_) => EXIT_USAGE,
             RunError::ReferenceServer(_) | RunError::Runtime(_) | RunError::Report(_) => {

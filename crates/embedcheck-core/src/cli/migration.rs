@@ -4,7 +4,7 @@
 use super::error::RunError;
 use super::options::Options;
 use crate::declared::QueryTemplate;
-use crate::http::{Secret, Target, Transport};
+use crate::http::{Target, Transport};
 use crate::migration::corpus::Corpus;
 use crate::migration::latency::LoadPlan;
 use crate::migration::retrieval::Instruction;
@@ -101,13 +101,15 @@ pub(super) fn prepare(
         return Ok(None);
     };
     let target = Target::parse(url)?;
-    let label = m
-        .baseline_label
-        .clone()
-        .unwrap_or_else(|| host_label(&target));
+    let label = m.baseline_label.clone().unwrap_or_else(|| target.label());
+    check_load_targets(options, &target)?;
     let timeout = Duration::from_secs(options.timeout);
     let server = Server {
-        transport: Transport::new(target, baseline_key(m)?, timeout),
+        transport: Transport::new(
+            target,
+            super::run::key_from_env(m.baseline_api_key_env.as_deref(), "--baseline-api-key-env")?,
+            timeout,
+        ),
         settings: Settings {
             model: m.baseline_model.clone(),
             ..settings.clone()
@@ -146,36 +148,21 @@ fn template(options: &Options) -> QueryTemplate {
     })
 }
 
-fn baseline_key(m: &MigrationOptions) -> Result<Option<Secret>, RunError> {
-    let Some(name) = &m.baseline_api_key_env else {
-        return Ok(None);
-    };
-    match std::env::var(name) {
-        Ok(key) if !key.trim().is_empty() => Ok(Some(Secret::new(key.trim().to_owned()))),
-        _ => Err(RunError::Usage(format!(
-            "environment variable {name} (named by --baseline-api-key-env) is not set or empty"
-        ))),
+/// Load tests only ever target this machine: a load on someone's production endpoint
+/// is not an audit.
+fn check_load_targets(options: &Options, baseline: &Target) -> Result<(), RunError> {
+    if !options.migration.load {
+        return Ok(());
     }
-}
-
-/// `127.0.0.1-8000`: the default label, as for --endpoint.
-fn host_label(target: &Target) -> String {
-    let url = target.embeddings_url();
-    let host = url.host_str().unwrap_or("baseline");
-    let shown = match url.port() {
-        Some(port) => format!("{host}-{port}"),
-        None => host.to_owned(),
-    };
-    shown
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '.' || c == '-' {
-                c
-            } else {
-                '-'
-            }
-        })
-        .collect()
+    let candidate = options.endpoint.as_deref().map(Target::parse).transpose()?;
+    match [Some(baseline), candidate.as_ref()]
+        .into_iter()
+        .flatten()
+        .find(|t| !t.is_loopback())
+    {
+        Some(remote) => Err(RunError::LoadOffLoopback(remote.display())),
+        None => Ok(()),
+    }
 }
 
 #[cfg(test)]
@@ -225,8 +212,24 @@ mod tests {
     }
 
     #[test]
-    fn baseline_labels_name_host_and_port() {
-        let target = Target::parse("http://127.0.0.1:8000/v1").unwrap();
-        assert_eq!(host_label(&target), "127.0.0.1-8000");
+    fn load_is_refused_for_servers_off_this_machine() {
+        use clap::Parser;
+        let parse = |words: &str| {
+            Options::try_parse_from(std::iter::once("embedcheck").chain(words.split_whitespace()))
+                .unwrap()
+        };
+        let local = Target::parse("http://127.0.0.1:1/v1").unwrap();
+        let remote = Target::parse("https://api.example.com/v1").unwrap();
+        let with_load = parse("--endpoint http://127.0.0.1:2/v1 --baseline http://x/v1 --load");
+        assert!(check_load_targets(&with_load, &local).is_ok());
+        let err = check_load_targets(&with_load, &remote)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("api.example.com"), "{err}");
+        let remote_candidate =
+            parse("--endpoint https://api.example.com/v1 --baseline http://x/v1 --load");
+        assert!(check_load_targets(&remote_candidate, &local).is_err());
+        let no_load = parse("--endpoint https://api.example.com/v1 --baseline http://x/v1");
+        assert!(check_load_targets(&no_load, &remote).is_ok());
     }
 }

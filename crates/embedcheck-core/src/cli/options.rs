@@ -113,6 +113,12 @@ pub struct Options {
     #[arg(long, env = "EMBEDCHECK_AGGRESSIVE")]
     pub aggressive: bool,
 
+    /// Record every probe's exchange, normalised, under snapshots/<label>/ and show what
+    /// changed since the accepted snapshots (review with `cargo insta review`). Uses
+    /// seed 0 unless --seed is given. Not with --baseline.
+    #[arg(long, env = "EMBEDCHECK_SNAPSHOT", conflicts_with = "baseline")]
+    pub snapshot: bool,
+
     /// Known-failures file (default: expectations/<label>.toml when it exists).
     #[arg(long, env = "EMBEDCHECK_EXPECTATIONS", value_name = "FILE")]
     pub expectations: Option<PathBuf>,
@@ -128,23 +134,11 @@ pub struct Options {
 
 impl Options {
     /// The label reports use.
-    pub fn label(&self, endpoint_host: Option<&str>) -> String {
-        if let Some(label) = &self.label {
-            return label.clone();
-        }
-        match endpoint_host {
-            Some(host) => host
-                .chars()
-                .map(|c| {
-                    if c.is_ascii_alphanumeric() || c == '.' || c == '-' {
-                        c
-                    } else {
-                        '-'
-                    }
-                })
-                .collect(),
-            None => "reference".to_owned(),
-        }
+    pub fn label(&self, target_label: Option<String>) -> String {
+        self.label
+            .clone()
+            .or(target_label)
+            .unwrap_or_else(|| "reference".to_owned())
     }
 
     /// The help text: our options, then how libtest's own arguments still work.

@@ -7,9 +7,10 @@ use crate::catalogue::Clause;
 use crate::expectations::Expectations;
 use crate::http::{Secret, Target, Transport};
 use crate::migration::{Server, audit_pair};
-use crate::model::{REPORT_SCHEMA_VERSION, Report, Tool};
+use crate::model::{REPORT_SCHEMA_VERSION, Report, ServerAudit, Tool};
 use crate::report;
-use crate::session::{Interrupt, Settings};
+use crate::session::{Interrupt, Session, Settings};
+use crate::snapshot;
 use reference_server::RunningServer;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -63,7 +64,11 @@ pub fn audit(options: &Options, selected: &[&Clause]) -> Result<Finished, RunErr
 async fn audit_async(options: &Options, selected: &[&Clause]) -> Result<Finished, RunError> {
     let key = api_key(options)?;
     let (target, label, _reference) = resolve_target(options).await?;
-    let seed = options.seed.unwrap_or_else(fresh_seed);
+    // Snapshots compare runs request by request, so they need the same generated
+    // inputs every time: a fixed seed unless the user chose one.
+    let seed = options
+        .seed
+        .unwrap_or_else(|| if options.snapshot { 0 } else { fresh_seed() });
     let interrupt = Interrupt::default();
     watch_ctrl_c(interrupt.clone());
     println!(
@@ -75,8 +80,12 @@ async fn audit_async(options: &Options, selected: &[&Clause]) -> Result<Finished
     let settings = settings(options, seed);
     let (mut audit, migration) = match super::migration::prepare(options, &settings)? {
         None => {
-            let run = audit::audit_server(transport, settings, label, selected, interrupt.clone());
-            (run.await, None)
+            let mut session = Session::new(transport, settings, interrupt.clone());
+            let mut audit = audit::audit_session(&mut session, label, selected).await;
+            if options.snapshot {
+                record_snapshots(&session, &mut audit);
+            }
+            (audit, None)
         }
         Some((baseline, plan)) => {
             println!(
@@ -114,15 +123,53 @@ async fn audit_async(options: &Options, selected: &[&Clause]) -> Result<Finished
     })
 }
 
+/// Compares this run's exchanges with `snapshots/<label>/` and says what changed.
+fn record_snapshots(session: &Session, audit: &mut ServerAudit) {
+    let dir = std::env::current_dir()
+        .unwrap_or_default()
+        .join("snapshots")
+        .join(&audit.label);
+    let summary = snapshot::record(&session.log(), &dir);
+    let verdict = if summary.pending.is_empty() {
+        format!("{} unchanged", summary.unchanged)
+    } else {
+        format!(
+            "{} unchanged, {} new or changed ({}): review with `cargo insta review`",
+            summary.unchanged,
+            summary.pending.len(),
+            summary.pending.join(", ")
+        )
+    };
+    println!(
+        "behaviour snapshots in {}: {verdict}",
+        summary.dir.display()
+    );
+    audit
+        .observations
+        .insert("behaviour_snapshots".to_owned(), verdict);
+}
+
 /// The key from the variable the user named; an unset variable is a usage error
 /// rather than a silent unauthenticated run.
 fn api_key(options: &Options) -> Result<Option<Secret>, RunError> {
-    let Some(name) = &options.api_key_env else {
+    key_from_env(options.api_key_env.as_deref(), "--api-key-env")
+}
+
+/// The key in the variable `name`, named by option `flag`; none when no variable
+/// was named.
+pub(super) fn key_from_env(
+    name: Option<&str>,
+    flag: &'static str,
+) -> Result<Option<Secret>, RunError> {
+    let Some(name) = name else {
         return Ok(None);
     };
     match std::env::var(name) {
         Ok(key) if !key.trim().is_empty() => Ok(Some(Secret::new(key.trim().to_owned()))),
-        _ => Err(RunError::MissingKey(name.clone())),
+        _ => Err(RunError::MissingKey {
+            variable: name.to_owned(),
+            flag,
+        }),
     }
 }
 
@@ -133,15 +180,7 @@ async fn resolve_target(
 ) -> Result<(Target, String, Option<RunningServer>), RunError> {
     if let Some(endpoint) = &options.endpoint {
         let target = Target::parse(endpoint)?;
-        let host =
-            target
-                .embeddings_url()
-                .host_str()
-                .map(|h| match target.embeddings_url().port() {
-                    Some(port) => format!("{h}:{port}"),
-                    None => h.to_owned(),
-                });
-        let label = options.label(host.as_deref());
+        let label = options.label(Some(target.label()));
         return Ok((target, label, None));
     }
     let server = reference_server::spawn(

@@ -32,6 +32,25 @@ impl Secret {
     }
 }
 
+impl Secret {
+    /// [`Secret::scrub`] for bytes that may not be UTF-8 (a response body).
+    pub fn scrub_bytes(&self, bytes: Vec<u8>) -> Vec<u8> {
+        let needle = self.0.as_bytes();
+        if needle.is_empty() || !bytes.windows(needle.len()).any(|w| w == needle) {
+            return bytes;
+        }
+        let mut out = Vec::with_capacity(bytes.len());
+        let mut rest = bytes.as_slice();
+        while let Some(at) = rest.windows(needle.len()).position(|w| w == needle) {
+            out.extend_from_slice(&rest[..at]);
+            out.extend_from_slice(b"$KEY");
+            rest = &rest[at + needle.len()..];
+        }
+        out.extend_from_slice(rest);
+        out
+    }
+}
+
 impl fmt::Debug for Secret {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("Secret(<redacted>)")
@@ -52,6 +71,16 @@ mod tests {
     fn never_formats_the_key() {
         let key = Secret::new("sk-test-abcdef".into());
         assert!(!format!("{key:?} {key}").contains("abcdef"));
+    }
+
+    #[test]
+    fn scrubs_echoed_keys_in_bytes() {
+        let key = Secret::new("sk-k".into());
+        assert_eq!(
+            key.scrub_bytes(b"\xffsk-k and sk-k".to_vec()),
+            b"\xff$KEY and $KEY".to_vec()
+        );
+        assert_eq!(key.scrub_bytes(b"nothing".to_vec()), b"nothing".to_vec());
     }
 
     #[test]

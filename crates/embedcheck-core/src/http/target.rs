@@ -56,6 +56,26 @@ impl Target {
         without_secrets(&self.embeddings)
     }
 
+    /// A name for reports and folders: `127.0.0.1-8000`, `api.example.com`.
+    pub fn label(&self) -> String {
+        let url = &self.embeddings;
+        let host = url.host_str().unwrap_or("endpoint");
+        let shown = match url.port() {
+            Some(port) => format!("{host}-{port}"),
+            None => host.to_owned(),
+        };
+        shown
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '.' || c == '-' {
+                    c
+                } else {
+                    '-'
+                }
+            })
+            .collect()
+    }
+
     /// Whether the endpoint is on this machine, where load and fault tests may run.
     pub fn is_loopback(&self) -> bool {
         match self.embeddings.host() {
@@ -130,6 +150,14 @@ mod tests {
     fn bad_urls_are_one_line_errors(#[case] raw: &str, #[case] says: &str) {
         let err = Target::parse(raw).unwrap_err().to_string();
         assert!(err.contains(says), "{err}");
+    }
+
+    #[rstest]
+    #[case("http://127.0.0.1:8000/v1", "127.0.0.1-8000")]
+    #[case("https://api.example.com/v1", "api.example.com")]
+    #[case("http://[::1]:9/v1", "---1--9")]
+    fn labels_are_safe_folder_names(#[case] raw: &str, #[case] label: &str) {
+        assert_eq!(Target::parse(raw).unwrap().label(), label);
     }
 
     #[rstest]

@@ -184,17 +184,22 @@ impl Transport {
         }
     }
 
+    /// The answer as every later step sees it. A server that echoes the key back is
+    /// scrubbed here, once, so no reason, excerpt, snapshot or report can carry it.
     fn reply(&self, raw: RawAnswer, mut exchange: Exchange) -> Reply {
-        let json = serde_json::from_slice(&raw.body).ok();
+        let body = match &self.key {
+            Some(key) => key.scrub_bytes(raw.body),
+            None => raw.body,
+        };
+        let json = serde_json::from_slice(&body).ok();
         exchange.status = Some(raw.status);
-        exchange.response_body =
-            (!raw.body.is_empty()).then(|| self.scrub(&excerpt::of_body(&raw.body)));
+        exchange.response_body = (!body.is_empty()).then(|| excerpt::of_body(&body));
         Reply {
             status: raw.status,
             content_type: raw.content_type,
             retry_after: raw.retry_after,
-            location: raw.location,
-            body: raw.body,
+            location: raw.location.map(|l| self.scrub(&l)),
+            body,
             json,
             exchange,
         }
