@@ -26,10 +26,16 @@ impl Persona {
     /// Serves this persona on a free port of 127.0.0.1 until the returned server is
     /// dropped.
     pub async fn start(&self) -> PersonaServer {
-        let server = MockServer::builder()
-            .disable_request_recording()
-            .start()
-            .await;
+        self.serve(MockServer::builder()).await
+    }
+
+    /// Serves the persona on `listener` (a fixed port, for the `serve` example).
+    pub async fn start_on(&self, listener: std::net::TcpListener) -> PersonaServer {
+        self.serve(MockServer::builder().listener(listener)).await
+    }
+
+    async fn serve(&self, builder: wiremock::MockServerBuilder) -> PersonaServer {
+        let server = builder.disable_request_recording().start().await;
         Mock::given(any())
             .respond_with(Responder::new(self))
             .mount(&server)

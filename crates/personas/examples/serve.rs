@@ -1,0 +1,56 @@
+//! Serves one persona on 127.0.0.1, to try embedcheck on a server that behaves like a
+//! real one, e.g. the migration study in one terminal each:
+//!
+//! ```sh
+//! cargo run -p personas --example serve -- old_fastapi 8000
+//! cargo run -p personas --example serve -- dynamo_vllm 9000
+//! cargo test -- --endpoint http://127.0.0.1:9000/v1 --baseline http://127.0.0.1:8000/v1
+//! ```
+
+use personas::Persona;
+use std::process::ExitCode;
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let [name, port] = args.as_slice() else {
+        eprintln!(
+            "usage: serve PERSONA PORT (personas: {})",
+            names().join(", ")
+        );
+        return ExitCode::from(2);
+    };
+    let Some(persona) = all().into_iter().find(|p| p.name == name) else {
+        eprintln!(
+            "unknown persona {name:?} (personas: {})",
+            names().join(", ")
+        );
+        return ExitCode::from(2);
+    };
+    let listener = match port
+        .parse::<u16>()
+        .map_err(|e| e.to_string())
+        .and_then(|port| {
+            std::net::TcpListener::bind(("127.0.0.1", port)).map_err(|e| e.to_string())
+        }) {
+        Ok(listener) => listener,
+        Err(why) => {
+            eprintln!("cannot listen on 127.0.0.1:{port}: {why}");
+            return ExitCode::from(2);
+        }
+    };
+    let server = persona.start_on(listener).await;
+    println!("{} listening on {}", persona.name, server.base_url());
+    let _ = tokio::signal::ctrl_c().await;
+    ExitCode::SUCCESS
+}
+
+fn all() -> Vec<Persona> {
+    let mut all = personas::real_servers();
+    all.push(personas::reference());
+    all
+}
+
+fn names() -> Vec<&'static str> {
+    all().iter().map(|p| p.name).collect()
+}
