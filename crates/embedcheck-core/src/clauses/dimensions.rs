@@ -440,27 +440,21 @@ async fn invalid_values_refused(s: &Session) -> CheckResult {
         json!((native / 2).max(1).to_string()),
         Value::Null,
     ];
-    let mut wrong = Vec::new();
-    let mut refused = Vec::new();
-    for d in values {
-        let reply = s.send(dimensions_probe(s, d.clone(), native, None)).await?;
-        if reply.is_client_error() {
-            refused.push(reply);
-        } else {
-            wrong.push((
-                format!("dimensions={d} answered {}", reply.summary()),
-                reply,
-            ));
-        }
-    }
-    Ok(if wrong.is_empty() {
-        Verdict::pass("0, -1, 1.5, a string and null were refused with 4xx")
-            .with_all(refused.iter().map(|r| &r.exchange))
-    } else {
-        let reasons: Vec<&str> = wrong.iter().map(|(why, _)| why.as_str()).collect();
-        Verdict::fail(format!("{}; expected a 4xx", reasons.join("; ")))
-            .with_all(wrong.iter().map(|(_, r)| &r.exchange))
-    })
+    let mistakes = values
+        .into_iter()
+        .map(|d| {
+            (
+                format!("dimensions={d}"),
+                dimensions_probe(s, d, native, None),
+            )
+        })
+        .collect();
+    probes::expect_all_refused(
+        s,
+        mistakes,
+        "0, -1, 1.5, a string and null were refused with 4xx",
+    )
+    .await
 }
 
 #[cfg(test)]

@@ -328,35 +328,18 @@ async fn never_arrays_for_base64(s: &Session) -> CheckResult {
 /// ENC-004: "An encoding_format other than \"float\" or \"base64\" (such as \"bogus\",
 /// \"\" or 123) is refused with a 4xx."
 async fn unsupported_format_refused(s: &Session) -> CheckResult {
-    let mut wrong = Vec::new();
-    let mut refused = Vec::new();
-    for format in [json!("bogus"), json!(""), json!(123)] {
-        let probe = Probe::invalid(
-            Body::Json(body(
-                s,
-                json!(SENTENCE),
-                &[("encoding_format", format.clone())],
-            )),
-            format!("encoding_format {format} is neither \"float\" nor \"base64\""),
-        );
-        let reply = s.send(probe).await?;
-        if reply.is_client_error() {
-            refused.push(reply);
-        } else {
-            wrong.push((
-                format!("encoding_format {format} answered {}", reply.summary()),
-                reply,
-            ));
-        }
-    }
-    Ok(if wrong.is_empty() {
-        Verdict::pass("\"bogus\", \"\" and 123 were refused with 4xx")
-            .with_all(refused.iter().map(|r| &r.exchange))
-    } else {
-        let reasons: Vec<&str> = wrong.iter().map(|(why, _)| why.as_str()).collect();
-        Verdict::fail(format!("{}; expected a 4xx", reasons.join("; ")))
-            .with_all(wrong.iter().map(|(_, r)| &r.exchange))
-    })
+    let mistakes = [json!("bogus"), json!(""), json!(123)]
+        .into_iter()
+        .map(|format| {
+            let why = format!("encoding_format {format} is neither \"float\" nor \"base64\"");
+            let request = body(s, json!(SENTENCE), &[("encoding_format", format.clone())]);
+            (
+                format!("encoding_format {format}"),
+                Probe::invalid(Body::Json(request), why),
+            )
+        })
+        .collect();
+    probes::expect_all_refused(s, mistakes, "\"bogus\", \"\" and 123 were refused with 4xx").await
 }
 
 #[cfg(test)]

@@ -68,19 +68,22 @@ async fn missing_input(s: &Session) -> CheckResult {
 
 /// ERR-003: "input given as a number, an object or null is answered with a 4xx."
 async fn ill_typed_input(s: &Session) -> CheckResult {
-    let mut verdict = Verdict::pass("number, object and null inputs refused with 4xx");
-    for input in [json!(42), json!({"text": SENTENCE}), json!(null)] {
-        let why = format!("input is {input}");
-        let reply = s
-            .send(Probe::invalid(Body::Json(body(s, input, &[])), why.clone()))
-            .await?;
-        let judged = expect_client_error(&reply, &why);
-        if judged.outcome != crate::model::Outcome::Pass {
-            return Ok(judged);
-        }
-        verdict = verdict.with(&reply.exchange);
-    }
-    Ok(verdict)
+    let mistakes = [json!(42), json!({"text": SENTENCE}), json!(null)]
+        .into_iter()
+        .map(|input| {
+            let why = format!("input is {input}");
+            (
+                why.clone(),
+                Probe::invalid(Body::Json(body(s, input, &[])), why),
+            )
+        })
+        .collect();
+    probes::expect_all_refused(
+        s,
+        mistakes,
+        "number, object and null inputs refused with 4xx",
+    )
+    .await
 }
 
 /// ERR-004: "A JSON request sent with Content-Type text/plain is answered with a 4xx

@@ -60,6 +60,32 @@ pub fn raw(bytes: &[u8], content_type: &'static str, why: &str) -> Probe {
     )
 }
 
+/// Sends each labelled client mistake and passes only if every one is refused with a
+/// 4xx; a failure lists each mistake that was not, with its answer.
+pub async fn expect_all_refused(
+    s: &Session,
+    mistakes: Vec<(String, Probe)>,
+    pass_reason: &str,
+) -> Result<Verdict, ProbeError> {
+    let mut refused = Vec::new();
+    let mut wrong = Vec::new();
+    for (label, probe) in mistakes {
+        let reply = s.send(probe).await?;
+        if reply.is_client_error() {
+            refused.push(reply);
+        } else {
+            wrong.push((format!("{label} answered {}", reply.summary()), reply));
+        }
+    }
+    Ok(if wrong.is_empty() {
+        Verdict::pass(pass_reason).with_all(refused.iter().map(|r| &r.exchange))
+    } else {
+        let reasons: Vec<&str> = wrong.iter().map(|(why, _)| why.as_str()).collect();
+        Verdict::fail(format!("{}; expected a 4xx", reasons.join("; ")))
+            .with_all(wrong.iter().map(|(_, r)| &r.exchange))
+    })
+}
+
 /// The float vectors of a 200 answer, or the verdict to return when there are none:
 /// skip when the server did not answer 200 (another clause judges that), fail when
 /// a 200 carries no usable vectors.
