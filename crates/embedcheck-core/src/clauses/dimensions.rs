@@ -254,6 +254,21 @@ fn truncated_vector(reply: &Reply, d: usize) -> Option<Vec<f64>> {
 }
 
 /// Skips a Matryoshka clause when there is no support to judge.
+/// The full vector of a server that honours Matryoshka sizes, or the verdict for a
+/// clause about truncated vectors when there is none to judge.
+async fn truncatable_full_vector(s: &Session) -> Result<Result<Full, Verdict>, ProbeError> {
+    let full = match full_vector(s).await? {
+        Ok(full) => full,
+        Err(verdict) => return Ok(Err(verdict)),
+    };
+    let support = support(s, full.vector.len()).await?;
+    Ok(if support.honoured {
+        Ok(full)
+    } else {
+        Err(unsupported(&support))
+    })
+}
+
 fn unsupported(support: &Support) -> Verdict {
     Verdict::skip(format!(
         "no Matryoshka support ({}); nothing is truncated",
@@ -280,15 +295,11 @@ fn refused_case(reply: &Reply, declared: bool) -> Case<Verdict> {
 /// has cosine similarity of at least 0.999 to the re-normalised first d components of
 /// the full vector."
 async fn matryoshka_prefix(s: &Session) -> CheckResult {
-    let full = match full_vector(s).await? {
+    let full = match truncatable_full_vector(s).await? {
         Ok(full) => full,
         Err(verdict) => return Ok(verdict),
     };
     let native = full.vector.len();
-    let support = support(s, native).await?;
-    if !support.honoured {
-        return Ok(unsupported(&support));
-    }
     let declared = s.settings().matryoshka == Matryoshka::Yes;
     let full = &full;
     let finding = Property::new(s.settings(), GENERATED_D)
@@ -329,15 +340,11 @@ async fn matryoshka_prefix(s: &Session) -> CheckResult {
 /// DIM-004: "With Matryoshka support and unit-length full vectors, the vector for
 /// dimensions = d has an L2 norm of 1 within 0.001."
 async fn truncated_unit_length(s: &Session) -> CheckResult {
-    let full = match full_vector(s).await? {
+    let full = match truncatable_full_vector(s).await? {
         Ok(full) => full,
         Err(verdict) => return Ok(verdict),
     };
     let native = full.vector.len();
-    let support = support(s, native).await?;
-    if !support.honoured {
-        return Ok(unsupported(&support));
-    }
     let full_norm = norm(&full.vector);
     if (full_norm - 1.0).abs() > NORM_TOLERANCE {
         return Ok(Verdict::skip(format!(
