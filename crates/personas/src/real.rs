@@ -68,17 +68,23 @@ pub fn openai() -> Persona {
 /// The study's old FastAPI server (migration-study.md): `transformers` behind one
 /// lock; Matryoshka `dimensions` honoured, input truncated at 1024 tokens, the query
 /// instruction prepended for `input_type: "query"` or an `instruction` field, and
-/// `encoding_format` ignored (always floats).
+/// `encoding_format` ignored (always floats). Its errors are FastAPI's own, not
+/// OpenAI-shaped: the default 422 `{"detail": [...]}` for bodies its pydantic model
+/// refuses (inference: a home-made FastAPI app without a custom handler; the study
+/// shows no error body).
 pub fn old_fastapi() -> Persona {
     Persona {
         name: "old_fastapi",
         config: qwen3(OverlengthPolicy::Truncate, true),
+        // Quirks act in order: fields the app never declared are gone before its
+        // pydantic model validates what is left.
         quirks: vec![
             Quirk::HonourInstructionField,
             Quirk::IgnoreFields(&["encoding_format"]),
             Quirk::IgnoreUnknownFields {
                 keep: &["input_type"],
             },
+            Quirk::FastApiValidation,
         ],
     }
 }
