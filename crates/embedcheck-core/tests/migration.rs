@@ -62,14 +62,7 @@ impl Respond for Imitation {
         }
         if let Some(Value::Object(fields)) = &mut body {
             let keep: &[&str] = match self.kind {
-                Kind::Plain => &[
-                    "model",
-                    "input",
-                    "encoding_format",
-                    "dimensions",
-                    "user",
-                    "input_type",
-                ],
+                Kind::Plain => &reference_server::KNOWN_FIELDS,
                 Kind::OldFastapi => &["model", "input", "dimensions", "user", "input_type"],
                 Kind::DynamoVllm => &["model", "input", "encoding_format", "user"],
             };

@@ -388,7 +388,7 @@ async fn a_500_for_an_unknown_field_fails_unk_001_with_a_small_name() {
 
 /// vLLM, TEI, Ollama, Dynamo: unknown fields dropped.
 fn unknown_fields_ignored(forward: &Forward<'_>, body: Value) -> HttpResponse {
-    forward.send(&only(body, &KNOWN))
+    forward.send(&only(body, &reference_server::KNOWN_FIELDS))
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

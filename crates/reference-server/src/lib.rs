@@ -28,6 +28,6 @@ pub mod tokenizer;
 
 pub use config::{Config, DEFAULT_QUERY_INSTRUCTION, OverlengthPolicy, ParseOverlengthPolicyError};
 pub use embedding::{embed_tokens, truncate_dimensions};
-pub use protocol::{ApiError, Engine, HttpRequest, HttpResponse};
+pub use protocol::{ApiError, Engine, HttpRequest, HttpResponse, KNOWN_FIELDS};
 pub use server::{RunningServer, router, spawn};
 pub use tokenizer::tokenize;

@@ -12,6 +12,7 @@ use base64::engine::general_purpose::STANDARD as BASE64;
 use serde::Serialize;
 
 pub use error::ApiError;
+pub use request::KNOWN_FIELDS;
 use request::{EmbeddingRequest, EncodingFormat, Input, InputType};
 
 use crate::config::{Config, OverlengthPolicy};

@@ -7,7 +7,7 @@ use embedcheck_core::catalogue::{Catalogue, Clause};
 use embedcheck_core::http::{Target, Transport};
 use embedcheck_core::model::{Outcome, ServerAudit};
 use embedcheck_core::session::{Interrupt, Settings};
-use reference_server::{ApiError, Config, Engine, HttpRequest, HttpResponse};
+use reference_server::{ApiError, Config, Engine, HttpRequest, HttpResponse, KNOWN_FIELDS};
 use serde_json::Value;
 use std::time::Duration;
 use wiremock::matchers::any;
@@ -200,20 +200,10 @@ pub fn without(mut body: Value, field: &str) -> Value {
     body
 }
 
-/// The fields of the OpenAI request schema plus `input_type`.
-pub const KNOWN: [&str; 6] = [
-    "model",
-    "input",
-    "encoding_format",
-    "dimensions",
-    "user",
-    "input_type",
-];
-
 /// Whether the request has a field the reference server does not know.
 pub fn has_unknown_field(body: &Value) -> bool {
     body.as_object()
-        .is_some_and(|map| map.keys().any(|k| !KNOWN.contains(&k.as_str())))
+        .is_some_and(|map| map.keys().any(|k| !KNOWN_FIELDS.contains(&k.as_str())))
 }
 
 /// The request with every field outside `keep` removed.

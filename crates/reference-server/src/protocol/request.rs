@@ -11,7 +11,7 @@ use crate::config::Config;
 
 /// The top-level fields of OpenAI's `CreateEmbeddingRequest`, plus `input_type`, the
 /// vendor field this server honours to show what honouring it looks like.
-const KNOWN_FIELDS: [&str; 6] = [
+pub const KNOWN_FIELDS: [&str; 6] = [
     "model",
     "input",
     "encoding_format",
