@@ -287,3 +287,57 @@ async fn a_server_that_never_answers_ends_the_run_with_a_reason() {
     every_clause_has_a_reason(&audit);
     assert!(audit.aborted.is_some());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctrl_c_ends_the_run_at_once_with_a_partial_report() {
+    let slow = one_vector(json!([0.6, 0.8]));
+    let server = serving(
+        ResponseTemplate::new(200)
+            .set_body_json(slow)
+            .set_delay(Duration::from_millis(200)),
+    )
+    .await;
+    let transport = Transport::new(
+        Target::parse(&server.uri()).expect("test URL"),
+        None,
+        Duration::from_secs(10),
+    );
+    let settings = Settings {
+        model: Some("hostile-model".to_owned()),
+        large_batch: 8,
+        ..Settings::default()
+    };
+    let interrupt = Interrupt::default();
+    let trigger = interrupt.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(700)).await;
+        trigger.trigger();
+    });
+    let selected: Vec<&Clause> = Catalogue::shipped().clauses.iter().collect();
+    let started = std::time::Instant::now();
+    let run = audit_server(
+        transport,
+        settings,
+        "hostile".to_owned(),
+        &selected,
+        interrupt,
+    );
+    let audit = tokio::time::timeout(NO_HANG, run)
+        .await
+        .expect("the audit never hangs");
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "stopped at once"
+    );
+    assert_eq!(audit.aborted.as_deref(), Some("interrupted by Ctrl-C"));
+    every_clause_has_a_reason(&audit);
+    let interrupted = audit
+        .results
+        .iter()
+        .filter(|r| r.outcome == Outcome::Inconclusive && r.reason.contains("interrupted"))
+        .count();
+    assert!(
+        interrupted > 30,
+        "clauses after Ctrl-C end inconclusive ({interrupted})"
+    );
+}
