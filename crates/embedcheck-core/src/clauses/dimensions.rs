@@ -253,7 +253,6 @@ fn truncated_vector(reply: &Reply, d: usize) -> Option<Vec<f64>> {
         .filter(|v| v.len() == d)
 }
 
-/// Skips a Matryoshka clause when there is no support to judge.
 /// The full vector of a server that honours Matryoshka sizes, or the verdict for a
 /// clause about truncated vectors when there is none to judge.
 async fn truncatable_full_vector(s: &Session) -> Result<Result<Full, Verdict>, ProbeError> {
@@ -269,11 +268,31 @@ async fn truncatable_full_vector(s: &Session) -> Result<Result<Full, Verdict>, P
     })
 }
 
+/// Skips a Matryoshka clause when there is no support to judge.
 fn unsupported(support: &Support) -> Verdict {
     Verdict::skip(format!(
         "no Matryoshka support ({}); nothing is truncated",
         support.how
     ))
+}
+
+/// One generated case of a truncated-vector clause: sends `dimensions = d` and lets
+/// `judge` find what is wrong with the vector (None when it holds); a refusal is
+/// judged by [`refused_case`].
+async fn truncated_case(
+    s: &Session,
+    d: usize,
+    native: usize,
+    judge: impl FnOnce(&[f64], &Reply) -> Option<Verdict>,
+) -> Result<Case<Verdict>, ProbeError> {
+    let reply = s
+        .send(dimensions_probe(s, json!(d), native, Some(true)))
+        .await?;
+    let declared = s.settings().matryoshka == Matryoshka::Yes;
+    Ok(match truncated_vector(&reply, d) {
+        None => refused_case(&reply, declared),
+        Some(v) => judge(&v, &reply).map_or(Case::Holds, Case::Fails),
+    })
 }
 
 /// A refusal under `--matryoshka yes` fails: the user relies on every d in [1, native).
@@ -300,27 +319,18 @@ async fn matryoshka_prefix(s: &Session) -> CheckResult {
         Err(verdict) => return Ok(verdict),
     };
     let native = full.vector.len();
-    let declared = s.settings().matryoshka == Matryoshka::Yes;
     let full = &full;
     let finding = Property::new(s.settings(), GENERATED_D)
-        .check(&(1..native), move |d| async move {
-            let reply = s
-                .send(dimensions_probe(s, json!(d), native, Some(true)))
-                .await?;
-            let Some(v) = truncated_vector(&reply, d) else {
-                return Ok::<_, ProbeError>(refused_case(&reply, declared));
-            };
-            let similarity = cosine(&renormalised_prefix(&full.vector, d), &v);
-            Ok(if similarity >= PREFIX_COSINE {
-                Case::Holds
-            } else {
-                Case::Fails(
+        .check(&(1..native), move |d| {
+            truncated_case(s, d, native, move |v, reply| {
+                let similarity = cosine(&renormalised_prefix(&full.vector, d), v);
+                (similarity < PREFIX_COSINE).then(|| {
                     Verdict::fail(format!(
                         "cosine {similarity:.6} to the re-normalised first {d} components of the full vector (< {PREFIX_COSINE})"
                     ))
                     .with(&reply.exchange)
-                    .with(&full.exchange),
-                )
+                    .with(&full.exchange)
+                })
             })
         })
         .await?;
@@ -352,23 +362,14 @@ async fn truncated_unit_length(s: &Session) -> CheckResult {
         ))
         .with(&full.exchange));
     }
-    let declared = s.settings().matryoshka == Matryoshka::Yes;
     let finding = Property::new(s.settings(), GENERATED_D)
-        .check(&(1..native), move |d| async move {
-            let reply = s
-                .send(dimensions_probe(s, json!(d), native, Some(true)))
-                .await?;
-            let Some(v) = truncated_vector(&reply, d) else {
-                return Ok::<_, ProbeError>(refused_case(&reply, declared));
-            };
-            let n = norm(&v);
-            Ok(if (n - 1.0).abs() <= NORM_TOLERANCE {
-                Case::Holds
-            } else {
-                Case::Fails(
+        .check(&(1..native), move |d| {
+            truncated_case(s, d, native, |v, reply| {
+                let n = norm(v);
+                ((n - 1.0).abs() > NORM_TOLERANCE).then(|| {
                     Verdict::fail(format!("L2 norm {n:.6}: the prefix was not re-normalised"))
-                        .with(&reply.exchange),
-                )
+                        .with(&reply.exchange)
+                })
             })
         })
         .await?;
