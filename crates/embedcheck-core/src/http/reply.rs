@@ -114,6 +114,31 @@ impl Reply {
     }
 }
 
+#[cfg(test)]
+impl Reply {
+    /// A JSON answer to `POST /v1/embeddings`, for tests of code that judges answers.
+    pub(crate) fn json_for_test(status: u16, body: Value) -> Reply {
+        Reply {
+            status,
+            content_type: Some("application/json".into()),
+            retry_after: None,
+            location: None,
+            body: body.to_string().into_bytes(),
+            json: Some(body),
+            exchange: Exchange {
+                method: "POST".into(),
+                path: "/v1/embeddings".into(),
+                request_body: None,
+                status: Some(status),
+                response_body: None,
+                millis: 0,
+                transport_error: None,
+                curl: String::new(),
+            },
+        }
+    }
+}
+
 fn float_vector(item: &Value) -> Result<Vec<f64>, String> {
     let values = item
         .get("embedding")
@@ -133,24 +158,7 @@ mod tests {
     use serde_json::json;
 
     fn reply(status: u16, body: Value) -> Reply {
-        Reply {
-            status,
-            content_type: Some("application/json".into()),
-            retry_after: None,
-            location: None,
-            body: body.to_string().into_bytes(),
-            json: Some(body),
-            exchange: Exchange {
-                method: "POST".into(),
-                path: "/v1/embeddings".into(),
-                request_body: None,
-                status: Some(status),
-                response_body: None,
-                millis: 0,
-                transport_error: None,
-                curl: String::new(),
-            },
-        }
+        Reply::json_for_test(status, body)
     }
 
     #[test]

@@ -409,32 +409,15 @@ fn verdict_rows(b: &ServerAudit, c: &ServerAudit) -> Vec<VerdictRow> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::Exchange;
     use serde_json::json;
 
     fn logged(body: Value, status: u16, answer: Value) -> Logged {
-        let exchange = Exchange {
-            method: "POST".into(),
-            path: "/v1/embeddings".into(),
-            request_body: Some(excerpt::of_json(&body)),
-            status: Some(status),
-            response_body: None,
-            millis: 1,
-            transport_error: None,
-            curl: String::new(),
-        };
-        let reply = crate::http::Reply {
-            status,
-            content_type: Some("application/json".into()),
-            retry_after: None,
-            location: None,
-            body: answer.to_string().into_bytes(),
-            json: Some(answer),
-            exchange: exchange.clone(),
-        };
+        let mut reply = crate::http::Reply::json_for_test(status, answer);
+        reply.exchange.request_body = Some(excerpt::of_json(&body));
+        reply.exchange.millis = 1;
         Logged {
             validity: Validity::Valid,
-            exchange,
+            exchange: reply.exchange.clone(),
             reply: Some(std::sync::Arc::new(reply)),
             clause: None,
             request_body: None,

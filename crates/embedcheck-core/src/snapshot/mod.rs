@@ -76,33 +76,16 @@ fn by_clause(log: &[Logged]) -> BTreeMap<String, String> {
 mod tests {
     use super::*;
     use crate::http::{Reply, Validity};
-    use crate::model::Exchange;
     use serde_json::json;
     use std::sync::Arc;
 
     fn logged(clause: Option<&'static str>, answer: serde_json::Value) -> Logged {
-        let exchange = Exchange {
-            method: "POST".into(),
-            path: "/v1/embeddings".into(),
-            request_body: None,
-            status: Some(200),
-            response_body: None,
-            millis: 17,
-            transport_error: None,
-            curl: String::new(),
-        };
+        let mut reply = Reply::json_for_test(200, answer);
+        reply.exchange.millis = 17;
         Logged {
             validity: Validity::Valid,
-            reply: Some(Arc::new(Reply {
-                status: 200,
-                content_type: Some("application/json".into()),
-                retry_after: None,
-                location: None,
-                body: answer.to_string().into_bytes(),
-                json: Some(answer),
-                exchange: exchange.clone(),
-            })),
-            exchange,
+            exchange: reply.exchange.clone(),
+            reply: Some(Arc::new(reply)),
             clause,
             request_body: Some(br#"{"input":"hello","model":"m"}"#.to_vec()),
         }
