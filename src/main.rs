@@ -2,5 +2,5 @@
 //! options as `cargo test -- …`.
 
 fn main() -> std::process::ExitCode {
-    embedcheck_core::cli::main()
+    embedcheck::main()
 }

@@ -10,7 +10,7 @@ use std::str::FromStr;
 use thiserror::Error;
 
 /// `--matryoshka`: whether `dimensions` below the native size can be honoured.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Matryoshka {
     /// Find out from the server's answer to one truncated request.
     #[default]
@@ -22,7 +22,7 @@ pub enum Matryoshka {
 }
 
 /// `--overlength`: what the client relies on for inputs over the model's limit.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Overlength {
     /// Either policy is fine.
     #[default]
@@ -33,13 +33,64 @@ pub enum Overlength {
     Truncate,
 }
 
-impl fmt::Display for Overlength {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
+/// A declared value that is none of the accepted words.
+#[derive(Clone, Debug, Error, PartialEq, Eq)]
+#[error("expected one of {expected}, got {got:?}")]
+pub struct UnknownWord {
+    expected: String,
+    got: String,
+}
+
+/// The words an option value can be spelled with, in the order help shows them.
+pub trait Words: Sized + Copy + 'static {
+    const ALL: &'static [Self];
+    fn word(self) -> &'static str;
+
+    /// Every accepted word.
+    fn words() -> Vec<&'static str> {
+        Self::ALL.iter().map(|v| v.word()).collect()
+    }
+
+    /// The value spelled `word`.
+    fn parse_word(word: &str) -> Result<Self, UnknownWord> {
+        Self::ALL
+            .iter()
+            .copied()
+            .find(|v| v.word() == word)
+            .ok_or_else(|| UnknownWord {
+                expected: Self::words().join(", "),
+                got: word.to_owned(),
+            })
+    }
+}
+
+impl Words for Matryoshka {
+    const ALL: &'static [Self] = &[Matryoshka::Auto, Matryoshka::Yes, Matryoshka::No];
+
+    fn word(self) -> &'static str {
+        match self {
+            Matryoshka::Auto => "auto",
+            Matryoshka::Yes => "yes",
+            Matryoshka::No => "no",
+        }
+    }
+}
+
+impl Words for Overlength {
+    const ALL: &'static [Self] = &[Overlength::Any, Overlength::Reject, Overlength::Truncate];
+
+    fn word(self) -> &'static str {
+        match self {
             Overlength::Any => "any",
             Overlength::Reject => "reject",
             Overlength::Truncate => "truncate",
-        })
+        }
+    }
+}
+
+impl fmt::Display for Overlength {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.word())
     }
 }
 

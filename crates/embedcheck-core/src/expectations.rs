@@ -13,7 +13,7 @@
 //! ```
 
 use crate::catalogue::Catalogue;
-use crate::model::{ClauseResult, Outcome};
+use crate::verdict::Outcome;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -114,61 +114,36 @@ impl Expectations {
         Ok(Expectations { by_clause })
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.by_clause.is_empty()
-    }
-
-    /// Attaches each result's expectation, if any.
-    pub fn apply(&self, results: &mut [ClauseResult]) {
-        for result in results {
-            result.expectation = self.by_clause.get(&result.id).map(|e| Matched {
-                as_expected: Outcome::from(e.expect) == result.outcome,
-                expectation: e.clone(),
-            });
-        }
+    /// The entry for clause `id`, if any, and whether `outcome` is the expected one.
+    pub fn matched(&self, id: &str, outcome: Outcome) -> Option<Matched> {
+        self.by_clause.get(id).map(|e| Matched {
+            as_expected: Outcome::from(e.expect) == outcome,
+            expectation: e.clone(),
+        })
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::catalogue::Catalogue;
-    use crate::model::Verdict;
-
-    const FILE: &str = r#"
-[ERR-008]
-expect = "fail"
-reason = "flat error bodies"
-link = "https://example.invalid/issue/1"
-
-[RESP-003]
-expect = "fail"
-reason = "fixed upstream in a later release"
-"#;
-
-    fn result(id: &str, verdict: Verdict) -> ClauseResult {
-        ClauseResult::new(Catalogue::shipped().get(id).unwrap(), verdict)
-    }
 
     #[test]
-    fn known_failures_do_not_fail_the_run_and_fixed_ones_are_flagged() {
-        let expectations = Expectations::parse(FILE, Path::new("x.toml")).unwrap();
-        let mut results = vec![
-            result("ERR-008", Verdict::fail("flat")),
-            result("RESP-003", Verdict::pass("ok now")),
-            result("RESP-001", Verdict::fail("new failure")),
-        ];
-        expectations.apply(&mut results);
-        assert!(results[0].expectation.as_ref().unwrap().as_expected);
+    fn an_entry_matches_its_expected_outcome_only() {
+        let file = "[ERR-008]\nexpect = \"fail\"\nreason = \"flat error bodies\"\n";
+        let expectations = Expectations::parse(file, Path::new("x.toml")).unwrap();
         assert!(
-            !results[0].fails_run(true),
-            "a known failure never fails the run"
+            expectations
+                .matched("ERR-008", Outcome::Fail)
+                .unwrap()
+                .as_expected
         );
         assert!(
-            !results[1].expectation.as_ref().unwrap().as_expected,
-            "an expected failure now passes"
+            !expectations
+                .matched("ERR-008", Outcome::Pass)
+                .unwrap()
+                .as_expected
         );
-        assert!(results[2].expectation.is_none() && results[2].fails_run(false));
+        assert_eq!(expectations.matched("RESP-001", Outcome::Fail), None);
     }
 
     #[test]

@@ -17,8 +17,8 @@
 //! case 1 of 8 failed (seed 42); shrunk in 9 steps to d=1: 200 with 256 values
 //! ```
 
-use crate::model::Verdict;
 use crate::session::Settings;
+use crate::verdict::Verdict;
 use proptest::strategy::{Strategy, ValueTree};
 use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
 use std::fmt;

@@ -2,11 +2,12 @@
 //! unbounded body; each case ends as fail or inconclusive with a reason, and the rest
 //! of the run goes on. Everything listens on 127.0.0.1.
 
+use embedcheck_core::audit::ServerAudit;
 use embedcheck_core::audit::audit_server;
 use embedcheck_core::catalogue::{Catalogue, Clause};
 use embedcheck_core::http::{Secret, Target, Transport};
-use embedcheck_core::model::{Outcome, ServerAudit};
 use embedcheck_core::session::{Interrupt, Settings};
+use embedcheck_core::verdict::Outcome;
 use serde_json::json;
 use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};

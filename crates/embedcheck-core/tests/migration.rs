@@ -12,7 +12,7 @@ use embedcheck_core::migration::contract::{Judgement, Topic};
 use embedcheck_core::migration::corpus::Corpus;
 use embedcheck_core::migration::retrieval::Instruction;
 use embedcheck_core::migration::{Migration, PairAudit, Plan, Server, audit_pair};
-use embedcheck_core::model::{REPORT_SCHEMA_VERSION, Report, Tool};
+use embedcheck_core::report::{Comparison, Report, Tool};
 use embedcheck_core::schemas::Schemas;
 use embedcheck_core::session::{Interrupt, Settings};
 use reference_server::{Config, Engine, HttpRequest, OverlengthPolicy};
@@ -191,15 +191,14 @@ async fn migrate(old: &MockServer, new: &MockServer) -> PairAudit {
 
 /// Writes every report format (kept under the temp dir for a reader) and checks
 /// `report.json` against the published schema.
-fn written(candidate: &embedcheck_core::model::ServerAudit, m: &Migration, name: &str) -> Report {
-    let report = Report {
-        schema_version: REPORT_SCHEMA_VERSION,
-        tool: Tool::this(),
-        strict: false,
-        seed: SEED,
-        audit: candidate.clone(),
-        migration: Some(m.clone()),
+fn written(pair: &PairAudit, name: &str) -> Report {
+    let comparison = Comparison {
+        baseline: 0,
+        candidate: 1,
+        migration: pair.migration.clone(),
     };
+    let servers = vec![pair.baseline.clone(), pair.candidate.clone()];
+    let report = Report::new(Tool::this(), false, SEED, servers, vec![comparison], false);
     let dir = std::env::temp_dir().join(format!("embedcheck-migration-{name}"));
     let files = embedcheck_core::report::write_all(&report, &dir).expect("reports are written");
     let json: Value = serde_json::from_str(&std::fs::read_to_string(files.json).unwrap()).unwrap();
@@ -220,11 +219,9 @@ fn judgement(m: &Migration, topic: Topic) -> Judgement {
 async fn the_studys_servers_reproduce_the_studys_findings() {
     let old = start(qwen3(OverlengthPolicy::Truncate, true), Kind::OldFastapi).await;
     let new = start(qwen3(OverlengthPolicy::Reject, false), Kind::DynamoVllm).await;
-    let PairAudit {
-        candidate,
-        migration: m,
-    } = migrate(&old, &new).await;
-    written(&candidate, &m, "study");
+    let pair = migrate(&old, &new).await;
+    let report = written(&pair, "study");
+    let (m, candidate) = (&pair.migration, &pair.candidate);
 
     // The vectors matched.
     let v = &m.vector_equivalence;
@@ -249,7 +246,7 @@ async fn the_studys_servers_reproduce_the_studys_findings() {
         Topic::ServerErrors,
     ] {
         assert_eq!(
-            judgement(&m, topic),
+            judgement(m, topic),
             Judgement::Broken,
             "{topic:?}: {:#?}",
             m.contract
@@ -304,10 +301,14 @@ async fn the_studys_servers_reproduce_the_studys_findings() {
         Interrupt::default(),
     )
     .await;
-    let total = m.requests_sent(&candidate);
+    let total = report.migration().expect("a migration").requests_sent();
     eprintln!(
-        "requests: migration {total} (baseline {}, candidate {}), single audit {}",
-        m.baseline.requests_sent, candidate.requests_sent, single.requests_sent
+        "requests: migration {total} (baseline {}, candidate {}, comparison {} + {}), single audit {}",
+        pair.baseline.requests_sent,
+        candidate.requests_sent,
+        m.requests.baseline,
+        m.requests.candidate,
+        single.requests_sent
     );
     assert!(
         total <= 2 * single.requests_sent + 20,
@@ -320,11 +321,9 @@ async fn the_studys_servers_reproduce_the_studys_findings() {
 async fn identical_servers_are_equivalent_and_rank_alike() {
     let a = start(qwen3(OverlengthPolicy::Truncate, true), Kind::Plain).await;
     let b = start(qwen3(OverlengthPolicy::Truncate, true), Kind::Plain).await;
-    let PairAudit {
-        candidate,
-        migration: m,
-    } = migrate(&a, &b).await;
-    written(&candidate, &m, "identical");
+    let pair = migrate(&a, &b).await;
+    written(&pair, "identical");
+    let m = &pair.migration;
     let v = &m.vector_equivalence;
     assert!(v.equivalent && v.cosine_min.unwrap() > 0.999_999, "{v:?}");
     assert_eq!(

@@ -8,9 +8,10 @@ mod common;
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
 use common::*;
+use embedcheck_core::audit::ServerAudit;
 use embedcheck_core::declared::{Matryoshka, Overlength, QueryTemplate};
-use embedcheck_core::model::{Outcome, ServerAudit};
 use embedcheck_core::session::Settings;
+use embedcheck_core::verdict::Outcome;
 use reference_server::{ApiError, Config, HttpResponse, OverlengthPolicy, tokenize};
 use serde_json::{Value, json};
 
@@ -36,8 +37,9 @@ fn all_pass_except(audit: &ServerAudit, skipped: &[&str]) {
     }
 }
 
-fn observation<'a>(audit: &'a ServerAudit, name: &str) -> &'a str {
-    audit.observations.get(name).map_or("", String::as_str)
+/// A fact as schema 1.0's observation line ("" when not learned).
+fn observation(audit: &ServerAudit, name: &str) -> String {
+    audit.facts.observations().remove(name).unwrap_or_default()
 }
 
 // --- the reference server keeps the clauses ---

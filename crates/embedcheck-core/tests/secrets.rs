@@ -5,8 +5,8 @@
 use embedcheck_core::audit::audit_session;
 use embedcheck_core::catalogue::{Catalogue, Clause};
 use embedcheck_core::http::{Secret, Target, Transport};
-use embedcheck_core::model::{REPORT_SCHEMA_VERSION, Report, Tool};
 use embedcheck_core::report;
+use embedcheck_core::report::{Report, Tool};
 use embedcheck_core::session::{Interrupt, Session, Settings};
 use embedcheck_core::snapshot;
 use reference_server::{Config, Engine, HttpRequest};
@@ -89,28 +89,21 @@ async fn the_key_is_sent_but_never_shown() {
         "some clause fails (integer error codes), so reproducers exist"
     );
 
-    let report = Report {
-        schema_version: REPORT_SCHEMA_VERSION,
-        tool: Tool::this(),
-        strict: false,
-        seed: 3,
-        audit,
-        migration: None,
-    };
+    let report = Report::new(Tool::this(), false, 3, vec![audit], Vec::new(), false);
     let dir = std::env::temp_dir().join(format!("embedcheck-secrets-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     report::write_all(&report, &dir).expect("reports written");
     snapshot::record(&session.log(), &dir.join("snapshots"));
 
     let mut shown = vec![
-        report::terminal::render(&report, true),
+        report::terminal::render(&report),
         format!("{report:?}"),
         format!("{:?}", session.settings()),
-        format!("{:?}", session.observations()),
+        format!("{:?}", session.facts()),
     ];
     shown.extend(
         report
-            .audit
+            .subject()
             .results
             .iter()
             .map(report::terminal::failure_detail),

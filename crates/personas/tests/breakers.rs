@@ -8,8 +8,9 @@
 
 mod common;
 
+use embedcheck_core::audit::{ClauseResult, ServerAudit};
 use embedcheck_core::catalogue::Catalogue;
-use embedcheck_core::model::{ClauseResult, Outcome, ServerAudit};
+use embedcheck_core::verdict::Outcome;
 use personas::Persona;
 use std::collections::BTreeMap;
 use std::fmt::Write;

@@ -13,7 +13,9 @@
 
 mod common;
 
-use embedcheck_core::model::{Outcome, ServerAudit};
+use embedcheck_core::audit::ServerAudit;
+
+use embedcheck_core::verdict::Outcome;
 use personas::Persona;
 use rstest::rstest;
 use std::fmt::Write;
@@ -56,7 +58,7 @@ async fn aggressive_audit_names_the_probe_that_takes_tei_down() {
     let down = result("ERR-010");
     assert_eq!(down.outcome, Outcome::Fail, "{}", down.reason);
     assert!(down.reason.contains("999999"), "{}", down.reason);
-    assert!(audit.observations["server_down_after"].contains("999999"));
+    assert!(audit.facts.observations()["server_down_after"].contains("999999"));
     let cut_short = audit
         .results
         .iter()
@@ -109,7 +111,7 @@ fn render(audit: &ServerAudit) -> String {
         );
     }
     table.push_str("\nobservations:\n");
-    for (name, value) in &audit.observations {
+    for (name, value) in &audit.facts.observations() {
         let _ = writeln!(table, "  {name}: {value}");
     }
     if let Some(why) = &audit.aborted {

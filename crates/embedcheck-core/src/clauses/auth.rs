@@ -1,10 +1,10 @@
 //! auth: credentials (AUTH-001).
 
-use super::probes::{SENTENCE, body};
 use super::{Check, CheckResult, check};
 use crate::http::Probe;
-use crate::model::Verdict;
 use crate::session::Session;
+use crate::session::requests::{SENTENCE, body};
+use crate::verdict::Verdict;
 use serde_json::json;
 
 pub(crate) fn checks() -> Vec<Check> {
@@ -24,12 +24,12 @@ async fn missing_credentials_refused(s: &Session) -> CheckResult {
     }
     let probe = Probe::embed(body(s, json!(SENTENCE), &[])).unauthenticated();
     let reply = s.send(probe).await?;
+    let answered = reply.is_success();
+    let fact = s.detected(!answered, &reply.exchange);
+    s.learn(|facts| facts.auth_required = Some(fact));
     Ok(match reply.status {
         401 | 403 => Verdict::pass(format!("refused without a key: {}", reply.summary())),
-        200..=299 => {
-            s.observe("auth", "not required (answered 200 without a key)");
-            Verdict::skip("the endpoint answers without a key: it does not require one")
-        }
+        200..=299 => Verdict::skip("the endpoint answers without a key: it does not require one"),
         _ => Verdict::fail(format!(
             "answered {} without a key, expected 401 or 403",
             reply.summary()

@@ -1,11 +1,12 @@
 //! consistency: reproducible vectors (CONS-001 … CONS-003).
 
-use super::probes::{self, BATCH, SENTENCE, body};
+use super::judging;
 use super::{Check, CheckResult, check};
 use crate::http::Probe;
-use crate::model::Verdict;
 use crate::session::Session;
+use crate::session::requests::{self, BATCH, SENTENCE, body};
 use crate::vectors::{cosine, norm};
+use crate::verdict::Verdict;
 use serde_json::json;
 
 pub(crate) fn checks() -> Vec<Check> {
@@ -24,13 +25,13 @@ const NORM_TOLERANCE: f64 = 0.001;
 /// CONS-001: "The same request sent twice returns vectors with cosine similarity of
 /// at least 0.9999."
 async fn same_request_same_vector(s: &Session) -> CheckResult {
-    let first = probes::single(s).await?;
+    let first = requests::single(s).await?;
     let second = s
         .send(Probe::embed(body(s, json!(SENTENCE), &[])).fresh())
         .await?;
     let (a, b) = match (
-        probes::vectors_or_verdict(&first, 1),
-        probes::vectors_or_verdict(&second, 1),
+        judging::vectors_or_verdict(&first, 1),
+        judging::vectors_or_verdict(&second, 1),
     ) {
         (Ok(a), Ok(b)) => (a, b),
         (Err(verdict), _) | (_, Err(verdict)) => return Ok(verdict),
@@ -49,15 +50,15 @@ async fn same_request_same_vector(s: &Session) -> CheckResult {
 /// CONS-002: "An input embedded inside a batch returns a vector with cosine similarity
 /// of at least 0.999 to the same input embedded alone."
 async fn batch_equals_alone(s: &Session) -> CheckResult {
-    let batch = probes::batch(s).await?;
-    let in_batch = match probes::vectors_or_verdict(&batch, BATCH.len()) {
+    let batch = requests::batch(s).await?;
+    let in_batch = match judging::vectors_or_verdict(&batch, BATCH.len()) {
         Ok(v) => v,
         Err(verdict) => return Ok(verdict),
     };
-    let alone = probes::batch_items_alone(s).await?;
+    let alone = requests::batch_items_alone(s).await?;
     let mut worst = (1.0_f64, 0usize);
     for (i, reply) in alone.iter().enumerate() {
-        let own = match probes::vectors_or_verdict(reply, 1) {
+        let own = match judging::vectors_or_verdict(reply, 1) {
             Ok(v) => v,
             Err(verdict) => return Ok(verdict),
         };
@@ -81,11 +82,11 @@ async fn batch_equals_alone(s: &Session) -> CheckResult {
 
 /// CONS-003: "Float vectors have an L2 norm of 1 within 0.001."
 async fn unit_length(s: &Session) -> CheckResult {
-    let single = probes::single(s).await?;
-    let batch = probes::batch(s).await?;
+    let single = requests::single(s).await?;
+    let batch = requests::batch(s).await?;
     let mut judged = Vec::new();
     for (reply, count) in [(&single, 1), (&batch, BATCH.len())] {
-        let vectors = match probes::vectors_or_verdict(reply, count) {
+        let vectors = match judging::vectors_or_verdict(reply, count) {
             Ok(v) => v,
             Err(verdict) => return Ok(verdict),
         };

@@ -6,14 +6,17 @@
 //! share answers, and a server that ignores `dimensions` fails as
 //! "… shrunk in 8 steps to d=1: 200 with 256 values".
 
-use super::probes::{self, SENTENCE, body};
+use super::judging;
 use super::{Check, CheckResult, check};
-use crate::declared::Matryoshka;
+use crate::declared::Matryoshka as DeclaredMatryoshka;
+use crate::http::Exchange;
 use crate::http::{Body, Probe, Reply, Validity};
-use crate::model::{Exchange, Verdict};
 use crate::property::{Case, Property};
-use crate::session::{ProbeError, Session};
+use crate::session::facts::{Matryoshka, MatryoshkaEvidence};
+use crate::session::requests::{self, SENTENCE, body};
+use crate::session::{Fact, ProbeError, Session};
 use crate::vectors::{cosine, norm, renormalised_prefix};
+use crate::verdict::Verdict;
 use serde_json::{Value, json};
 
 pub(crate) fn checks() -> Vec<Check> {
@@ -42,8 +45,8 @@ struct Full {
 
 /// The native vector, or a skip when the plain probe gave none (IN-001 judges that).
 async fn full_vector(s: &Session) -> Result<Result<Full, Verdict>, ProbeError> {
-    let reply = probes::single(s).await?;
-    Ok(match probes::vectors_or_verdict(&reply, 1) {
+    let reply = requests::single(s).await?;
+    Ok(match judging::vectors_or_verdict(&reply, 1) {
         Ok(vectors) => match vectors.into_iter().next().filter(|v| !v.is_empty()) {
             Some(vector) => Ok(Full {
                 vector,
@@ -61,60 +64,57 @@ async fn full_vector(s: &Session) -> Result<Result<Full, Verdict>, ProbeError> {
     })
 }
 
-/// Whether `dimensions` below the native size is honoured, and how that is known.
-#[derive(Debug)]
-struct Support {
-    honoured: bool,
-    how: String,
-}
-
 /// Declared support, or support detected from one request for half the native size;
-/// recorded as the `matryoshka` observation either way.
-async fn support(s: &Session, native: usize) -> Result<Support, ProbeError> {
-    let support = match s.settings().matryoshka {
-        _ if native < 2 => Support {
-            honoured: false,
-            how: format!("the native size {native} leaves nothing to truncate"),
-        },
-        Matryoshka::Yes => Support {
-            honoured: true,
-            how: "declared with --matryoshka yes".to_owned(),
-        },
-        Matryoshka::No => Support {
-            honoured: false,
-            how: "declared with --matryoshka no".to_owned(),
-        },
-        Matryoshka::Auto => {
+/// learned once as the `matryoshka` fact and read from it afterwards.
+async fn support(s: &Session, native: usize) -> Result<Matryoshka, ProbeError> {
+    if let Some(known) = s.facts().matryoshka {
+        return Ok(known.value);
+    }
+    let fact = match s.settings().matryoshka {
+        _ if native < 2 => {
+            let plain = requests::single(s).await?;
+            let because = MatryoshkaEvidence::NothingToTruncate { native };
+            s.detected(
+                Matryoshka {
+                    honoured: false,
+                    because,
+                },
+                &plain.exchange,
+            )
+        }
+        declared @ (DeclaredMatryoshka::Yes | DeclaredMatryoshka::No) => Fact::declared(
+            Matryoshka {
+                honoured: declared == DeclaredMatryoshka::Yes,
+                because: MatryoshkaEvidence::Declared,
+            },
+            "--matryoshka",
+        ),
+        DeclaredMatryoshka::Auto => {
             let d = native / 2;
             let reply = s.send(dimensions_probe(s, json!(d), native, None)).await?;
-            detected(&reply, d)
+            s.detected(detected(&reply, d), &reply.exchange)
         }
     };
-    let answer = if support.honoured { "yes" } else { "no" };
-    s.observe("matryoshka", format!("{answer} ({})", support.how));
+    let support = fact.value.clone();
+    s.learn(|facts| facts.matryoshka = Some(fact));
     Ok(support)
 }
 
-fn detected(reply: &Reply, d: usize) -> Support {
-    let how = if reply.is_success() {
-        match first_length(reply) {
-            Some(len) if len == d => {
-                return Support {
-                    honoured: true,
-                    how: format!("detected: dimensions={d} answered 200 with {d} values"),
-                };
-            }
-            Some(len) => format!("detected: dimensions={d} ignored, 200 with {len} values"),
-            None => format!("detected: dimensions={d} answered 200 without usable vectors"),
+fn detected(reply: &Reply, d: usize) -> Matryoshka {
+    let because = if reply.is_success() {
+        MatryoshkaEvidence::Answered {
+            d,
+            got: first_length(reply),
         }
-    } else if reply.is_client_error() {
-        format!("detected: dimensions={d} refused with {}", reply.status)
     } else {
-        format!("detected: dimensions={d} answered {}", reply.status)
+        MatryoshkaEvidence::Refused {
+            d,
+            status: reply.status,
+        }
     };
-    Support {
-        honoured: false,
-        how,
+    Matryoshka {
+        honoured: because == MatryoshkaEvidence::Answered { d, got: Some(d) },
+        because,
     }
 }
 
@@ -269,10 +269,10 @@ async fn truncatable_full_vector(s: &Session) -> Result<Result<Full, Verdict>, P
 }
 
 /// Skips a Matryoshka clause when there is no support to judge.
-fn unsupported(support: &Support) -> Verdict {
+fn unsupported(support: &Matryoshka) -> Verdict {
     Verdict::skip(format!(
         "no Matryoshka support ({}); nothing is truncated",
-        support.how
+        support.how()
     ))
 }
 
@@ -288,7 +288,7 @@ async fn truncated_case(
     let reply = s
         .send(dimensions_probe(s, json!(d), native, Some(true)))
         .await?;
-    let declared = s.settings().matryoshka == Matryoshka::Yes;
+    let declared = s.settings().matryoshka == DeclaredMatryoshka::Yes;
     Ok(match truncated_vector(&reply, d) {
         None => refused_case(&reply, declared),
         Some(v) => judge(&v, &reply).map_or(Case::Holds, Case::Fails),
@@ -392,7 +392,7 @@ fn unhonourable_answer(reply: &Reply) -> Result<(), String> {
         });
         return Err(format!("answered 200 with {got} instead of a 4xx"));
     }
-    probes::refused_naming(reply, "dimensions")
+    judging::refused_naming(reply, "dimensions")
 }
 
 /// DIM-005: "dimensions the server cannot honour (above the native size, or below it
@@ -419,7 +419,7 @@ async fn unhonourable_refused(s: &Session) -> CheckResult {
         let reply = s.send(probe).await?;
         if let Err(problem) = unhonourable_answer(&reply) {
             return Ok(
-                Verdict::fail(format!("{why} (Matryoshka: {}): {problem}", support.how))
+                Verdict::fail(format!("{why} (Matryoshka: {}): {problem}", support.how()))
                     .with(&reply.exchange),
             );
         }
@@ -429,7 +429,7 @@ async fn unhonourable_refused(s: &Session) -> CheckResult {
     verdict.reason = format!(
         "{}, naming dimensions (Matryoshka: {})",
         answers.join("; "),
-        support.how
+        support.how()
     );
     Ok(verdict)
 }
@@ -457,7 +457,7 @@ async fn invalid_values_refused(s: &Session) -> CheckResult {
             )
         })
         .collect();
-    probes::expect_all_refused(
+    judging::expect_all_refused(
         s,
         mistakes,
         "0, -1, 1.5, a string and null were refused with 4xx",

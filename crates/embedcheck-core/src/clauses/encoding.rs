@@ -6,12 +6,14 @@
 //! its kind (float arrays, big-endian, float64, wrong values) so a server author knows
 //! what to fix; the `base64` observation says what the server does.
 
-use super::probes::{self, BATCH, SENTENCE, body};
+use super::judging;
 use super::{Check, CheckResult, check};
 use crate::http::{Body, Probe, Reply};
-use crate::model::Verdict;
 use crate::property::{Case, Property};
+use crate::session::facts::Base64;
+use crate::session::requests::{self, BATCH, SENTENCE, body};
 use crate::session::{ProbeError, Session};
+use crate::verdict::Verdict;
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
 use proptest::prelude::{Strategy, prop_oneof};
@@ -202,7 +204,7 @@ fn base64_problem(reply: &Reply, floats: &[Vec<f64>]) -> Option<String> {
 /// ENC-001: "Without encoding_format, and with encoding_format \"float\", every
 /// embedding is a JSON array of numbers."
 async fn float_by_default(s: &Session) -> CheckResult {
-    let plain = probes::single(s).await?;
+    let plain = requests::single(s).await?;
     if !plain.is_success() {
         return Ok(Verdict::skip(format!(
             "the plain probe was answered {}; see IN-001",
@@ -244,7 +246,7 @@ async fn base64_decodes_to_floats(s: &Session) -> CheckResult {
     let finding = Property::new(s.settings(), GENERATED_BATCHES)
         .check(&unicode_batches(), move |texts| async move {
             let floats = s.send(Probe::embed(body(s, json!(texts), &[]))).await?;
-            let Ok(expected) = probes::vectors_or_verdict(&floats, texts.len()) else {
+            let Ok(expected) = judging::vectors_or_verdict(&floats, texts.len()) else {
                 return Ok::<_, ProbeError>(Case::Inapplicable);
             };
             let encoded = s.send(base64_probe(s, json!(texts))).await?;
@@ -268,13 +270,13 @@ async fn base64_decodes_to_floats(s: &Session) -> CheckResult {
     }))
 }
 
-/// The `base64` observation: what the server does with a base64 request.
-fn describe_base64(encoded: &Reply, floats: &Reply) -> String {
+/// The `base64` fact: what the server does with a base64 request.
+fn base64_behaviour(encoded: &Reply, floats: &Reply) -> Base64 {
     if !encoded.is_success() {
-        return format!("refused ({})", encoded.status);
+        return Base64::Refused(encoded.status);
     }
     let Ok(expected) = floats.float_vectors() else {
-        return "answered; not compared (no float answer)".to_owned();
+        return Base64::NotCompared;
     };
     let embedding = encoded
         .data()
@@ -283,9 +285,9 @@ fn describe_base64(encoded: &Reply, floats: &Reply) -> String {
         .and_then(|item| item.get("embedding"));
     let floats = expected.first().map_or(&[][..], Vec::as_slice);
     match decode_against(embedding, floats) {
-        Ok(()) => "little-endian float32 strings, as the SDKs decode them".to_owned(),
-        Err(Mismatch::NotAString(kind)) => format!("ignored: embeddings are {kind}"),
-        Err(mismatch) => format!("strings that do not decode to the floats: {mismatch}"),
+        Ok(()) => Base64::Float32,
+        Err(Mismatch::NotAString(kind)) => Base64::Ignored(kind.to_string()),
+        Err(mismatch) => Base64::Mismatch(mismatch.to_string()),
     }
 }
 
@@ -293,10 +295,9 @@ fn describe_base64(encoded: &Reply, floats: &Reply) -> String {
 /// numbers."
 async fn never_arrays_for_base64(s: &Session) -> CheckResult {
     let single = s.send(base64_probe(s, json!(SENTENCE))).await?;
-    s.observe(
-        "base64",
-        describe_base64(&single, &*probes::single(s).await?),
-    );
+    let behaviour = base64_behaviour(&single, &*requests::single(s).await?);
+    let fact = s.detected(behaviour, &single.exchange);
+    s.learn(|facts| facts.base64 = Some(fact));
     let batch = s.send(base64_probe(s, json!(BATCH))).await?;
     let mut verdict = Verdict::pass("every embedding is a string when base64 is asked for");
     for reply in [&single, &batch] {
@@ -339,7 +340,7 @@ async fn unsupported_format_refused(s: &Session) -> CheckResult {
             )
         })
         .collect();
-    probes::expect_all_refused(s, mistakes, "\"bogus\", \"\" and 123 were refused with 4xx").await
+    judging::expect_all_refused(s, mistakes, "\"bogus\", \"\" and 123 were refused with 4xx").await
 }
 
 #[cfg(test)]

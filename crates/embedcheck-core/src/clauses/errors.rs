@@ -4,12 +4,13 @@
 //! A 5xx for a client mistake is the retry hazard: the OpenAI SDKs retry every 5xx
 //! twice, so such a server receives a request that can never succeed three times.
 
-use super::probes::{self, SENTENCE, body};
+use super::judging;
 use super::{Check, CheckResult, check};
 use crate::http::{Body, Probe, Reply, Validity};
-use crate::model::Verdict;
 use crate::schemas::Schemas;
+use crate::session::requests::{self, SENTENCE, body};
 use crate::session::{ProbeError, Session};
+use crate::verdict::Verdict;
 use serde_json::json;
 use std::sync::Arc;
 
@@ -43,7 +44,7 @@ fn expect_client_error(reply: &Reply, mistake: &str) -> Verdict {
 
 fn malformed_json_probe(s: &Session) -> Probe {
     let text = format!(r#"{{"model": "{}", "input": ["unterminated"#, s.model());
-    probes::raw(
+    requests::raw(
         text.as_bytes(),
         "application/json",
         "body is not valid JSON",
@@ -78,7 +79,7 @@ async fn ill_typed_input(s: &Session) -> CheckResult {
             )
         })
         .collect();
-    probes::expect_all_refused(
+    judging::expect_all_refused(
         s,
         mistakes,
         "number, object and null inputs refused with 4xx",
@@ -91,14 +92,14 @@ async fn ill_typed_input(s: &Session) -> CheckResult {
 async fn wrong_content_type(s: &Session) -> CheckResult {
     let text = body(s, json!(SENTENCE), &[]).to_string();
     let reply = s
-        .send(probes::raw(
+        .send(requests::raw(
             text.as_bytes(),
             "text/plain",
             "Content-Type is text/plain",
         ))
         .await?;
     if reply.is_success() {
-        return Ok(match probes::vectors_or_verdict(&reply, 1) {
+        return Ok(match judging::vectors_or_verdict(&reply, 1) {
             Ok(_) => Verdict::pass("text/plain body embedded as JSON").with(&reply.exchange),
             Err(verdict) => verdict,
         });
@@ -122,11 +123,9 @@ async fn unknown_model(s: &Session) -> CheckResult {
     let reply = s
         .send(Probe::invalid(Body::Json(request), "model is not served"))
         .await?;
+    let fact = s.detected(reply.is_success(), &reply.exchange);
+    s.learn(|facts| facts.ignores_model_name = Some(fact));
     if reply.is_success() {
-        s.observe(
-            "unknown_model",
-            "accepted (the server ignores the model name)",
-        );
         return Ok(Verdict::fail(format!(
             "model {name:?} answered 200: the server ignores the model name, so a client cannot tell which model embedded its text"
         ))

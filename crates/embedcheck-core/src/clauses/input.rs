@@ -1,11 +1,13 @@
 //! input: the request forms a server must accept or refuse cleanly (IN-001 … IN-008).
 
-use super::probes::{self, BATCH, body};
+use super::judging;
 use super::{Check, CheckResult, check};
 use crate::http::{Body, Probe, Reply};
-use crate::model::Verdict;
 use crate::session::Session;
+use crate::session::facts::{BatchLimit, TokenIdForm};
+use crate::session::requests::{self, BATCH, body};
 use crate::vectors::{cosine, norm};
+use crate::verdict::Verdict;
 use serde_json::json;
 
 pub(crate) fn checks() -> Vec<Check> {
@@ -47,12 +49,12 @@ fn embedded(reply: &Reply, inputs: usize) -> Result<Vec<Vec<f64>>, Verdict> {
                 .with(&reply.exchange),
         );
     }
-    probes::vectors_or_verdict(reply, inputs)
+    judging::vectors_or_verdict(reply, inputs)
 }
 
 /// IN-001: "input given as one string is answered 200 with one embedding."
 async fn single_string(s: &Session) -> CheckResult {
-    let reply = probes::single(s).await?;
+    let reply = requests::single(s).await?;
     Ok(match embedded(&reply, 1) {
         Ok(v) => {
             Verdict::pass(format!("200 with one {}-value vector", v[0].len())).with(&reply.exchange)
@@ -64,7 +66,7 @@ async fn single_string(s: &Session) -> CheckResult {
 /// IN-002: "input given as a non-empty array of strings is answered 200 with one
 /// embedding per string."
 async fn batch_of_strings(s: &Session) -> CheckResult {
-    let reply = probes::batch(s).await?;
+    let reply = requests::batch(s).await?;
     Ok(match embedded(&reply, BATCH.len()) {
         Ok(_) => Verdict::pass(format!("200 with {} vectors", BATCH.len())).with(&reply.exchange),
         Err(verdict) => verdict,
@@ -78,7 +80,7 @@ fn accepted_or_refused(reply: &Reply, inputs: usize) -> Result<&'static str, Ver
         return Ok("refused");
     }
     if reply.is_success() {
-        return probes::vectors_or_verdict(reply, inputs).map(|_| "embedded");
+        return judging::vectors_or_verdict(reply, inputs).map(|_| "embedded");
     }
     Err(Verdict::fail(format!(
         "answered {}: neither embedded nor refused with a 4xx",
@@ -99,15 +101,24 @@ async fn token_ids(s: &Session) -> CheckResult {
     ];
     let mut verdict = Verdict::pass("");
     let mut answers = Vec::new();
+    let mut accepted = Vec::new();
     for (input, count) in forms {
         let reply = s.send(Probe::embed(body(s, input.clone(), &[]))).await?;
         match accepted_or_refused(&reply, count) {
-            Ok(how) => answers.push(format!("{input} {how} ({})", reply.status)),
+            Ok(how) => {
+                answers.push(format!("{input} {how} ({})", reply.status));
+                accepted.push(TokenIdForm {
+                    input: input.to_string(),
+                    embedded: how == "embedded",
+                    status: reply.status,
+                });
+            }
             Err(failure) => return Ok(failure),
         }
         verdict = verdict.with(&reply.exchange);
     }
-    s.observe("token_id_input", answers.join("; "));
+    let fact = s.searched(accepted, 2);
+    s.learn(|facts| facts.token_id_input = Some(fact));
     verdict.reason = answers.join("; ");
     Ok(verdict)
 }
@@ -187,7 +198,7 @@ fn identical_pair(vectors: &[Vec<f64>]) -> Option<(usize, usize)> {
 async fn user_field(s: &Session) -> CheckResult {
     let extra = [("user", json!("embedcheck-user-1"))];
     let reply = s
-        .send(Probe::embed(body(s, json!(probes::SENTENCE), &extra)))
+        .send(Probe::embed(body(s, json!(requests::SENTENCE), &extra)))
         .await?;
     Ok(match embedded(&reply, 1) {
         Ok(_) => Verdict::pass("user accepted").with(&reply.exchange),
@@ -205,7 +216,13 @@ async fn large_batch(s: &Session) -> CheckResult {
         let message = reply.error_message().unwrap_or_default();
         return Ok(match limit_named(&message, size) {
             Some(limit) => {
-                s.observe("max_batch", format!("{limit} (refused {size} with {})", reply.status));
+                let named = BatchLimit::Named {
+                    limit,
+                    refused: size,
+                    status: reply.status,
+                };
+                let fact = s.detected(named, &reply.exchange);
+                s.learn(|facts| facts.max_batch = Some(fact));
                 Verdict::pass(format!("refused {size} inputs with {}, naming the limit {limit}", reply.status))
             }
             None => Verdict::fail(format!(
@@ -221,9 +238,10 @@ async fn large_batch(s: &Session) -> CheckResult {
                 .with(&reply.exchange),
         );
     }
-    Ok(match probes::vectors_or_verdict(&reply, size) {
+    Ok(match judging::vectors_or_verdict(&reply, size) {
         Ok(_) => {
-            s.observe("max_batch", format!("at least {size}"));
+            let fact = s.detected(BatchLimit::AtLeast { size }, &reply.exchange);
+            s.learn(|facts| facts.max_batch = Some(fact));
             Verdict::pass(format!("embedded all {size} inputs")).with(&reply.exchange)
         }
         Err(verdict) => verdict,

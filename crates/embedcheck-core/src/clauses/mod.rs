@@ -4,8 +4,8 @@
 //! under the clause ID it implements. The catalogue in `specs/clauses.json` holds the
 //! wording; a self-test proves both lists name the same clauses.
 
-use crate::model::Verdict;
 use crate::session::{ProbeError, Session};
+use crate::verdict::Verdict;
 use futures::future::BoxFuture;
 
 mod auth;
@@ -14,8 +14,8 @@ mod dimensions;
 mod encoding;
 mod errors;
 mod input;
+pub(crate) mod judging;
 mod over_length;
-pub(crate) mod probes;
 mod response_shape;
 mod unknown_fields;
 mod usage;

@@ -4,20 +4,22 @@
 //! 1,024 … words until one is refused or comes back truncated (fewer tokens than
 //! words), then, for a refusal, the limit its message names or a binary search between
 //! the last accepted and the first refused length; at most 12 requests in all. The
-//! `input_limit_tokens` and `overlength_policy` observations report what was found.
+//! `input_limit` and `overlength_policy` facts record what was found.
 //!
 //! Inputs are prefixes of one endless stream of short common words (one token each on
 //! any tokenizer), so every over-length input is a prefix of every longer one: a server
 //! that truncates keeping the start gives all of them the same vector.
 
-use super::probes::{self, BATCH, body};
+use super::judging;
 use super::{Check, CheckResult, check};
 use crate::declared::Overlength;
 use crate::http::{Body, Probe, Reply};
-use crate::model::Verdict;
 use crate::property::{Case, Property};
-use crate::session::{ProbeError, Session};
+use crate::session::facts::{InputLimit, LimitEvidence, OverlengthPolicy as Policy};
+use crate::session::requests::{BATCH, TAIL, body, words};
+use crate::session::{Fact, ProbeError, Session};
 use crate::vectors::cosine;
+use crate::verdict::Verdict;
 use serde_json::json;
 use std::fmt;
 use std::sync::Arc;
@@ -30,18 +32,6 @@ pub(crate) fn checks() -> Vec<Check> {
         check!("LEN-004", over_length_batch_item),
     ]
 }
-
-/// The word stream inputs are cut from: short, common, one token each.
-const WORDS: [&str; 16] = [
-    "the", "cat", "sat", "on", "a", "mat", "and", "then", "it", "ran", "to", "see", "my", "dog",
-    "run", "far",
-];
-
-/// Words that never occur in the stream: the end of the "still longer" input, so a
-/// server that keeps the end of an input gives it another vector.
-const TAIL: [&str; 8] = [
-    "zeta", "quay", "oryx", "lynx", "kiwi", "yurt", "jinx", "wasp",
-];
 
 /// The limit search: first length, longest length, most requests.
 const FIRST_SEARCH_WORDS: usize = 256;
@@ -71,24 +61,13 @@ const LENGTH_WORDS: [&str; 8] = [
     "too large",
 ];
 
-/// The first `n` words of the stream.
-fn words(n: usize) -> String {
-    WORDS
-        .iter()
-        .cycle()
-        .take(n)
-        .copied()
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
 /// The model's per-input limit and how it is known.
 #[derive(Debug)]
 struct Limit {
     tokens: u64,
     /// An input of this many words is over the limit.
     over_words: usize,
-    how: String,
+    because: LimitEvidence,
 }
 
 impl Limit {
@@ -127,34 +106,65 @@ impl fmt::Display for NoLimit {
     }
 }
 
-/// The declared limit, or the one found by searching; recorded as the
-/// `input_limit_tokens` observation. A skip verdict when there is none.
+/// The declared limit, or the one found by searching; learned once as the
+/// `input_limit` fact and read from it by the other clauses. A skip verdict when there
+/// is none.
 async fn input_limit(s: &Session) -> Result<Result<Limit, Verdict>, ProbeError> {
-    let found = match s.settings().max_input_tokens {
-        // An input over a limit beyond the whole budget could never be sent.
-        Some(tokens) if tokens >= s.settings().max_tokens => Err(NoLimit::Budget),
-        Some(tokens) => Ok(Limit {
+    let fact = match s.facts().input_limit {
+        Some(known) => known,
+        None => {
+            let fact = find_limit(s).await?;
+            s.learn(|facts| facts.input_limit = Some(fact.clone()));
+            fact
+        }
+    };
+    Ok(match fact.value {
+        InputLimit::Known {
             tokens,
-            over_words: tokens as usize + 1,
-            how: "declared with --max-input-tokens".to_owned(),
+            over_words,
+            because,
+        } => Ok(Limit {
+            tokens,
+            over_words,
+            because,
         }),
+        InputLimit::Unknown { why } => Err(Verdict::skip(format!(
+            "{why}; pass --max-input-tokens N to test over-length input"
+        ))),
+    })
+}
+
+async fn find_limit(s: &Session) -> Result<Fact<InputLimit>, ProbeError> {
+    let (found, requests) = match s.settings().max_input_tokens {
+        // An input over a limit beyond the whole budget could never be sent.
+        Some(tokens) if tokens >= s.settings().max_tokens => (Err(NoLimit::Budget), 0),
+        Some(tokens) => {
+            let limit = Limit {
+                tokens,
+                over_words: tokens as usize + 1,
+                because: LimitEvidence::Declared,
+            };
+            return Ok(Fact::declared(limit.into(), "--max-input-tokens"));
+        }
         None => search(s).await?,
     };
-    Ok(match found {
-        Ok(limit) => {
-            s.observe(
-                "input_limit_tokens",
-                format!("{} ({})", limit.tokens, limit.how),
-            );
-            Ok(limit)
+    let value = match found {
+        Ok(limit) => limit.into(),
+        Err(why) => InputLimit::Unknown {
+            why: why.to_string(),
+        },
+    };
+    Ok(s.searched(value, requests))
+}
+
+impl From<Limit> for InputLimit {
+    fn from(limit: Limit) -> Self {
+        InputLimit::Known {
+            tokens: limit.tokens,
+            over_words: limit.over_words,
+            because: limit.because,
         }
-        Err(why) => {
-            s.observe("input_limit_tokens", format!("unknown ({why})"));
-            Err(Verdict::skip(format!(
-                "{why}; pass --max-input-tokens N to test over-length input"
-            )))
-        }
-    })
+    }
 }
 
 /// A length the server embedded in full.
@@ -182,34 +192,39 @@ async fn search_send(s: &Session, n: usize) -> Result<Option<Arc<Reply>>, ProbeE
     }
 }
 
+/// What a search found, and how many requests it sent.
+type Searched = (Result<Limit, NoLimit>, u32);
+
 /// Doubles the length until an input is refused or truncated.
-async fn search(s: &Session) -> Result<Result<Limit, NoLimit>, ProbeError> {
+async fn search(s: &Session) -> Result<Searched, ProbeError> {
     let mut accepted: Option<Accepted> = None;
     let mut n = FIRST_SEARCH_WORDS;
     let mut sent = 0;
     while n <= MAX_SEARCH_WORDS {
         let Some(reply) = search_send(s, n).await? else {
-            return Ok(Err(NoLimit::Budget));
+            return Ok((Err(NoLimit::Budget), sent));
         };
         sent += 1;
         if !reply.is_success() {
             return refine(s, accepted.unwrap_or_default(), n, &reply, sent).await;
         }
         let Some(tokens) = reply.prompt_tokens() else {
-            return Ok(Err(NoLimit::NoUsage));
+            return Ok((Err(NoLimit::NoUsage), sent));
         };
         // Every word is at least one token: clearly fewer tokens means truncation.
         if tokens * 4 < n as u64 * 3 {
-            return Ok(Ok(Limit {
+            let because = LimitEvidence::Truncated { words: n, tokens };
+            let limit = Limit {
                 tokens,
                 over_words: tokens as usize + 1,
-                how: format!("found: {n} words were truncated to {tokens} tokens"),
-            }));
+                because,
+            };
+            return Ok((Ok(limit), sent));
         }
         accepted = Some(Accepted { words: n, tokens });
         n *= 2;
     }
-    Ok(Err(NoLimit::NoneUpTo(n / 2)))
+    Ok((Err(NoLimit::NoneUpTo(n / 2)), sent))
 }
 
 /// Narrows a refusal down: the limit the refusal names, else a binary search on the
@@ -220,21 +235,24 @@ async fn refine(
     refused: usize,
     reply: &Reply,
     mut sent: u32,
-) -> Result<Result<Limit, NoLimit>, ProbeError> {
+) -> Result<Searched, ProbeError> {
     let per_word = match accepted.words {
         0 => 1.0,
         w => accepted.tokens as f64 / w as f64,
     };
     let ceiling = (refused as f64 * per_word).ceil() as u64;
     if let Some(named) = named_limit(&reply.error_text(), accepted.tokens, ceiling) {
-        return Ok(Ok(Limit {
+        let because = LimitEvidence::RefusalNamed {
+            words: refused,
+            status: reply.status,
+            named,
+        };
+        let limit = Limit {
             tokens: named,
             over_words: named as usize + 1,
-            how: format!(
-                "found: {refused} words refused with {}, naming {named}",
-                reply.status
-            ),
-        }));
+            because,
+        };
+        return Ok((Ok(limit), sent));
     }
     let (mut low, mut high, mut status) = (accepted, refused, reply.status);
     while sent < MAX_SEARCH_REQUESTS && high - low.words > 1 {
@@ -245,7 +263,7 @@ async fn refine(
         sent += 1;
         if reply.is_success() {
             let Some(tokens) = reply.prompt_tokens() else {
-                return Ok(Err(NoLimit::NoUsage));
+                return Ok((Err(NoLimit::NoUsage), sent));
             };
             low = Accepted { words: mid, tokens };
         } else {
@@ -253,19 +271,24 @@ async fn refine(
         }
     }
     if low.words == 0 {
-        return Ok(Err(NoLimit::ShortInputsRefused {
+        let short = NoLimit::ShortInputsRefused {
             words: high,
             status,
-        }));
+        };
+        return Ok((Err(short), sent));
     }
-    Ok(Ok(Limit {
+    let because = LimitEvidence::Bisected {
+        accepted_words: low.words,
+        accepted_tokens: low.tokens,
+        refused_words: high,
+        status,
+    };
+    let limit = Limit {
         tokens: low.tokens,
         over_words: high,
-        how: format!(
-            "found: {} words ({} tokens) accepted, {high} words refused with {status}",
-            low.words, low.tokens
-        ),
-    }))
+        because,
+    };
+    Ok((Ok(limit), sent))
 }
 
 /// The largest number in a refusal's message that can be the limit: at least the
@@ -291,30 +314,13 @@ fn over_probe(s: &Session, n: usize, limit: &Limit) -> Probe {
 }
 
 /// The policy a server applied to one over-length input.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Policy {
-    Reject(u16),
-    Truncate,
-    Neither(u16),
-}
-
-impl Policy {
-    fn of(reply: &Reply) -> Self {
-        if reply.is_success() {
-            Policy::Truncate
-        } else if reply.is_client_error() {
-            Policy::Reject(reply.status)
-        } else {
-            Policy::Neither(reply.status)
-        }
-    }
-
-    fn describe(self) -> String {
-        match self {
-            Policy::Reject(status) => format!("reject ({status})"),
-            Policy::Truncate => "truncate".to_owned(),
-            Policy::Neither(status) => format!("neither: answered {status}"),
-        }
+fn policy_of(reply: &Reply) -> Policy {
+    if reply.is_success() {
+        Policy::Truncate
+    } else if reply.is_client_error() {
+        Policy::Reject(reply.status)
+    } else {
+        Policy::Neither(reply.status)
     }
 }
 
@@ -322,8 +328,11 @@ impl Policy {
 /// the `overlength_policy` observation.
 async fn policy(s: &Session, limit: &Limit) -> Result<(Arc<Reply>, Policy), ProbeError> {
     let reply = s.send(over_probe(s, limit.over_words, limit)).await?;
-    let policy = Policy::of(&reply);
-    s.observe("overlength_policy", policy.describe());
+    let policy = policy_of(&reply);
+    let fact = s.detected(policy, &reply.exchange);
+    s.learn(|facts| {
+        facts.overlength_policy.get_or_insert(fact);
+    });
     Ok((reply, policy))
 }
 
@@ -395,7 +404,7 @@ fn improper_truncation(reply: &Reply, limit: &Limit, longer: Option<&[f64]>) -> 
             limit.tokens
         ));
     }
-    let vector = match probes::vectors_or_verdict(reply, 1) {
+    let vector = match judging::vectors_or_verdict(reply, 1) {
         Ok(mut v) => v.remove(0),
         Err(verdict) => return Some(verdict.reason),
     };
@@ -428,7 +437,7 @@ async fn refused_or_truncated_properly(s: &Session) -> CheckResult {
             ),
         ))
         .await?;
-    let longer = probes::vectors_or_verdict(&longer_reply, 1)
+    let longer = judging::vectors_or_verdict(&longer_reply, 1)
         .ok()
         .and_then(|v| v.into_iter().next());
     let (limit, longer, longer_reply) = (&limit, longer.as_deref(), &longer_reply);
@@ -487,16 +496,16 @@ async fn policy_as_relied_on(s: &Session) -> CheckResult {
         (Overlength::Reject, Policy::Reject(_)) | (Overlength::Truncate, Policy::Truncate) => {
             Verdict::pass(format!(
                 "over-length input: {}, as --overlength {relied} relies on",
-                found.describe()
+                found
             ))
         }
         (Overlength::Truncate, _) => Verdict::fail(format!(
             "the client relies on truncation (--overlength truncate), but the server's policy is {}: the client must truncate inputs itself",
-            found.describe()
+            found
         )),
         _ => Verdict::fail(format!(
             "the client relies on refusals (--overlength reject), but the server's policy is {}: over-length inputs are not refused",
-            found.describe()
+            found
         )),
     };
     Ok(verdict.with(&reply.exchange))
@@ -529,7 +538,7 @@ async fn improper_batch(
             1 => s.send(over_probe(s, limit.over_words, limit)).await?,
             _ => s.send(Probe::embed(body(s, json!(text), &[]))).await?,
         };
-        let Ok(own) = probes::vectors_or_verdict(&alone, 1) else {
+        let Ok(own) = judging::vectors_or_verdict(&alone, 1) else {
             continue;
         };
         let similarity = cosine(&own[0], vector);
@@ -597,12 +606,6 @@ mod tests {
     fn stream_words_are_one_toy_token_each() {
         let text = words(1000);
         assert_eq!(reference_server::tokenize(&text, 50_000).len(), 1000);
-    }
-
-    #[test]
-    fn shorter_inputs_are_prefixes_of_longer_ones() {
-        assert!(words(700).starts_with(&words(513)));
-        assert!(TAIL.iter().all(|t| !WORDS.contains(t)));
     }
 
     #[test]

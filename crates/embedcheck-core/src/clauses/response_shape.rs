@@ -1,12 +1,13 @@
 //! response-shape: the success body clients parse (RESP-001 … RESP-006).
 
-use super::probes::{self, BATCH};
+use super::judging;
 use super::{Check, CheckResult, check};
 use crate::http::Reply;
-use crate::model::Verdict;
 use crate::schemas::Schemas;
+use crate::session::requests::{self, BATCH};
 use crate::session::{ProbeError, Session};
 use crate::vectors::cosine;
+use crate::verdict::Verdict;
 use std::sync::Arc;
 
 pub(crate) fn checks() -> Vec<Check> {
@@ -22,7 +23,7 @@ pub(crate) fn checks() -> Vec<Check> {
 
 /// The single and batch answers, the two every shape clause judges.
 async fn success_replies(s: &Session) -> Result<Vec<Arc<Reply>>, ProbeError> {
-    Ok(vec![probes::single(s).await?, probes::batch(s).await?])
+    Ok(vec![requests::single(s).await?, requests::batch(s).await?])
 }
 
 /// Skip when no probe got a 200: IN-001 and IN-002 report that failure.
@@ -103,7 +104,7 @@ async fn one_item_per_input(s: &Session) -> CheckResult {
 /// checked by matching each batch vector to the same document embedded alone, which
 /// catches a server that renumbers a shuffled list.
 async fn items_in_input_order(s: &Session) -> CheckResult {
-    let batch = probes::batch(s).await?;
+    let batch = requests::batch(s).await?;
     if !batch.is_success() {
         return Ok(Verdict::skip(format!(
             "the batch was answered {}, not 200; see IN-002",
@@ -135,13 +136,13 @@ async fn items_in_input_order(s: &Session) -> CheckResult {
         ))
         .with(&batch.exchange));
     }
-    let vectors = match probes::vectors_or_verdict(&batch, BATCH.len()) {
+    let vectors = match judging::vectors_or_verdict(&batch, BATCH.len()) {
         Ok(v) => v,
         Err(verdict) => return Ok(verdict),
     };
-    let alone = probes::batch_items_alone(s).await?;
+    let alone = requests::batch_items_alone(s).await?;
     for (i, reply) in alone.iter().enumerate() {
-        let Ok(own) = probes::vectors_or_verdict(reply, 1) else {
+        let Ok(own) = judging::vectors_or_verdict(reply, 1) else {
             continue;
         };
         let best = nearest(&own[0], &vectors);
@@ -236,7 +237,10 @@ async fn one_dimension(s: &Session) -> CheckResult {
         }
     }
     let dim = seen.map_or(0, |(d, _)| d);
-    s.observe("native_dimension", dim.to_string());
+    if let Some(first) = ok.first() {
+        let fact = s.detected(dim, &first.exchange);
+        s.learn(|facts| facts.native_dimension = Some(fact));
+    }
     Ok(Verdict::pass(format!("every vector has {dim} values"))
         .with_all(ok.iter().map(|r| &r.exchange)))
 }

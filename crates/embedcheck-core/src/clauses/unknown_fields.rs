@@ -6,13 +6,17 @@
 //! `input_type` answered 200 with the bare input's vector, so retrieval quality drops
 //! with no error anywhere.
 
-use super::probes::{self, body};
+use super::judging;
 use super::{Check, CheckResult, check};
 use crate::http::{Body, Probe, Reply};
-use crate::model::Verdict;
 use crate::property::{Case, Property};
+use crate::session::facts::{
+    FieldHandling, InstructionField, UnknownField, instruction_line, token_counts,
+};
+use crate::session::requests::{self, body};
 use crate::session::{ProbeError, Session};
 use crate::vectors::cosine;
+use crate::verdict::Verdict;
 use proptest::prelude::Strategy;
 use serde_json::{Value, json};
 use std::borrow::Cow;
@@ -98,40 +102,20 @@ fn show_field((name, value): &(String, Value)) -> String {
 
 fn unknown_field_probe(s: &Session, name: &str, value: Value) -> Probe {
     Probe::invalid(
-        Body::Json(body(s, json!(probes::SENTENCE), &[(name, value)])),
+        Body::Json(body(s, json!(requests::SENTENCE), &[(name, value)])),
         format!("unknown field {name:?}"),
     )
 }
 
-/// What a server did with an unknown field it did not choke on.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-enum Treatment {
-    Ignored,
-    RefusedNaming(u16),
-    RefusedSilently(u16),
-}
-
-impl Treatment {
-    fn describe(self) -> String {
-        match self {
-            Treatment::Ignored => "ignored (200)".to_owned(),
-            Treatment::RefusedNaming(status) => format!("rejected with {status} naming the field"),
-            Treatment::RefusedSilently(status) => {
-                format!("rejected with {status} without naming the field")
-            }
-        }
-    }
-}
-
 /// Ignored (a usable 200) or refused (4xx); anything else fails UNK-001.
-fn treatment(reply: &Reply, name: &str) -> Result<Treatment, Verdict> {
+fn treatment(reply: &Reply, name: &str) -> Result<UnknownField, Verdict> {
     if reply.is_success() {
-        return probes::vectors_or_verdict(reply, 1).map(|_| Treatment::Ignored);
+        return judging::vectors_or_verdict(reply, 1).map(|_| UnknownField::Ignored);
     }
     if reply.is_client_error() {
-        return Ok(match probes::refused_naming(reply, name) {
-            Ok(()) => Treatment::RefusedNaming(reply.status),
-            Err(_) => Treatment::RefusedSilently(reply.status),
+        return Ok(match judging::refused_naming(reply, name) {
+            Ok(()) => UnknownField::RefusedNaming(reply.status),
+            Err(_) => UnknownField::RefusedSilently(reply.status),
         });
     }
     Err(Verdict::fail(format!(
@@ -161,9 +145,11 @@ async fn unknown_field_never_5xx(s: &Session) -> CheckResult {
         })
         .await?;
     let seen = seen.into_inner().unwrap_or_default();
-    let described: Vec<String> = seen.into_iter().map(Treatment::describe).collect();
-    if !described.is_empty() {
-        s.observe("unknown_fields", described.join(" / "));
+    let described: Vec<String> = seen.iter().map(ToString::to_string).collect();
+    if !seen.is_empty() {
+        let cases = s.settings().cases;
+        let fact = s.searched(seen.into_iter().collect(), cases);
+        s.learn(|facts| facts.unknown_fields = Some(fact));
     }
     Ok(finding.into_verdict(show_field, |cases, _| {
         Verdict::pass(format!(
@@ -182,7 +168,7 @@ async fn unknown_field_named(s: &Session) -> CheckResult {
             let why = if reply.is_success() {
                 "ignored (200): the client gets no sign that the field had no effect".to_owned()
             } else {
-                match probes::refused_naming(&reply, &name) {
+                match judging::refused_naming(&reply, &name) {
                     Ok(()) => return Ok::<_, ProbeError>(Case::Holds),
                     Err(why) => why,
                 }
@@ -221,52 +207,41 @@ fn bare_query_probe(s: &Session) -> Probe {
     Probe::embed(body(s, json!(QUERY), &[]))
 }
 
-/// How an instruction-bearing field was handled, compared with the bare input.
-enum Handling {
-    Refused(u16),
-    Honoured(Comparison),
-    Dropped(Comparison),
-    Broken(String),
-}
-
-/// A vector and usage compared with the bare input's.
-struct Comparison {
-    cosine: f64,
-    bare_tokens: Option<u64>,
-    tokens: Option<u64>,
-}
-
-impl Comparison {
-    fn tokens(&self) -> String {
-        let show = |t: Option<u64>| t.map_or("no".to_owned(), |t| t.to_string());
-        format!(
-            "prompt tokens {} bare, {} with the field",
-            show(self.bare_tokens),
-            show(self.tokens)
-        )
-    }
-}
-
-fn handling(bare: &[f64], bare_reply: &Reply, reply: &Reply) -> Handling {
+fn handling(bare: &[f64], bare_reply: &Reply, reply: &Reply) -> FieldHandling {
     if reply.is_client_error() {
-        return Handling::Refused(reply.status);
+        return FieldHandling::Refused {
+            status: reply.status,
+        };
     }
     if !reply.is_success() {
-        return Handling::Broken(format!("answered {}", reply.summary()));
+        let why = format!("answered {}", reply.summary());
+        return FieldHandling::Broken { why };
     }
-    let vector = match probes::vectors_or_verdict(reply, 1) {
+    let vector = match judging::vectors_or_verdict(reply, 1) {
         Ok(mut v) => v.remove(0),
-        Err(verdict) => return Handling::Broken(verdict.reason),
+        Err(verdict) => {
+            return FieldHandling::Broken {
+                why: verdict.reason,
+            };
+        }
     };
-    let comparison = Comparison {
-        cosine: cosine(bare, &vector),
-        bare_tokens: bare_reply.prompt_tokens(),
-        tokens: reply.prompt_tokens(),
-    };
-    if comparison.cosine >= SAME_VECTOR && comparison.tokens == comparison.bare_tokens {
-        Handling::Dropped(comparison)
+    let (cosine, bare_tokens, tokens) = (
+        cosine(bare, &vector),
+        bare_reply.prompt_tokens(),
+        reply.prompt_tokens(),
+    );
+    if cosine >= SAME_VECTOR && tokens == bare_tokens {
+        FieldHandling::Dropped {
+            cosine,
+            bare_tokens,
+            tokens,
+        }
     } else {
-        Handling::Honoured(comparison)
+        FieldHandling::Honoured {
+            cosine,
+            bare_tokens,
+            tokens,
+        }
     }
 }
 
@@ -275,35 +250,38 @@ fn handling(bare: &[f64], bare_reply: &Reply, reply: &Reply) -> Handling {
 /// never answered with the bare input's vector and usage."
 async fn instruction_fields_not_dropped(s: &Session) -> CheckResult {
     let bare_reply = s.send(bare_query_probe(s)).await?;
-    let bare = match probes::vectors_or_verdict(&bare_reply, 1) {
+    let bare = match judging::vectors_or_verdict(&bare_reply, 1) {
         Ok(mut v) => v.remove(0),
         Err(verdict) => return Ok(verdict),
     };
-    let mut seen = Vec::new();
+    let mut fields = Vec::new();
     let mut dropped = Vec::new();
     let mut broken = Vec::new();
     let mut evidence = Vec::new();
     for (field, value) in instruction_fields(s) {
         let reply = s.send(instruction_probe(s, field, value)).await?;
-        let summary = match handling(&bare, &bare_reply, &reply) {
-            Handling::Refused(status) => format!("{field}: rejected ({status})"),
-            Handling::Honoured(c) => {
-                format!("{field}: honoured (cosine {:.4}; {})", c.cosine, c.tokens())
-            }
-            Handling::Dropped(c) => {
-                dropped.push(format!("{field} (cosine {:.6}; {})", c.cosine, c.tokens()));
+        let handling = handling(&bare, &bare_reply, &reply);
+        match &handling {
+            FieldHandling::Refused { .. } | FieldHandling::Honoured { .. } => {}
+            FieldHandling::Dropped {
+                cosine,
+                bare_tokens,
+                tokens,
+            } => {
+                let counts = token_counts(*bare_tokens, *tokens);
+                dropped.push(format!("{field} (cosine {cosine:.6}; {counts})"));
                 evidence.push(reply.exchange.clone());
-                format!("{field}: dropped")
             }
-            Handling::Broken(why) => {
+            FieldHandling::Broken { why } => {
                 broken.push(format!("{field}: {why}"));
                 evidence.push(reply.exchange.clone());
-                format!("{field}: {why}")
             }
-        };
-        seen.push(summary);
+        }
+        fields.push(InstructionField { field, handling });
     }
-    s.observe("instruction_fields", seen.join("; "));
+    let fact = s.searched(fields, instruction_fields(s).len() as u32 + 1);
+    let seen = fact.value.iter().map(instruction_line).collect::<Vec<_>>();
+    s.learn(|facts| facts.instruction_fields = Some(fact));
     if !dropped.is_empty() {
         broken.push(format!(
             "silently dropped, 200 with the bare input's vector and usage: {}; the instruction never reached the model, and retrieval quality drops with no error",
@@ -329,7 +307,7 @@ async fn query_instruction_applied(s: &Session) -> CheckResult {
     };
     let filled = template.fill(&s.settings().query_task, QUERY);
     let expected_reply = s.send(Probe::embed(body(s, json!(filled), &[]))).await?;
-    let expected = match probes::vectors_or_verdict(&expected_reply, 1) {
+    let expected = match judging::vectors_or_verdict(&expected_reply, 1) {
         Ok(mut v) => v.remove(0),
         Err(verdict) => return Ok(verdict),
     };
@@ -343,7 +321,7 @@ async fn query_instruction_applied(s: &Session) -> CheckResult {
         ))
         .with(&reply.exchange));
     }
-    let got = match probes::vectors_or_verdict(&reply, 1) {
+    let got = match judging::vectors_or_verdict(&reply, 1) {
         Ok(mut v) => v.remove(0),
         Err(verdict) => return Ok(verdict),
     };

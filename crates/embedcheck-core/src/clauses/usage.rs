@@ -1,10 +1,10 @@
 //! usage: token accounting (USE-001 … USE-003).
 
-use super::probes::{self, BATCH};
 use super::{Check, CheckResult, check};
 use crate::http::Reply;
-use crate::model::Verdict;
 use crate::session::Session;
+use crate::session::requests::{self, BATCH};
+use crate::verdict::Verdict;
 use serde_json::Value;
 use std::sync::Arc;
 
@@ -23,7 +23,7 @@ fn no_success(replies: &[Arc<Reply>]) -> Verdict {
 
 /// USE-001: "usage.prompt_tokens and usage.total_tokens are non-negative integers."
 async fn integer_counts(s: &Session) -> CheckResult {
-    let replies = [probes::single(s).await?, probes::batch(s).await?];
+    let replies = [requests::single(s).await?, requests::batch(s).await?];
     let ok: Vec<&Arc<Reply>> = replies.iter().filter(|r| r.is_success()).collect();
     if ok.is_empty() {
         return Ok(no_success(&replies));
@@ -49,7 +49,7 @@ async fn integer_counts(s: &Session) -> CheckResult {
 /// USE-002: "For non-empty input, prompt_tokens is positive and total_tokens is at
 /// least prompt_tokens."
 async fn positive_counts(s: &Session) -> CheckResult {
-    let replies = [probes::single(s).await?, probes::batch(s).await?];
+    let replies = [requests::single(s).await?, requests::batch(s).await?];
     let ok: Vec<&Arc<Reply>> = replies.iter().filter(|r| r.is_success()).collect();
     if ok.is_empty() {
         return Ok(no_success(&replies));
@@ -81,8 +81,8 @@ async fn positive_counts(s: &Session) -> CheckResult {
 /// USE-003: "The prompt_tokens of a batch equals the sum of the prompt_tokens of its
 /// items sent alone."
 async fn batch_is_sum_of_items(s: &Session) -> CheckResult {
-    let batch = probes::batch(s).await?;
-    let alone = probes::batch_items_alone(s).await?;
+    let batch = requests::batch(s).await?;
+    let alone = requests::batch_items_alone(s).await?;
     let evidence = std::iter::once(&batch.exchange).chain(alone.iter().map(|r| &r.exchange));
     let counts: Option<Vec<u64>> = alone
         .iter()

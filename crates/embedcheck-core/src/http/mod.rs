@@ -2,12 +2,14 @@
 
 pub mod curl;
 pub mod excerpt;
+mod exchange;
 pub mod probe;
 pub mod reply;
 pub mod secret;
 pub mod target;
 pub mod transport;
 
+pub use exchange::Exchange;
 pub use probe::{Body, Probe, Resource, Validity};
 pub use reply::Reply;
 pub use secret::Secret;

@@ -1,6 +1,6 @@
 //! An answer from the server, with accessors that say precisely what is wrong with it.
 
-use crate::model::Exchange;
+use crate::http::Exchange;
 use serde_json::Value;
 
 /// A complete HTTP answer (status, selected headers, bounded body).

@@ -11,7 +11,7 @@ use super::probe::Probe;
 use super::reply::Reply;
 use super::secret::Secret;
 use super::target::Target;
-use crate::model::Exchange;
+use crate::http::Exchange;
 use std::time::{Duration, Instant};
 use thiserror::Error;
 

@@ -14,10 +14,11 @@
 //! ```
 
 use super::vectors::decode_base64;
+use crate::audit::ServerAudit;
 use crate::catalogue::Level;
 use crate::http::{Validity, excerpt};
-use crate::model::{Outcome, ServerAudit};
 use crate::session::{Logged, Session};
+use crate::verdict::Outcome;
 use serde::Serialize;
 use serde_json::Value;
 use std::collections::{HashMap, VecDeque};

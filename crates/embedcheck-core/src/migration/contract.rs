@@ -21,9 +21,9 @@
 
 use super::behaviour::{Answer, BehaviourDiff, Encoding};
 use super::vectors::embeddings;
-use crate::clauses::probes::SENTENCE;
+use crate::http::Exchange;
 use crate::http::{Body, Probe, Reply};
-use crate::model::Exchange;
+use crate::session::requests::SENTENCE;
 use crate::session::{ProbeError, Session};
 use crate::vectors::cosine;
 use serde::Serialize;
@@ -162,7 +162,7 @@ fn ok(sent: Result<Arc<Reply>, ProbeError>) -> Option<Arc<Reply>> {
 }
 
 fn with(s: &Session, input: Value, extra: &[(&str, Value)]) -> Value {
-    crate::clauses::probes::body(s, input, extra)
+    crate::session::requests::body(s, input, extra)
 }
 
 fn filler(words: usize) -> String {

@@ -13,8 +13,9 @@
 //! - [`latency`] (only with `--load`): the study's load, alternating servers;
 //! - [`remediation`]: the client-side changes the findings imply.
 //!
-//! The candidate's audit stays the report's top level; the baseline's becomes
-//! `migration.baseline`.
+//! A migration is two audits plus a comparison, each with its own counts: the audits'
+//! counters stop where their clause runs end, and [`Migration::requests`] and
+//! [`Migration::tokens`] count what the comparison sent on top.
 
 pub mod behaviour;
 pub mod contract;
@@ -25,9 +26,9 @@ pub mod retrieval;
 pub mod vectors;
 
 use crate::audit;
+use crate::audit::ServerAudit;
 use crate::catalogue::Clause;
 use crate::http::Transport;
-use crate::model::ServerAudit;
 use crate::session::{Interrupt, Session, Settings};
 use behaviour::BehaviourDiff;
 use contract::Expectation;
@@ -61,20 +62,23 @@ pub struct Plan {
     pub timeout: Duration,
 }
 
-/// The candidate as the migration section names it (its full audit is the report's
-/// top level).
-#[derive(Clone, Debug, Serialize)]
-pub struct ServerRef {
-    pub label: String,
-    pub endpoint: String,
-    pub model: Option<String>,
+/// A count for each server of the pair.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Pair {
+    pub baseline: u64,
+    pub candidate: u64,
 }
 
-/// The `migration` object of a report.
+/// The comparison of two audited servers: the `migration` object of a report.
 #[derive(Clone, Debug, Serialize)]
 pub struct Migration {
-    pub baseline: ServerAudit,
-    pub candidate: ServerRef,
+    /// Requests the comparison sent to each server after its clause run (the load
+    /// counts its own).
+    pub requests: Pair,
+    /// Tokens the comparison spent on each server after its clause run.
+    pub tokens: Pair,
+    /// Wall time of the whole pair: both audits, the comparison and the load.
+    pub wall_seconds: f64,
     pub corpus: CorpusSummary,
     pub behaviour_diff: BehaviourDiff,
     /// What the existing client relies on, and whether the candidate keeps it.
@@ -89,17 +93,9 @@ pub struct Migration {
     pub remediation: Vec<Remedy>,
 }
 
-impl Migration {
-    /// Requests of the whole migration run: both sessions' and the load's.
-    pub fn requests_sent(&self, candidate: &ServerAudit) -> u64 {
-        self.baseline.requests_sent
-            + candidate.requests_sent
-            + self.latency.as_ref().map_or(0, |l| l.requests_sent)
-    }
-}
-
-/// The candidate's audit and the migration section beside it.
+/// Both audits and their comparison.
 pub struct PairAudit {
+    pub baseline: ServerAudit,
     pub candidate: ServerAudit,
     pub migration: Migration,
 }
@@ -115,7 +111,7 @@ pub async fn audit_pair(
     let started = Instant::now();
     let mut b = Session::new(baseline.transport, baseline.settings, interrupt.clone());
     let mut c = Session::new(candidate.transport, candidate.settings, interrupt);
-    let (mut b_audit, mut c_audit) = futures::join!(
+    let (b_audit, c_audit) = futures::join!(
         audit::audit_session(&mut b, baseline.label, selected),
         audit::audit_session(&mut c, candidate.label, selected)
     );
@@ -135,22 +131,21 @@ pub async fn audit_pair(
         (None, _) => (None, None),
     };
     let remediation = remediation::derive(&contract, &work.equivalence, &work.retrieval);
-    for (audit, session) in [(&mut b_audit, &b), (&mut c_audit, &c)] {
-        audit.requests_sent = session.requests_sent();
-        audit.tokens_used = session.tokens_used();
-        audit.observations = session.observations();
-        audit.wall_seconds = started.elapsed().as_secs_f64();
-    }
-    let candidate_ref = ServerRef {
-        label: c_audit.label.clone(),
-        endpoint: c_audit.endpoint.clone(),
-        model: c_audit.model.clone(),
+    let requests = Pair {
+        baseline: b.requests_sent() - b_audit.requests_sent,
+        candidate: c.requests_sent() - c_audit.requests_sent,
+    };
+    let tokens = Pair {
+        baseline: b.tokens_used() - b_audit.tokens_used,
+        candidate: c.tokens_used() - c_audit.tokens_used,
     };
     PairAudit {
+        baseline: b_audit,
         candidate: c_audit,
         migration: Migration {
-            baseline: b_audit,
-            candidate: candidate_ref,
+            requests,
+            tokens,
+            wall_seconds: started.elapsed().as_secs_f64(),
             corpus: plan.corpus.summary(),
             behaviour_diff,
             contract,

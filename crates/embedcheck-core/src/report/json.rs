@@ -6,7 +6,7 @@
 //!
 //! ```json
 //! {
-//!   "schema_version": "1.0",
+//!   "schema_version": "1.1",
 //!   "tool": { "name": "embedcheck", "version": "0.1.0" },
 //!   "label": "staging", "endpoint": "http://…/v1/embeddings", "model": null,
 //!   "results": [{ "id": "RESP-001", "outcome": "pass", "evidence": [ … ], … }],
@@ -14,16 +14,113 @@
 //! }
 //! ```
 
-use crate::model::Report;
+use crate::audit::{ClauseResult, RunSummary, ServerAudit};
+use crate::migration::Migration;
+use crate::report::{Report, Tool};
+use crate::session::Facts;
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// The version of `specs/schemas/report.schema.json` this build writes. 1.1 added
+/// `facts`, each result's `gate`, the run's `summary` and the comparison's own counts;
+/// every 1.0 field is still written.
+pub const REPORT_SCHEMA_VERSION: &str = "1.1";
 
 /// Pretty-printed JSON of the whole report, newline-terminated like any text file.
 pub fn render(report: &Report) -> String {
-    // The model holds only strings, integers, floats, booleans and string-keyed maps,
-    // which serde_json always serialises (a non-finite float becomes `null`).
-    let mut text =
-        serde_json::to_string_pretty(report).expect("the report model always serialises");
+    // The document holds only strings, integers, floats, booleans and string-keyed
+    // maps, which serde_json always serialises (a non-finite float becomes `null`).
+    let mut text = serde_json::to_string_pretty(&Document::of(report))
+        .expect("the report document always serialises");
     text.push('\n');
     text
+}
+
+/// `report.json`: the subject server's audit at the top level (as in schema 1.0), a
+/// migration's baseline inside `migration`.
+#[derive(Serialize)]
+struct Document<'a> {
+    schema_version: &'static str,
+    tool: &'a Tool,
+    strict: bool,
+    seed: u64,
+    #[serde(flatten)]
+    audit: Audit<'a>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    migration: Option<Comparison<'a>>,
+    summary: &'a RunSummary,
+}
+
+/// One server's audit, with its facts also rendered as schema 1.0's observations.
+#[derive(Serialize)]
+struct Audit<'a> {
+    label: &'a str,
+    endpoint: &'a str,
+    model: Option<&'a str>,
+    results: &'a [ClauseResult],
+    requests_sent: u64,
+    tokens_used: u64,
+    wall_seconds: f64,
+    observations: BTreeMap<String, String>,
+    facts: &'a Facts,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    aborted: Option<&'a str>,
+}
+
+/// The candidate as the migration section names it (its full audit is the top level).
+#[derive(Serialize)]
+struct ServerRef<'a> {
+    label: &'a str,
+    endpoint: &'a str,
+    model: Option<&'a str>,
+}
+
+#[derive(Serialize)]
+struct Comparison<'a> {
+    baseline: Audit<'a>,
+    candidate: ServerRef<'a>,
+    #[serde(flatten)]
+    migration: &'a Migration,
+}
+
+impl<'a> Document<'a> {
+    fn of(report: &'a Report) -> Self {
+        let subject = report.subject();
+        Document {
+            schema_version: REPORT_SCHEMA_VERSION,
+            tool: &report.tool,
+            strict: report.strict,
+            seed: report.seed,
+            audit: Audit::of(report, subject),
+            migration: report.migration().map(|view| Comparison {
+                baseline: Audit::of(report, view.baseline),
+                candidate: ServerRef {
+                    label: &view.candidate.label,
+                    endpoint: &view.candidate.endpoint,
+                    model: view.candidate.model.as_deref(),
+                },
+                migration: view.migration,
+            }),
+            summary: &report.summary,
+        }
+    }
+}
+
+impl<'a> Audit<'a> {
+    fn of(report: &'a Report, audit: &'a ServerAudit) -> Self {
+        Audit {
+            label: &audit.label,
+            endpoint: &audit.endpoint,
+            model: audit.model.as_deref(),
+            results: &audit.results,
+            requests_sent: audit.requests_sent,
+            tokens_used: audit.tokens_used,
+            wall_seconds: audit.wall_seconds,
+            observations: super::text::observations(report, audit),
+            facts: &audit.facts,
+            aborted: audit.aborted.as_deref(),
+        }
+    }
 }
 
 #[cfg(test)]
@@ -48,9 +145,10 @@ mod tests {
 
     #[test]
     fn aborted_run_without_model_validates_against_published_schema() {
-        let mut report = sample::report();
-        report.audit.model = None;
-        report.audit.aborted = Some("interrupted".to_owned());
+        let mut audit = sample::audit();
+        audit.model = None;
+        audit.aborted = Some("interrupted".to_owned());
+        let report = sample::judged(vec![audit], false);
         let value: Value = serde_json::from_str(&render(&report)).unwrap();
         let problems = Schemas::get().report_problems(&value);
         assert!(problems.is_empty(), "{problems:#?}");
@@ -72,7 +170,7 @@ mod tests {
         let schema: Value = serde_json::from_str(Schemas::report_schema_text()).unwrap();
         assert_eq!(
             schema["properties"]["schema_version"]["const"],
-            crate::model::REPORT_SCHEMA_VERSION
+            REPORT_SCHEMA_VERSION
         );
     }
 

@@ -12,20 +12,23 @@
 //! ```
 
 use super::text;
-use crate::model::{ClauseResult, Outcome, Report};
+use crate::audit::{ClauseResult, Gate};
+use crate::report::Report;
+use crate::verdict::Outcome;
 use quick_junit::{NonSuccessKind, Property, TestCase, TestCaseStatus, TestSuite};
 use std::time::Duration;
 
 /// The JUnit XML document: one `<testsuite>` named after the audited server's label.
 pub fn render(report: &Report) -> String {
-    let mut suite = TestSuite::new(&report.audit.label);
+    let audit = report.subject();
+    let mut suite = TestSuite::new(&audit.label);
     // A wall time that is not a finite, non-negative number is left out, not guessed.
-    if let Ok(time) = Duration::try_from_secs_f64(report.audit.wall_seconds) {
+    if let Ok(time) = Duration::try_from_secs_f64(audit.wall_seconds) {
         suite.set_time(time);
     }
     suite
         .add_properties(properties(report))
-        .add_test_cases(report.audit.results.iter().map(test_case));
+        .add_test_cases(audit.results.iter().map(test_case));
     let mut junit = quick_junit::Report::new(report.tool.name);
     junit.add_test_suite(suite);
     // Serialising into memory has no I/O to fail, and `XmlString` has already removed
@@ -35,7 +38,7 @@ pub fn render(report: &Report) -> String {
 
 /// Run settings, so a CI artefact says what was audited and how to replay it.
 fn properties(report: &Report) -> Vec<Property> {
-    let audit = &report.audit;
+    let audit = report.subject();
     vec![
         Property::new("endpoint", &audit.endpoint),
         Property::new("model", audit.model.as_deref().unwrap_or("")),
@@ -58,7 +61,7 @@ fn status(result: &ClauseResult) -> TestCaseStatus {
     if let Some(known) = result
         .expectation
         .as_ref()
-        .filter(|_| result.is_known_failure())
+        .filter(|_| result.gate == Gate::KnownFailure)
     {
         let link = known
             .expectation
@@ -121,13 +124,17 @@ mod tests {
         let report = sample::report();
         let parsed = quick_junit::Report::deserialize_from_str(&render(&report)).unwrap();
         let suite = &parsed.test_suites[0];
-        assert_eq!(suite.name.as_str(), report.audit.label);
+        assert_eq!(suite.name.as_str(), report.servers[0].label);
         assert_eq!(
             (suite.tests, suite.failures, suite.skipped),
-            (report.audit.results.len(), 1, 2)
+            (report.servers[0].results.len(), 1, 2)
         );
         let names: Vec<&str> = suite.test_cases.iter().map(|c| c.name.as_str()).collect();
-        let ids: Vec<&str> = report.audit.results.iter().map(|r| r.id.as_str()).collect();
+        let ids: Vec<&str> = report.servers[0]
+            .results
+            .iter()
+            .map(|r| r.id.as_str())
+            .collect();
         assert_eq!(names, ids);
     }
 }

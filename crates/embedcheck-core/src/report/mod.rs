@@ -15,15 +15,16 @@
 //! └── junit.xml
 //! ```
 
+mod document;
 pub mod json;
 pub mod junit;
 pub mod markdown;
-mod migration;
 pub mod terminal;
 mod text;
 
-use crate::model::Report;
 use crate::schemas::Schemas;
+pub use document::{Comparison, MigrationView, Report, Tool};
+pub use json::REPORT_SCHEMA_VERSION;
 use std::fs;
 use std::path::{Path, PathBuf};
 
@@ -120,15 +121,22 @@ mod tests {
 /// A small fixed report covering every outcome, shared by the renderers' snapshots.
 #[cfg(test)]
 pub(crate) mod sample {
+    use crate::audit::{ClauseResult, Gate, ServerAudit};
     use crate::catalogue::{Family, Level};
-    use crate::model::{ClauseResult, Exchange, Outcome, Report, ServerAudit, Tool};
-    use std::collections::BTreeMap;
+    use crate::expectations::Expectations;
+    use crate::http::Exchange;
+    use crate::report::{Report, Tool};
+    use crate::session::facts::{BatchLimit, Fact, Facts, Learned};
+    use crate::verdict::Outcome;
 
     /// Settings for snapshot assertions: explicit names, stored in the repository's
     /// top-level `snapshots/report/` where reviewers look for them.
     pub(crate) fn snapshots() -> insta::Settings {
         let mut settings = insta::Settings::clone_current();
-        settings.set_snapshot_path("../../../../snapshots/report");
+        settings.set_snapshot_path(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../snapshots/report"
+        ));
         settings.set_prepend_module_to_snapshot(false);
         settings
     }
@@ -136,33 +144,64 @@ pub(crate) mod sample {
     /// Four results in catalogue order: a pass, a MUST failure with two exchanges and a
     /// curl reproducer, a skip without evidence and an inconclusive with a transport error.
     pub(crate) fn report() -> Report {
-        Report {
-            schema_version: crate::model::REPORT_SCHEMA_VERSION,
-            // Fixed rather than `Tool::this()`, so a version bump does not churn snapshots.
-            tool: Tool {
-                name: "embedcheck",
-                version: "0.0.0-sample",
-            },
-            strict: false,
-            seed: 42,
-            audit: ServerAudit {
-                label: "staging | tei".to_owned(),
-                endpoint: "http://127.0.0.1:8080/v1/embeddings".to_owned(),
-                model: Some("bge-small-en-v1.5".to_owned()),
-                results: vec![pass(), fail(), skip(), inconclusive()],
-                requests_sent: 1234,
-                tokens_used: 56789,
-                wall_seconds: 2.125,
-                observations: BTreeMap::from([
-                    (
-                        "native_dimension".to_owned(),
-                        "384 (from a plain request)".to_owned(),
+        judged(vec![audit()], false)
+    }
+
+    /// A report of `servers` judged as the run does, with or without `--strict`.
+    pub(crate) fn judged(servers: Vec<ServerAudit>, strict: bool) -> Report {
+        judged_with(servers, &Expectations::default(), strict)
+    }
+
+    /// A report of `servers` judged against a known-failures file.
+    pub(crate) fn judged_with(
+        mut servers: Vec<ServerAudit>,
+        expectations: &Expectations,
+        strict: bool,
+    ) -> Report {
+        for server in &mut servers {
+            server.judge(expectations, strict);
+        }
+        // Fixed rather than `Tool::this()`, so a version bump does not churn snapshots.
+        let tool = Tool {
+            name: "embedcheck",
+            version: "0.0.0-sample",
+        };
+        Report::new(tool, strict, 42, servers, Vec::new(), false)
+    }
+
+    /// The sample's one server.
+    pub(crate) fn audit() -> ServerAudit {
+        let detected = |clause: &'static str, request: &str| Learned::Detected {
+            clause: Some(clause),
+            request: request.to_owned(),
+        };
+        ServerAudit {
+            label: "staging | tei".to_owned(),
+            endpoint: "http://127.0.0.1:8080/v1/embeddings".to_owned(),
+            model: Some("bge-small-en-v1.5".to_owned()),
+            results: vec![pass(), fail(), skip(), inconclusive()],
+            requests_sent: 1234,
+            tokens_used: 56789,
+            wall_seconds: 2.125,
+            facts: Facts {
+                native_dimension: Some(Fact {
+                    value: 384,
+                    learned: detected("RESP-005", r#"POST /v1/embeddings {"input":"hello"}"#),
+                }),
+                max_batch: Some(Fact {
+                    value: BatchLimit::Named {
+                        limit: 32,
+                        refused: 64,
+                        status: 413,
+                    },
+                    learned: detected(
+                        "IN-008",
+                        r#"POST /v1/embeddings {"input":["document number 0", …]}"#,
                     ),
-                    ("max_batch".to_owned(), "32 (HTTP 413 above)".to_owned()),
-                ]),
-                aborted: None,
+                }),
+                ..Facts::default()
             },
-            migration: None,
+            aborted: None,
         }
     }
 
@@ -199,6 +238,7 @@ pub(crate) mod sample {
             evidence: Vec::new(),
             curl: None,
             expectation: None,
+            gate: Gate::Clear,
         }
     }
 

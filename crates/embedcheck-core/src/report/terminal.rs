@@ -16,7 +16,9 @@
 //! the one they find.
 
 use super::text;
-use crate::model::{ClauseResult, Outcome, Report};
+use crate::audit::{ClauseResult, Gate, ServerAudit};
+use crate::report::Report;
+use crate::verdict::Outcome;
 use std::fmt::Write;
 
 /// Reasons longer than this are cut: the full text is in `report.md` and `report.json`.
@@ -25,10 +27,11 @@ const REASON_WIDTH: usize = 90;
 /// The width of the longest usual outcome word, `inconclusive`.
 const OUTCOME_WIDTH: usize = 12;
 
-/// The table and totals line. `strict` decides which failures fail the run; the
-/// others are marked with `*`, so a reader sees why a red table can still exit 0.
-pub fn render(report: &Report, strict: bool) -> String {
-    let results = failures_first(&report.audit.results);
+/// The table and totals line. Failures that do not fail the run (their gate says
+/// tolerated) are marked with `*`, so a reader sees why a red table can still exit 0.
+pub fn render(report: &Report) -> String {
+    let audit = report.subject();
+    let results = failures_first(&audit.results);
     let id_width = results.iter().map(|r| r.id.len()).max().unwrap_or(0).max(2);
     let mut out = String::new();
     let _ = writeln!(
@@ -43,18 +46,18 @@ pub fn render(report: &Report, strict: bool) -> String {
             result.id,
             // `Level`'s `Display` ignores width, so pad its text instead.
             result.level.to_string(),
-            outcome(result, strict),
+            outcome(result),
             text::one_line(&result.reason, REASON_WIDTH)
         );
     }
     out.push('\n');
-    if results.iter().any(|r| tolerated(r, strict)) {
+    if results.iter().any(|r| r.gate == Gate::Tolerated) {
         out.push_str("* fails the run only with --strict\n");
     }
-    if let Some(reason) = &report.audit.aborted {
+    if let Some(reason) = &audit.aborted {
         let _ = writeln!(out, "aborted: {}", text::one_line(reason, REASON_WIDTH));
     }
-    let _ = writeln!(out, "{}", totals(report));
+    let _ = writeln!(out, "{}", totals(audit));
     if let Some(line) = migration_line(report) {
         let _ = writeln!(out, "{line}");
     }
@@ -65,7 +68,8 @@ pub fn render(report: &Report, strict: bool) -> String {
 /// broken; top hit changed for 0 of 14 queries; 5 client changes (see report.md)`.
 fn migration_line(report: &Report) -> Option<String> {
     use crate::migration::contract::Judgement;
-    let m = report.migration.as_ref()?;
+    let view = report.migration()?;
+    let m = view.migration;
     let v = &m.vector_equivalence;
     let vectors = match (v.equivalent, v.cosine_min) {
         (true, Some(min)) => format!("vectors equivalent (cosine min {min:.4})"),
@@ -91,11 +95,11 @@ fn migration_line(report: &Report) -> Option<String> {
         });
     Some(format!(
         "migration: {} → {}: {vectors}; {broken} of {} expectations broken; {ranking}; {} client changes (see report.md); {} requests in all",
-        m.baseline.label,
-        report.audit.label,
+        view.baseline.label,
+        view.candidate.label,
         m.contract.len(),
         m.remediation.len(),
-        text::thousands(m.requests_sent(&report.audit)),
+        text::thousands(view.requests_sent()),
     ))
 }
 
@@ -107,23 +111,22 @@ fn failures_first(results: &[ClauseResult]) -> Vec<&ClauseResult> {
     first
 }
 
-fn outcome(result: &ClauseResult, strict: bool) -> String {
-    let marker = if tolerated(result, strict) { "*" } else { "" };
+/// The outcome word, starred when the failure is tolerated (a known failure says so
+/// in its label instead).
+fn outcome(result: &ClauseResult) -> String {
+    let marker = if result.gate == Gate::Tolerated {
+        "*"
+    } else {
+        ""
+    };
     format!("{}{marker}", text::outcome_label(result))
 }
 
-/// A failure that does not fail the run: a SHOULD or MAY clause without `--strict`
-/// (a known failure says so in its label instead).
-fn tolerated(result: &ClauseResult, strict: bool) -> bool {
-    result.outcome == Outcome::Fail && !result.fails_run(strict) && !result.is_known_failure()
-}
-
 /// `embedcheck: 4 clauses — …; 64 requests, 1,234 tokens, 2.1 s`.
-fn totals(report: &Report) -> String {
-    let audit = &report.audit;
+fn totals(audit: &ServerAudit) -> String {
     format!(
         "embedcheck: {}; {} requests, {} tokens, {}",
-        text::outcome_counts(report),
+        text::outcome_counts(audit),
         text::thousands(audit.requests_sent),
         text::thousands(audit.tokens_used),
         text::seconds(audit.wall_seconds)
@@ -163,36 +166,28 @@ mod tests {
 
     #[test]
     fn known_failures_are_labelled_and_never_starred() {
-        let mut report = sample::report();
-        let failed = report
-            .audit
-            .results
-            .iter_mut()
-            .find(|r| r.outcome == Outcome::Fail)
-            .expect("the sample has a failure");
-        failed.expectation = Some(crate::expectations::Matched {
-            expectation: crate::expectations::Expectation {
-                expect: crate::expectations::ExpectedOutcome::Fail,
-                reason: "tracked upstream".to_owned(),
-                link: None,
-            },
-            as_expected: true,
-        });
-        let out = render(&report, true);
+        let file = "[IN-003]\nexpect = \"fail\"\nreason = \"tracked upstream\"\n";
+        let path = std::path::Path::new("x.toml");
+        let expectations = crate::expectations::Expectations::parse(file, path).unwrap();
+        let out = render(&sample::judged_with(
+            vec![sample::audit()],
+            &expectations,
+            true,
+        ));
         assert!(out.contains("fail (known)"), "{out}");
         assert!(out.contains("1 known failures, 0 not as expected"), "{out}");
     }
 
     #[test]
     fn terminal_summary_matches_snapshot() {
-        let out = render(&sample::report(), false);
+        let out = render(&sample::report());
         sample::snapshots().bind(|| insta::assert_snapshot!("terminal", out));
     }
 
     /// CI greps for libtest's summary form; our totals line must never match it.
     #[test]
     fn totals_line_is_not_mistaken_for_a_libtest_summary() {
-        let out = render(&sample::report(), false);
+        let out = render(&sample::report());
         for line in out.lines() {
             assert!(
                 !line.contains(" passed") && !line.contains(" failed"),
@@ -208,11 +203,11 @@ mod tests {
         #[case] strict: bool,
         #[case] shown: &str,
     ) {
-        let mut report = sample::report();
-        for result in &mut report.audit.results {
+        let mut audit = sample::audit();
+        for result in &mut audit.results {
             result.level = Level::Should;
         }
-        let out = render(&report, strict);
+        let out = render(&sample::judged(vec![audit], strict));
         let row = out.lines().find(|l| l.starts_with("IN-003")).unwrap();
         assert!(row.contains(shown), "{row}");
         assert_eq!(out.contains("* fails the run only with --strict"), !strict);
@@ -221,8 +216,8 @@ mod tests {
     #[test]
     fn long_reasons_are_cut() {
         let mut report = sample::report();
-        report.audit.results[0].reason = "x".repeat(200);
-        let out = render(&report, false);
+        report.servers[0].results[0].reason = "x".repeat(200);
+        let out = render(&report);
         let row = out.lines().find(|l| l.starts_with("RESP-001")).unwrap();
         assert!(
             row.ends_with(&format!("{}…", "x".repeat(REASON_WIDTH))),

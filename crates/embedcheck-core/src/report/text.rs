@@ -1,8 +1,12 @@
 //! Wording shared by the human-readable formats, so the terminal and `report.md` never
 //! count or phrase the same run differently.
 
+use crate::audit::{ClauseResult, Gate, ServerAudit};
 use crate::catalogue::Level;
-use crate::model::{ClauseResult, Exchange, Outcome, Report};
+use crate::http::Exchange;
+use crate::report::Report;
+use crate::verdict::Outcome;
+use std::collections::BTreeMap;
 
 /// `1234567` → `1,234,567`: token counts are read at a glance, not parsed.
 pub(crate) fn thousands(n: u64) -> String {
@@ -26,8 +30,7 @@ pub(crate) fn seconds(wall_seconds: f64) -> String {
 ///
 /// Outcomes are bare words ("pass", not "passed") on purpose: CI scripts grep for
 /// libtest's "N passed; N failed" summary, and ours must never be mistaken for it.
-pub(crate) fn outcome_counts(report: &Report) -> String {
-    let audit = &report.audit;
+pub(crate) fn outcome_counts(audit: &ServerAudit) -> String {
     let must_failures = audit
         .results
         .iter()
@@ -40,7 +43,7 @@ pub(crate) fn outcome_counts(report: &Report) -> String {
         audit.count(Outcome::Fail),
         audit.count(Outcome::Skip),
         audit.count(Outcome::Inconclusive),
-        expectation_counts(report),
+        expectation_counts(audit),
     )
 }
 
@@ -60,14 +63,25 @@ pub(crate) fn outcome_label(result: &ClauseResult) -> String {
 
 /// `; 2 known failures, 1 expected failure now passing`, or nothing without a
 /// known-failures file.
-pub(crate) fn expectation_counts(report: &Report) -> String {
-    let results = &report.audit.results;
-    if results.iter().all(|r| r.expectation.is_none()) {
+pub(crate) fn expectation_counts(audit: &ServerAudit) -> String {
+    if audit.results.iter().all(|r| r.expectation.is_none()) {
         return String::new();
     }
-    let known = results.iter().filter(|r| r.is_known_failure()).count();
-    let unexpected = results.iter().filter(|r| r.is_unexpected()).count();
-    format!("; {known} known failures, {unexpected} not as expected")
+    format!(
+        "; {} known failures, {} not as expected",
+        audit.gated(Gate::KnownFailure),
+        audit.gated(Gate::NotAsExpected)
+    )
+}
+
+/// The observations a report shows for `audit`: its facts, one line each, and what
+/// the run's behaviour snapshots found.
+pub(crate) fn observations(report: &Report, audit: &ServerAudit) -> BTreeMap<String, String> {
+    let mut lines = audit.facts.observations();
+    if let Some(snapshots) = &report.behaviour_snapshots {
+        lines.insert("behaviour_snapshots".to_owned(), snapshots.clone());
+    }
+    lines
 }
 
 /// `POST /v1/embeddings → 422 (7 ms)`, or `→ no response` with the transport error.

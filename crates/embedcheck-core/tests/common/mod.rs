@@ -2,11 +2,12 @@
 //! server altered on purpose behind wiremock, one alteration per broken clause.
 //! Everything listens on 127.0.0.1.
 
+use embedcheck_core::audit::ServerAudit;
 use embedcheck_core::audit::audit_server;
 use embedcheck_core::catalogue::{Catalogue, Clause};
 use embedcheck_core::http::{Target, Transport};
-use embedcheck_core::model::{Outcome, ServerAudit};
 use embedcheck_core::session::{Interrupt, Settings};
+use embedcheck_core::verdict::Outcome;
 use reference_server::{ApiError, Config, Engine, HttpRequest, HttpResponse, KNOWN_FIELDS};
 use serde_json::Value;
 use std::time::Duration;

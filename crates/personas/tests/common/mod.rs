@@ -7,18 +7,18 @@
 //! over-length policy the persona is configured with (`--overlength`), so a server
 //! that does not apply its own policy is caught.
 
+use embedcheck_core::audit::ServerAudit;
 use embedcheck_core::audit::audit_server;
 use embedcheck_core::catalogue::{Catalogue, Clause};
 use embedcheck_core::declared::{Overlength, QueryTemplate};
 use embedcheck_core::http::{Secret, Target, Transport};
-use embedcheck_core::model::ServerAudit;
 use embedcheck_core::session::{Interrupt, Settings};
 use personas::{API_KEY, Persona};
 use reference_server::{DEFAULT_QUERY_INSTRUCTION, OverlengthPolicy};
 use std::time::Duration;
 
 /// Starts `persona`, audits it, and stops it. The server's address is redacted from
-/// reasons and observations, so results can be compared across runs. `aggressive`
+/// reasons, so results can be compared across runs. `aggressive`
 /// also sends the probes that may take a server down.
 pub async fn audit(persona: &Persona, aggressive: bool) -> ServerAudit {
     let server = persona.start().await;
@@ -50,7 +50,6 @@ pub async fn audit(persona: &Persona, aggressive: bool) -> ServerAudit {
     .await;
     let redact = |text: &mut String| *text = text.replace(&server.addr().to_string(), "[addr]");
     audit.results.iter_mut().for_each(|r| redact(&mut r.reason));
-    audit.observations.values_mut().for_each(redact);
     audit
 }
 

@@ -13,29 +13,28 @@
 //! 1. **stop sending `dimensions`** — dimensions: 512 → 500 …
 //! ```
 
-use super::markdown::{cell, code, table_row};
-use super::text;
+use super::table::{cell, code, table_row};
+use crate::audit::ServerAudit;
 use crate::migration::Migration;
 use crate::migration::behaviour::ProbeRow;
 use crate::migration::contract::Judgement;
 use crate::migration::latency::{Latency, Phase};
 use crate::migration::retrieval::{Retrieval, Scenario};
 use crate::migration::vectors::VectorEquivalence;
-use crate::model::{Outcome, Report, ServerAudit};
+use crate::report::MigrationView;
+use crate::report::text;
+use crate::verdict::Outcome;
 use std::fmt::Write;
 
-/// The migration document, or nothing for a single-server report.
-pub fn render(report: &Report) -> String {
-    let Some(m) = &report.migration else {
-        return String::new();
-    };
-    let (b, c) = (&m.baseline, &report.audit);
+/// The migration document.
+pub(super) fn render(view: MigrationView<'_>) -> String {
+    let (m, b, c) = (view.migration, view.baseline, view.candidate);
     let mut doc = format!(
         "# Migration audit: {} → {}\n",
         text::flat(&b.label),
         text::flat(&c.label)
     );
-    setting(&mut doc, m, c);
+    setting(&mut doc, view);
     vectors(&mut doc, &m.vector_equivalence, b, c);
     differences(&mut doc, m, b, c);
     retrieval(&mut doc, &m.retrieval);
@@ -43,6 +42,15 @@ pub fn render(report: &Report) -> String {
     remediation(&mut doc, m);
     doc.push('\n');
     doc
+}
+
+/// `120 + 31`: what the clause run and the comparison each sent to one server.
+fn spent(audit: u64, comparison: u64) -> String {
+    format!(
+        "{} + {}",
+        text::thousands(audit),
+        text::thousands(comparison)
+    )
 }
 
 fn header(doc: &mut String, first: &str, b: &ServerAudit, c: &ServerAudit) {
@@ -60,8 +68,8 @@ fn clause_counts(a: &ServerAudit) -> String {
     )
 }
 
-fn setting(doc: &mut String, m: &Migration, c: &ServerAudit) {
-    let b = &m.baseline;
+fn setting(doc: &mut String, view: MigrationView<'_>) {
+    let (m, b, c) = (view.migration, view.baseline, view.candidate);
     doc.push_str("\n## Setting\n\n");
     header(doc, "", b, c);
     let model = |a: &ServerAudit| {
@@ -79,14 +87,14 @@ fn setting(doc: &mut String, m: &Migration, c: &ServerAudit) {
         ("model", model(b), model(c)),
         ("clauses", clause_counts(b), clause_counts(c)),
         (
-            "requests sent",
-            text::thousands(b.requests_sent),
-            text::thousands(c.requests_sent),
+            "requests sent (audit + comparison)",
+            spent(b.requests_sent, m.requests.baseline),
+            spent(c.requests_sent, m.requests.candidate),
         ),
         (
-            "tokens used",
-            text::thousands(b.tokens_used),
-            text::thousands(c.tokens_used),
+            "tokens used (audit + comparison)",
+            spent(b.tokens_used, m.tokens.baseline),
+            spent(c.tokens_used, m.tokens.candidate),
         ),
     ];
     for (name, x, y) in rows {
@@ -107,8 +115,8 @@ fn setting(doc: &mut String, m: &Migration, c: &ServerAudit) {
         corpus.batch_size,
         corpus.queries,
         corpus.origin,
-        text::thousands(m.requests_sent(c)),
-        text::seconds(c.wall_seconds)
+        text::thousands(view.requests_sent()),
+        text::seconds(m.wall_seconds)
     );
     for (label, aborted) in [(&b.label, &b.aborted), (&c.label, &c.aborted)] {
         if let Some(why) = aborted {

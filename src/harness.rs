@@ -5,8 +5,9 @@
 //! so `cargo test` prints `test RESP-003 ... ok | FAILED | ignored` and its usual
 //! closing line.
 
-use crate::catalogue::{Catalogue, Clause};
-use crate::model::{ClauseResult, Outcome};
+use embedcheck_core::audit::{ClauseResult, Gate};
+use embedcheck_core::catalogue::{Catalogue, Clause};
+use embedcheck_core::verdict::Outcome;
 use libtest_mimic::{Arguments, Failed, Trial};
 
 /// The clauses a libtest filter selects: by ID or by family name, honouring
@@ -49,15 +50,15 @@ pub fn listing(selected: &[&Clause]) -> Vec<Trial> {
         .collect()
 }
 
-/// One trial per result. Skipped and inconclusive clauses, and SHOULD/MAY failures
-/// without `--strict`, and known failures, are `ignored`: they do not fail the run, and the summary table
-/// above libtest's lines says why each was ignored.
-pub fn trials(results: &[ClauseResult], strict: bool) -> Vec<Trial> {
+/// One trial per result, failing exactly when the result's gate fails the run.
+/// Skipped and inconclusive clauses, tolerated SHOULD/MAY failures and known failures
+/// are `ignored`: the summary table above libtest's lines says why each was ignored.
+pub fn trials(results: &[ClauseResult]) -> Vec<Trial> {
     results
         .iter()
         .map(|result| {
-            let ignored = result.outcome != Outcome::Pass && !result.fails_run(strict);
-            let message = crate::report::terminal::failure_detail(result);
+            let ignored = result.outcome != Outcome::Pass && result.gate != Gate::FailsRun;
+            let message = embedcheck_core::report::terminal::failure_detail(result);
             let outcome = result.outcome;
             Trial::test(result.id.clone(), move || match outcome {
                 Outcome::Fail => Err(Failed::from(message)),

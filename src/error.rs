@@ -1,8 +1,8 @@
 //! Runtime trouble, kept apart from clause failures, with documented exit statuses.
 
-use crate::expectations::ExpectationsError;
-use crate::http::TargetError;
-use crate::report::ReportError;
+use embedcheck_core::expectations::ExpectationsError;
+use embedcheck_core::http::TargetError;
+use embedcheck_core::report::ReportError;
 use std::process::ExitCode;
 use thiserror::Error;
 
@@ -42,7 +42,7 @@ pub enum RunError {
     #[error(transparent)]
     Expectations(#[from] ExpectationsError),
     #[error(transparent)]
-    Corpus(#[from] crate::migration::corpus::CorpusError),
+    Corpus(#[from] embedcheck_core::migration::corpus::CorpusError),
 }
 
 impl RunError {

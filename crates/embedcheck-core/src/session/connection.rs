@@ -10,10 +10,11 @@
 //! - and logs every exchange, so cross-cutting clauses (the retry hazard, error bodies)
 //!   can judge everything the run sent.
 
-use crate::declared::{DEFAULT_QUERY_TASK, Matryoshka, Overlength, QueryTemplate};
+use super::facts::{Fact, Facts, Learned, describe_request};
+use super::settings::Settings;
+use crate::http::Exchange;
 use crate::http::{Probe, Reply, Transport, TransportError, Validity};
-use crate::model::Exchange;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
@@ -40,61 +41,6 @@ pub enum ProbeError {
     /// A property clause could not build its inputs (a strategy rejected every draw).
     #[error("could not generate a test case: {0}")]
     Generation(String),
-}
-
-/// Property cases per clause unless `--cases` says otherwise: enough to catch servers
-/// that fail for most values, few enough to keep a default run near a hundred requests.
-pub const DEFAULT_CASES: u32 = 8;
-
-/// Knobs of a run that clauses read.
-#[derive(Clone, Debug)]
-pub struct Settings {
-    /// The model to request: from `--model`, else learned from `GET /models`.
-    pub model: Option<String>,
-    pub max_requests: u64,
-    pub max_tokens: u64,
-    /// The batch size the large-batch clause tries.
-    pub large_batch: usize,
-    /// Longest total wait for 429 answers over the whole run; once spent, a 429
-    /// ends its probe inconclusive at once.
-    pub max_retry_wait: Duration,
-    /// Seeds every generated input: the same seed sends the same requests.
-    pub seed: u64,
-    /// Send probes that may take a server down (`--aggressive`).
-    pub aggressive: bool,
-    /// Generated cases per property clause (`--cases`).
-    pub cases: u32,
-    /// Declared Matryoshka support, or `Auto` to detect it.
-    pub matryoshka: Matryoshka,
-    /// The over-length policy the client relies on.
-    pub overlength: Overlength,
-    /// The per-input token limit, when declared instead of searched for.
-    pub max_input_tokens: Option<u64>,
-    /// The query instruction the client expects `input_type: "query"` to prepend.
-    pub query_instruction: Option<QueryTemplate>,
-    /// What `{task}` stands for in `query_instruction`.
-    pub query_task: String,
-}
-
-impl Default for Settings {
-    /// The command line's defaults.
-    fn default() -> Self {
-        Settings {
-            model: None,
-            max_requests: 1000,
-            max_tokens: 500_000,
-            large_batch: 2048,
-            max_retry_wait: Duration::from_secs(60),
-            seed: 0,
-            aggressive: false,
-            cases: DEFAULT_CASES,
-            matryoshka: Matryoshka::Auto,
-            overlength: Overlength::Any,
-            max_input_tokens: None,
-            query_instruction: None,
-            query_task: DEFAULT_QUERY_TASK.to_owned(),
-        }
-    }
 }
 
 /// Ctrl-C, shared between the signal handler and every waiting probe.
@@ -152,7 +98,7 @@ pub struct Session {
     log: Mutex<Vec<Logged>>,
     /// Exchanges touched by the clause now running, for its evidence on error.
     pending: Mutex<Vec<Exchange>>,
-    observations: Mutex<BTreeMap<String, String>>,
+    facts: Mutex<Facts>,
     /// Time spent so far waiting out 429 answers, against `max_retry_wait`.
     waited_for_429: Mutex<Duration>,
     /// The exchange after which the server stopped answering, once it has.
@@ -172,7 +118,7 @@ impl Session {
             cache: Mutex::default(),
             log: Mutex::default(),
             pending: Mutex::default(),
-            observations: Mutex::default(),
+            facts: Mutex::default(),
             waited_for_429: Mutex::default(),
             down_after: Mutex::default(),
             current_clause: Mutex::default(),
@@ -208,13 +154,36 @@ impl Session {
         self.interrupt.is_triggered()
     }
 
-    /// Records a fact learned about the server, shown in every report.
-    pub fn observe(&self, name: &str, value: impl Into<String>) {
-        lock(&self.observations).insert(name.to_owned(), value.into());
+    /// Records what the running clause learned about the server.
+    pub fn learn(&self, write: impl FnOnce(&mut Facts)) {
+        write(&mut lock(&self.facts));
     }
 
-    pub fn observations(&self) -> BTreeMap<String, String> {
-        lock(&self.observations).clone()
+    /// Everything learned so far.
+    pub fn facts(&self) -> Facts {
+        lock(&self.facts).clone()
+    }
+
+    /// A fact the running clause learned from one exchange.
+    pub fn detected<T>(&self, value: T, exchange: &Exchange) -> Fact<T> {
+        Fact {
+            value,
+            learned: Learned::Detected {
+                clause: *lock(&self.current_clause),
+                request: describe_request(exchange),
+            },
+        }
+    }
+
+    /// A fact the running clause found over `requests` requests.
+    pub fn searched<T>(&self, value: T, requests: u32) -> Fact<T> {
+        Fact {
+            value,
+            learned: Learned::Searched {
+                clause: *lock(&self.current_clause),
+                requests,
+            },
+        }
     }
 
     /// Every exchange so far, in order.
@@ -279,7 +248,7 @@ impl Session {
             return Err(ProbeError::Interrupted);
         }
         if let Some(killer) = self.down_after() {
-            return Err(ProbeError::ServerDown(describe(&killer)));
+            return Err(ProbeError::ServerDown(describe_request(&killer)));
         }
         self.reserve(probe)?;
         let sent = tokio::select! {
@@ -318,7 +287,8 @@ impl Session {
         if self.transport.ping().await {
             return;
         }
-        self.observe("server_down_after", describe(&exchange));
+        let fact = self.detected(describe_request(&exchange), &exchange);
+        self.learn(|facts| facts.server_down_after = Some(fact));
         lock(&self.down_after).get_or_insert(exchange);
     }
 
@@ -346,17 +316,6 @@ impl Session {
             request_body: probe.payload().map(|(bytes, _)| bytes),
         });
     }
-}
-
-/// `POST /v1/embeddings {"input":[[999999]]}`: which request it was, in one line.
-fn describe(exchange: &Exchange) -> String {
-    let body = exchange.request_body.as_deref().unwrap_or_default();
-    format!(
-        "{} {} {}",
-        exchange.method,
-        exchange.path,
-        crate::http::excerpt::cut(body, 120)
-    )
 }
 
 /// The most body a probe's answer may have: generous for the number of inputs

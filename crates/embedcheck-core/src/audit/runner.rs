@@ -2,11 +2,13 @@
 //! verdicts with the catalogue into a [`ServerAudit`]. Printing and files are the
 //! caller's business, so tests and the CLI share this path.
 
+use crate::audit::{ClauseResult, ServerAudit};
 use crate::catalogue::Clause;
 use crate::clauses::{self, Check, Stage};
 use crate::http::{Probe, Transport};
-use crate::model::{ClauseResult, ServerAudit, Verdict};
-use crate::session::{Interrupt, ProbeError, Session, Settings};
+use crate::session::facts::ModelSource;
+use crate::session::{Fact, Interrupt, ProbeError, Session, Settings};
+use crate::verdict::Verdict;
 use std::time::Instant;
 
 /// Audits the server behind `transport` on the selected clauses. Never fails: an
@@ -48,7 +50,7 @@ pub async fn audit_session(
         requests_sent: session.requests_sent(),
         tokens_used: session.tokens_used(),
         wall_seconds: started.elapsed().as_secs_f64(),
-        observations: session.observations(),
+        facts: session.facts(),
         aborted,
     }
 }
@@ -99,7 +101,8 @@ fn inconclusive(error: ProbeError) -> Verdict {
 async fn resolve_model(session: &mut Session) -> Result<(), String> {
     let listing = session.send(Probe::list_models()).await;
     if let Some(model) = session.settings().model.clone() {
-        session.observe("model_source", "--model");
+        let fact = Fact::declared(ModelSource::Declared, "--model");
+        session.learn(|facts| facts.model_source = Some(fact));
         return match listing {
             Err(ProbeError::Transport(e)) => Err(format!(
                 "failed to reach {}: {e}",
@@ -125,7 +128,8 @@ async fn resolve_model(session: &mut Session) -> Result<(), String> {
         .map(str::to_owned);
     match first {
         Some(model) if reply.is_success() => {
-            session.observe("model_source", "first id of GET /models");
+            let fact = session.detected(ModelSource::FirstListed, &reply.exchange);
+            session.learn(|facts| facts.model_source = Some(fact));
             session.set_model(model);
             Ok(())
         }

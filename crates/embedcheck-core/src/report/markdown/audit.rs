@@ -1,42 +1,28 @@
-//! `report.md`: the report a person pastes into a design doc or an issue.
-//!
-//! Settings and observations first, so a reader knows what was audited; then one
-//! verdict row per clause in catalogue order; then, for each failure only, the evidence
-//! and a curl command that reproduces it. Passing clauses carry no evidence here:
-//! `report.json` has it for whoever needs it.
-//!
-//! ```markdown
-//! # embedcheck report: staging
-//! | Setting | Value |
-//! …
-//! | ID | Family | Level | Outcome | Reason |
-//! | IN-003 | input | MUST | **fail** | token-id input rejected with 422 |
-//! ## Failures
-//! ### IN-003 (MUST): Token-id input
-//! ```
+//! The single-server part of `report.md`: settings, observations, verdicts, then the
+//! evidence of each failure and the list of what was not verified.
 
-use super::text;
-use crate::model::{ClauseResult, Exchange, Outcome, Report};
+use super::table::{code, fenced, table_row};
+use crate::audit::{ClauseResult, Gate, ServerAudit};
+use crate::http::Exchange;
+use crate::report::Report;
+use crate::report::text;
+use crate::verdict::Outcome;
 use std::fmt::Write;
 
-/// The whole Markdown document.
-pub fn render(report: &Report) -> String {
-    let mut doc = super::migration::render(report);
-    let _ = writeln!(
-        doc,
-        "# embedcheck report: {}",
-        text::flat(&report.audit.label)
-    );
-    settings(&mut doc, report);
-    observations(&mut doc, report);
-    verdicts(&mut doc, report);
-    failures(&mut doc, report);
-    unfinished(&mut doc, report);
+/// The report of the run's subject server.
+pub(super) fn render(report: &Report) -> String {
+    let audit = report.subject();
+    let mut doc = String::new();
+    let _ = writeln!(doc, "# embedcheck report: {}", text::flat(&audit.label));
+    settings(&mut doc, report, audit);
+    observations(&mut doc, report, audit);
+    verdicts(&mut doc, audit);
+    failures(&mut doc, audit);
+    unfinished(&mut doc, audit);
     doc
 }
 
-fn settings(doc: &mut String, report: &Report) {
-    let audit = &report.audit;
+fn settings(doc: &mut String, report: &Report, audit: &ServerAudit) {
     let model = audit
         .model
         .as_deref()
@@ -66,28 +52,29 @@ fn settings(doc: &mut String, report: &Report) {
     }
 }
 
-fn observations(doc: &mut String, report: &Report) {
+fn observations(doc: &mut String, report: &Report, audit: &ServerAudit) {
     doc.push_str("\n## Observations\n\n");
-    if report.audit.observations.is_empty() {
+    let observations = text::observations(report, audit);
+    if observations.is_empty() {
         doc.push_str("None recorded.\n");
         return;
     }
     doc.push_str("| Observation | Value |\n|---|---|\n");
-    for (name, value) in &report.audit.observations {
+    for (name, value) in &observations {
         table_row(doc, &[name, value]);
     }
 }
 
-fn verdicts(doc: &mut String, report: &Report) {
+fn verdicts(doc: &mut String, audit: &ServerAudit) {
     let _ = writeln!(
         doc,
         "\n## Verdicts\n\n{}.\n\n| ID | Family | Level | Outcome | Reason |\n|---|---|---|---|---|",
-        text::outcome_counts(report)
+        text::outcome_counts(audit)
     );
-    for result in &report.audit.results {
+    for result in &audit.results {
         let outcome = match result.outcome {
             // Bold so a new failure stands out in a long table.
-            Outcome::Fail if !result.is_known_failure() => "**fail**".to_owned(),
+            Outcome::Fail if result.gate != Gate::KnownFailure => "**fail**".to_owned(),
             _ => text::outcome_label(result),
         };
         table_row(
@@ -103,8 +90,8 @@ fn verdicts(doc: &mut String, report: &Report) {
     }
 }
 
-fn failures(doc: &mut String, report: &Report) {
-    let failed = with_outcomes(report, &[Outcome::Fail]);
+fn failures(doc: &mut String, audit: &ServerAudit) {
+    let failed = with_outcomes(audit, &[Outcome::Fail]);
     if failed.is_empty() {
         return;
     }
@@ -152,8 +139,8 @@ fn evidence(doc: &mut String, exchange: &Exchange) {
 
 /// Skips and inconclusives, listed with their reasons: neither is a failure, but a
 /// reader must see what was not verified.
-fn unfinished(doc: &mut String, report: &Report) {
-    let unfinished = with_outcomes(report, &[Outcome::Inconclusive, Outcome::Skip]);
+fn unfinished(doc: &mut String, audit: &ServerAudit) {
+    let unfinished = with_outcomes(audit, &[Outcome::Inconclusive, Outcome::Skip]);
     if unfinished.is_empty() {
         return;
     }
@@ -169,39 +156,12 @@ fn unfinished(doc: &mut String, report: &Report) {
     }
 }
 
-fn with_outcomes<'a>(report: &'a Report, outcomes: &[Outcome]) -> Vec<&'a ClauseResult> {
-    report
-        .audit
+fn with_outcomes<'a>(audit: &'a ServerAudit, outcomes: &[Outcome]) -> Vec<&'a ClauseResult> {
+    audit
         .results
         .iter()
         .filter(|r| outcomes.contains(&r.outcome))
         .collect()
-}
-
-pub(super) fn table_row(doc: &mut String, cells: &[&str]) {
-    let cells: Vec<String> = cells.iter().map(|c| cell(c)).collect();
-    let _ = writeln!(doc, "| {} |", cells.join(" | "));
-}
-
-/// A table cell: a `|` would end the cell and a newline the row.
-pub(super) fn cell(text: &str) -> String {
-    text.trim()
-        .replace('|', r"\|")
-        .replace("\r\n", "<br>")
-        .replace('\n', "<br>")
-}
-
-/// Inline code; the value is short and single-line (an URL, a model name).
-pub(super) fn code(text: &str) -> String {
-    format!("`{text}`")
-}
-
-/// A fenced block whose fence is longer than any backtick run inside, so a server
-/// that answers with Markdown cannot close the block early.
-fn fenced(lang: &str, body: &str) -> String {
-    let longest_run = body.split(|c| c != '`').map(str::len).max().unwrap_or(0);
-    let fence = "`".repeat(longest_run.max(2) + 1);
-    format!("{fence}{lang}\n{}\n{fence}\n", body.trim_end())
 }
 
 #[cfg(test)]
@@ -211,32 +171,23 @@ mod tests {
 
     #[test]
     fn markdown_report_matches_snapshot() {
-        let doc = render(&sample::report());
+        let doc = super::super::render(&sample::report());
         sample::snapshots().bind(|| insta::assert_snapshot!("markdown", doc));
-    }
-
-    #[test]
-    fn table_cells_escape_pipes_and_newlines() {
-        assert_eq!(cell("a | b\nc"), r"a \| b<br>c");
-    }
-
-    #[test]
-    fn fence_outgrows_backticks_in_the_body() {
-        assert_eq!(fenced("", "x ```` y"), "`````\nx ```` y\n`````\n");
-        assert_eq!(fenced("sh", "curl"), "```sh\ncurl\n```\n");
     }
 
     #[test]
     fn aborted_run_says_why_under_the_settings() {
         let mut report = sample::report();
-        report.audit.aborted = Some("server unreachable".to_owned());
+        report.servers[0].aborted = Some("server unreachable".to_owned());
         assert!(render(&report).contains("> **Run aborted:** server unreachable\n"));
     }
 
     #[test]
     fn clean_run_has_no_failures_section() {
         let mut report = sample::report();
-        report.audit.results.retain(|r| r.outcome == Outcome::Pass);
+        report.servers[0]
+            .results
+            .retain(|r| r.outcome == Outcome::Pass);
         let doc = render(&report);
         assert!(!doc.contains("## Failures") && !doc.contains("## Inconclusive"));
     }

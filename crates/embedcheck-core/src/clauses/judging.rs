@@ -1,64 +1,9 @@
-//! The canonical requests several clauses share.
-//!
-//! Sending the same probe from several clauses costs one request: the session caches
-//! answers by request. Keeping the texts here also keeps evidence comparable across
-//! clauses (the batch in RESP-002 is the batch in CONS-002).
+//! Judging answers the same way in every family: refusals of client mistakes, vectors
+//! of a 200, refusals that name a field.
 
-use crate::http::{Body, Probe, Reply};
-use crate::model::Verdict;
+use crate::http::{Probe, Reply};
 use crate::session::{ProbeError, Session};
-use serde_json::{Value, json};
-use std::sync::Arc;
-
-/// A plain English sentence: the single-string probe.
-pub const SENTENCE: &str = "The quick brown fox jumps over the lazy dog.";
-
-/// Four distinct documents: the batch probe. Distinct so that order can be checked.
-pub const BATCH: [&str; 4] = [
-    "Embeddings map text to vectors.",
-    "Retrieval ranks documents by cosine similarity.",
-    "서울은 대한민국의 수도입니다.",
-    "A migration should not change the answers.",
-];
-
-/// A request body for the session's model with the given input and extra fields.
-pub fn body(s: &Session, input: Value, extra: &[(&str, Value)]) -> Value {
-    let mut body = json!({"model": s.model(), "input": input});
-    for (key, value) in extra {
-        body[*key] = value.clone();
-    }
-    body
-}
-
-/// The single-string probe.
-pub async fn single(s: &Session) -> Result<Arc<Reply>, ProbeError> {
-    s.send(Probe::embed(body(s, json!(SENTENCE), &[]))).await
-}
-
-/// The batch probe.
-pub async fn batch(s: &Session) -> Result<Arc<Reply>, ProbeError> {
-    s.send(Probe::embed(body(s, json!(BATCH), &[]))).await
-}
-
-/// Each batch document embedded alone, in batch order.
-pub async fn batch_items_alone(s: &Session) -> Result<Vec<Arc<Reply>>, ProbeError> {
-    let mut replies = Vec::with_capacity(BATCH.len());
-    for text in BATCH {
-        replies.push(s.send(Probe::embed(body(s, json!(text), &[]))).await?);
-    }
-    Ok(replies)
-}
-
-/// A `POST /embeddings` with a raw body and content type, invalid for `why`.
-pub fn raw(bytes: &[u8], content_type: &'static str, why: &str) -> Probe {
-    Probe::invalid(
-        Body::Raw {
-            bytes: bytes.to_vec(),
-            content_type,
-        },
-        why,
-    )
-}
+use crate::verdict::Verdict;
 
 /// Sends each labelled client mistake and passes only if every one is refused with a
 /// 4xx; a failure lists each mistake that was not, with its answer.

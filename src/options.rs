@@ -1,9 +1,9 @@
 //! embedcheck's own options, given after `--` (each also from an `EMBEDCHECK_*`
 //! environment variable).
 
-use crate::declared::{DEFAULT_QUERY_TASK, Matryoshka, Overlength, QueryTemplate};
-use crate::session::DEFAULT_CASES;
 use clap::Parser;
+use embedcheck_core::declared::{DEFAULT_QUERY_TASK, Matryoshka, Overlength, QueryTemplate, Words};
+use embedcheck_core::session::DEFAULT_CASES;
 use std::path::PathBuf;
 
 /// Audits an OpenAI-compatible /v1/embeddings endpoint against the embedcheck contract.
@@ -65,14 +65,14 @@ pub struct Options {
 
     /// Whether the model supports Matryoshka truncation (dimensions below the native
     /// size); auto detects it from one request and the report says which.
-    #[arg(long, env = "EMBEDCHECK_MATRYOSHKA", value_name = "WHEN", value_enum,
-          default_value_t = Matryoshka::Auto)]
+    #[arg(long, env = "EMBEDCHECK_MATRYOSHKA", value_name = "WHEN", default_value = "auto",
+          value_parser = words::<Matryoshka>())]
     pub matryoshka: Matryoshka,
 
     /// The over-length policy your client relies on; a server with the other policy
     /// fails LEN-003.
-    #[arg(long, env = "EMBEDCHECK_OVERLENGTH", value_name = "POLICY", value_enum,
-          default_value_t = Overlength::Any)]
+    #[arg(long, env = "EMBEDCHECK_OVERLENGTH", value_name = "POLICY", default_value = "any",
+          value_parser = words::<Overlength>())]
     pub overlength: Overlength,
 
     /// Per-input token limit of the model; without it the suite searches for the limit.
@@ -125,11 +125,18 @@ pub struct Options {
 
     /// Migration audit: --baseline URL and how to compare it with --endpoint.
     #[command(flatten)]
-    pub migration: super::migration::MigrationOptions,
+    pub migration: crate::migration_options::MigrationOptions,
 
     /// Print this help.
     #[arg(long, short = 'h')]
     pub help: bool,
+}
+
+/// A parser that accepts exactly the words of a declared value, listed in `--help`.
+fn words<T: Words + Send + Sync>() -> impl clap::builder::TypedValueParser<Value = T> {
+    use clap::builder::TypedValueParser;
+    clap::builder::PossibleValuesParser::new(T::words())
+        .map(|word: String| T::parse_word(&word).expect("clap accepted only listed words"))
 }
 
 impl Options {

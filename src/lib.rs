@@ -1,5 +1,10 @@
 //! The command line: `cargo test -- [OPTIONS] [FILTER]` and the `embedcheck` binary.
 //!
+//! The top layer: it turns words into options ([`options`]), options into a plan
+//! (`plan`), runs the audit through the engine in `embedcheck-core` (`run`) and
+//! hands the verdicts to libtest (`harness`). Nothing below it knows of clap or
+//! libtest.
+//!
 //! Both entry points are one call to [`main`]. A run: split the words between us and
 //! libtest, resolve the endpoint (or start the reference server), audit the selected
 //! clauses, write every report, then let libtest-mimic print one line per clause.
@@ -7,8 +12,9 @@
 mod args;
 mod error;
 mod harness;
-mod migration;
+mod migration_options;
 mod options;
+mod plan;
 mod run;
 
 pub use error::{
@@ -16,8 +22,8 @@ pub use error::{
 };
 pub use options::Options;
 
-use crate::catalogue::Catalogue;
 use clap::Parser;
+use embedcheck_core::catalogue::Catalogue;
 use std::process::ExitCode;
 
 /// Runs embedcheck with the process's arguments.
@@ -50,12 +56,14 @@ fn execute(split: args::Split) -> Result<ExitCode, RunError> {
         let listing = harness::listing(&selected);
         return Ok(libtest_mimic::run(&harness::without_filters(libtest), listing).exit_code());
     }
-    let outcome = run::audit(&options, &selected)?;
-    let conclusion = libtest_mimic::run(
+    let report = run::audit(&options, &selected)?;
+    // libtest's conclusion agrees with the run summary by construction: a trial fails
+    // exactly when its result's gate fails the run, and the summary counts those gates.
+    let _ = libtest_mimic::run(
         &harness::without_filters(libtest),
-        harness::trials(&outcome.report.audit.results, options.strict),
+        harness::trials(&report.subject().results),
     );
-    Ok(ExitCode::from(outcome.exit_status(conclusion.has_failed())))
+    Ok(ExitCode::from(run::exit_status(&report)))
 }
 
 /// clap's errors end with usage hints; the first line says what is wrong.

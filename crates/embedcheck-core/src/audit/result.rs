@@ -1,0 +1,271 @@
+//! What one audit learned: each clause's verdict joined with its catalogue entry, the
+//! facts learned on the way, and what each result means for the run.
+//!
+//! Whether a result fails the run is decided here, once ([`ServerAudit::judge`]), as a
+//! [`Gate`] on each result and a [`RunSummary`] over every audited server; every view
+//! (terminal, Markdown, JUnit, JSON, the libtest harness) reads them and none decides
+//! it again.
+
+use crate::catalogue::{Clause, Family, Level};
+use crate::expectations::{Expectations, Matched};
+use crate::http::Exchange;
+use crate::session::Facts;
+use crate::verdict::{Outcome, Verdict};
+use serde::Serialize;
+
+/// What one result means for the run.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Gate {
+    /// Nothing to act on: a pass, skip or inconclusive the file did not expect otherwise.
+    #[default]
+    Clear,
+    /// A failure that fails the run: a MUST clause, or any clause with `--strict`.
+    FailsRun,
+    /// A SHOULD or MAY failure without `--strict`.
+    Tolerated,
+    /// A failure the known-failures file expects.
+    KnownFailure,
+    /// The known-failures file expected another outcome: the file needs updating.
+    NotAsExpected,
+}
+
+/// A clause's verdict joined with its catalogue entry: one row of every report.
+#[derive(Clone, Debug, Serialize)]
+pub struct ClauseResult {
+    pub id: String,
+    pub family: Family,
+    pub level: Level,
+    pub title: String,
+    pub statement: String,
+    pub outcome: Outcome,
+    pub reason: String,
+    pub evidence: Vec<Exchange>,
+    /// Reproduces the first exchange of a failing clause.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub curl: Option<String>,
+    /// The known-failures file's entry for this clause, if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub expectation: Option<Matched>,
+    /// What this result means for the run, set by [`ServerAudit::judge`].
+    pub gate: Gate,
+}
+
+impl ClauseResult {
+    pub fn new(clause: &Clause, verdict: Verdict) -> Self {
+        let curl = (verdict.outcome == Outcome::Fail)
+            .then(|| verdict.evidence.first().map(|e| e.curl.clone()))
+            .flatten();
+        ClauseResult {
+            id: clause.id.clone(),
+            family: clause.family,
+            level: clause.level,
+            title: clause.title.clone(),
+            statement: clause.statement.clone(),
+            outcome: verdict.outcome,
+            reason: verdict.reason,
+            evidence: verdict.evidence,
+            curl,
+            expectation: None,
+            gate: Gate::Clear,
+        }
+    }
+
+    /// The gate of this result: a known failure first (the file's word is final),
+    /// then a failure by level and `strict`, then an expectation that no longer holds.
+    fn gate(&self, strict: bool) -> Gate {
+        let as_expected = self.expectation.as_ref().map(|m| m.as_expected);
+        match (self.outcome, as_expected) {
+            (Outcome::Fail, Some(true)) => Gate::KnownFailure,
+            (Outcome::Fail, _) if strict || self.level == Level::Must => Gate::FailsRun,
+            (_, Some(false)) => Gate::NotAsExpected,
+            (Outcome::Fail, _) => Gate::Tolerated,
+            _ => Gate::Clear,
+        }
+    }
+}
+
+/// Everything learned about one server in one run.
+#[derive(Clone, Debug)]
+pub struct ServerAudit {
+    pub label: String,
+    /// The audited URL with any credentials removed.
+    pub endpoint: String,
+    pub model: Option<String>,
+    pub results: Vec<ClauseResult>,
+    /// Requests and tokens of the clause run alone; a comparison counts its own.
+    pub requests_sent: u64,
+    pub tokens_used: u64,
+    pub wall_seconds: f64,
+    /// What the clauses learned about the server, each fact with how.
+    pub facts: Facts,
+    /// Why the run stopped early, if it did (unreachable server, interrupted…).
+    pub aborted: Option<String>,
+}
+
+impl ServerAudit {
+    pub fn count(&self, outcome: Outcome) -> usize {
+        self.results.iter().filter(|r| r.outcome == outcome).count()
+    }
+
+    /// Results whose gate is `gate`.
+    pub fn gated(&self, gate: Gate) -> usize {
+        self.results.iter().filter(|r| r.gate == gate).count()
+    }
+
+    /// Attaches each result's known-failures entry, then sets every gate: the one
+    /// place where "does this fail the run" is decided.
+    pub fn judge(&mut self, expectations: &Expectations, strict: bool) {
+        for result in &mut self.results {
+            result.expectation = expectations.matched(&result.id, result.outcome);
+            result.gate = result.gate(strict);
+        }
+    }
+}
+
+/// How a run ended, over every audited server.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Conclusion {
+    /// Every server was audited and no result fails the run.
+    Conformant,
+    /// At least one result fails the run.
+    ClauseFailed,
+    /// A server could not be audited; the report is partial.
+    NotAudited,
+    /// Ctrl-C; the report is partial.
+    Interrupted,
+}
+
+/// The run's verdict, decided once from the gates of every server's results.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct RunSummary {
+    pub conclusion: Conclusion,
+    /// Results that fail the run, over every server.
+    pub fails_run: usize,
+    pub tolerated: usize,
+    pub known_failures: usize,
+    pub not_as_expected: usize,
+    /// Labels of the servers whose audit stopped early.
+    pub not_audited: Vec<String>,
+}
+
+impl RunSummary {
+    /// Summarises audits whose gates are set ([`ServerAudit::judge`]).
+    pub fn of(audits: &[&ServerAudit], interrupted: bool) -> Self {
+        let total = |gate| audits.iter().map(|a| a.gated(gate)).sum::<usize>();
+        let not_audited: Vec<String> = audits
+            .iter()
+            .filter(|a| a.aborted.is_some())
+            .map(|a| a.label.clone())
+            .collect();
+        let fails_run = total(Gate::FailsRun);
+        let conclusion = if interrupted {
+            Conclusion::Interrupted
+        } else if !not_audited.is_empty() {
+            Conclusion::NotAudited
+        } else if fails_run > 0 {
+            Conclusion::ClauseFailed
+        } else {
+            Conclusion::Conformant
+        };
+        RunSummary {
+            conclusion,
+            fails_run,
+            tolerated: total(Gate::Tolerated),
+            known_failures: total(Gate::KnownFailure),
+            not_as_expected: total(Gate::NotAsExpected),
+            not_audited,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalogue::Catalogue;
+    use std::path::Path;
+
+    const FILE: &str = r#"
+[ERR-008]
+expect = "fail"
+reason = "flat error bodies"
+link = "https://example.invalid/issue/1"
+
+[RESP-003]
+expect = "fail"
+reason = "fixed upstream in a later release"
+"#;
+
+    fn result(id: &str, verdict: Verdict) -> ClauseResult {
+        ClauseResult::new(Catalogue::shipped().get(id).unwrap(), verdict)
+    }
+
+    fn audit(results: Vec<ClauseResult>) -> ServerAudit {
+        ServerAudit {
+            label: "s".to_owned(),
+            endpoint: String::new(),
+            model: None,
+            results,
+            requests_sent: 0,
+            tokens_used: 0,
+            wall_seconds: 0.0,
+            facts: Facts::default(),
+            aborted: None,
+        }
+    }
+
+    #[test]
+    fn known_failures_do_not_fail_the_run_and_fixed_ones_are_flagged() {
+        let expectations = Expectations::parse(FILE, Path::new("x.toml")).unwrap();
+        let mut audit = audit(vec![
+            result("ERR-008", Verdict::fail("flat")),
+            result("RESP-003", Verdict::pass("ok now")),
+            result("RESP-001", Verdict::fail("new failure")),
+        ]);
+        audit.judge(&expectations, true);
+        let gates: Vec<Gate> = audit.results.iter().map(|r| r.gate).collect();
+        assert_eq!(
+            gates,
+            [Gate::KnownFailure, Gate::NotAsExpected, Gate::FailsRun]
+        );
+        let summary = RunSummary::of(&[&audit], false);
+        assert_eq!(summary.conclusion, Conclusion::ClauseFailed);
+        assert_eq!((summary.fails_run, summary.known_failures), (1, 1));
+    }
+
+    #[test]
+    fn should_failures_fail_the_run_only_with_strict() {
+        let should = Catalogue::shipped()
+            .clauses
+            .iter()
+            .find(|c| c.level == Level::Should)
+            .unwrap();
+        let mut lenient = audit(vec![ClauseResult::new(should, Verdict::fail("x"))]);
+        let mut strict = lenient.clone();
+        lenient.judge(&Expectations::default(), false);
+        strict.judge(&Expectations::default(), true);
+        assert_eq!(lenient.results[0].gate, Gate::Tolerated);
+        assert_eq!(strict.results[0].gate, Gate::FailsRun);
+        let summary = RunSummary::of(&[&lenient], false);
+        assert_eq!(summary.conclusion, Conclusion::Conformant);
+    }
+
+    #[test]
+    fn an_unaudited_server_outranks_failures_and_ctrl_c_outranks_all() {
+        let mut failed = audit(vec![result("RESP-001", Verdict::fail("x"))]);
+        failed.judge(&Expectations::default(), false);
+        let mut down = audit(Vec::new());
+        down.aborted = Some("failed to reach".to_owned());
+        let both = [&failed, &down];
+        assert_eq!(
+            RunSummary::of(&both, false).conclusion,
+            Conclusion::NotAudited
+        );
+        assert_eq!(
+            RunSummary::of(&both, true).conclusion,
+            Conclusion::Interrupted
+        );
+        assert_eq!(RunSummary::of(&both, false).not_audited, ["s"]);
+    }
+}

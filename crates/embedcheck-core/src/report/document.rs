@@ -1,0 +1,113 @@
+//! The document behind every report format: N server audits, the comparisons between
+//! pairs of them, and the run's verdict.
+//!
+//! One server is N = 1; a migration is N = 2 (baseline, candidate) with one
+//! comparison; a vendor matrix is N > 2. Every view renders this one document, so a
+//! matrix is a view and not a second model.
+
+use crate::audit::{RunSummary, ServerAudit};
+use crate::migration::Migration;
+use serde::Serialize;
+
+/// The document behind every report format.
+#[derive(Clone, Debug)]
+pub struct Report {
+    pub tool: Tool,
+    pub strict: bool,
+    pub seed: u64,
+    /// Every audited server, in the order the run named them (a migration: the
+    /// baseline, then the candidate).
+    pub servers: Vec<ServerAudit>,
+    /// Comparisons between pairs of `servers`.
+    pub comparisons: Vec<Comparison>,
+    /// The run's verdict, from the gates of every server's results.
+    pub summary: RunSummary,
+    /// What the behaviour snapshots (`--snapshot`) found, when they were recorded.
+    pub behaviour_snapshots: Option<String>,
+}
+
+/// Two of a report's servers compared: `servers[baseline]` → `servers[candidate]`.
+#[derive(Clone, Debug)]
+pub struct Comparison {
+    pub baseline: usize,
+    pub candidate: usize,
+    pub migration: Migration,
+}
+
+/// A migration as views read it: both audits and their comparison.
+#[derive(Clone, Copy, Debug)]
+pub struct MigrationView<'a> {
+    pub baseline: &'a ServerAudit,
+    pub candidate: &'a ServerAudit,
+    pub migration: &'a Migration,
+}
+
+impl Report {
+    /// A report of `servers` (their gates already set) and their comparisons; the
+    /// run summary is derived here, so it always agrees with the results.
+    pub fn new(
+        tool: Tool,
+        strict: bool,
+        seed: u64,
+        servers: Vec<ServerAudit>,
+        comparisons: Vec<Comparison>,
+        interrupted: bool,
+    ) -> Self {
+        let summary = RunSummary::of(&servers.iter().collect::<Vec<_>>(), interrupted);
+        Report {
+            tool,
+            strict,
+            seed,
+            servers,
+            comparisons,
+            summary,
+            behaviour_snapshots: None,
+        }
+    }
+
+    /// The server a single-server view is about: a migration's candidate, else the
+    /// first server.
+    pub fn subject(&self) -> &ServerAudit {
+        let index = self.comparisons.first().map_or(0, |c| c.candidate);
+        &self.servers[index]
+    }
+
+    /// The first comparison, as a migration view.
+    pub fn migration(&self) -> Option<MigrationView<'_>> {
+        let comparison = self.comparisons.first()?;
+        Some(MigrationView {
+            baseline: &self.servers[comparison.baseline],
+            candidate: &self.servers[comparison.candidate],
+            migration: &comparison.migration,
+        })
+    }
+}
+
+impl MigrationView<'_> {
+    /// Requests of the whole migration run: both audits', the comparison's and the
+    /// load's.
+    pub fn requests_sent(&self) -> u64 {
+        let m = self.migration;
+        self.baseline.requests_sent
+            + self.candidate.requests_sent
+            + m.requests.baseline
+            + m.requests.candidate
+            + m.latency.as_ref().map_or(0, |l| l.requests_sent)
+    }
+}
+
+/// Which build wrote a report.
+#[derive(Clone, Debug, Serialize)]
+pub struct Tool {
+    pub name: &'static str,
+    pub version: &'static str,
+}
+
+impl Tool {
+    pub fn this() -> Self {
+        Tool {
+            name: "embedcheck",
+            version: env!("CARGO_PKG_VERSION"),
+        }
+    }
+}

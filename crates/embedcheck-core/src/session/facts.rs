@@ -1,0 +1,560 @@
+//! What an audit learns about a server, typed, each fact with how it was learned.
+//!
+//! A fact is written once, by the clause that establishes it (the limit search of the
+//! over-length family writes the input limit), and read by everyone else: the other
+//! clauses of the family, the migration's consumer contract, the reports. Nothing
+//! re-derives a fact from strings, so one report cannot give two answers to one
+//! question. `report.json` shows the facts as they are (`facts`) and, for readers of
+//! schema 1.0, rendered as one line each (`observations`).
+
+use crate::http::Exchange;
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::fmt;
+
+/// How a fact became known.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "how", rename_all = "snake_case")]
+pub enum Learned {
+    /// The user declared it with a command-line option.
+    Declared { option: &'static str },
+    /// One request showed it.
+    Detected {
+        clause: Option<&'static str>,
+        request: String,
+    },
+    /// A search over several requests found it.
+    Searched {
+        clause: Option<&'static str>,
+        requests: u32,
+    },
+}
+
+/// One fact and how it was learned.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Fact<T> {
+    pub value: T,
+    pub learned: Learned,
+}
+
+impl<T> Fact<T> {
+    pub fn declared(value: T, option: &'static str) -> Self {
+        Fact {
+            value,
+            learned: Learned::Declared { option },
+        }
+    }
+}
+
+/// Where the model name came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ModelSource {
+    /// `--model`.
+    Declared,
+    /// The first id of `GET /models`.
+    FirstListed,
+}
+
+/// Whether `dimensions` below the native size is honoured, and why that is believed.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Matryoshka {
+    pub honoured: bool,
+    pub because: MatryoshkaEvidence,
+}
+
+/// The observation behind [`Matryoshka`].
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum MatryoshkaEvidence {
+    /// The native size leaves nothing to truncate.
+    NothingToTruncate { native: usize },
+    /// `--matryoshka yes|no`.
+    Declared,
+    /// `dimensions: d` answered 200 with `got` values (`None`: no usable vectors).
+    Answered { d: usize, got: Option<usize> },
+    /// `dimensions: d` was answered with this non-200 status.
+    Refused { d: usize, status: u16 },
+}
+
+/// How an over-length input is treated.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "policy", content = "status", rename_all = "snake_case")]
+pub enum OverlengthPolicy {
+    /// Refused with this 4xx.
+    Reject(u16),
+    /// Answered 200.
+    Truncate,
+    /// Answered with this status, neither 200 nor a 4xx.
+    Neither(u16),
+}
+
+impl fmt::Display for OverlengthPolicy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            OverlengthPolicy::Reject(status) => write!(f, "reject ({status})"),
+            OverlengthPolicy::Truncate => f.write_str("truncate"),
+            OverlengthPolicy::Neither(status) => write!(f, "neither: answered {status}"),
+        }
+    }
+}
+
+/// The model's per-input token limit, or why it is not known.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "known", rename_all = "snake_case")]
+pub enum InputLimit {
+    Known {
+        tokens: u64,
+        /// An input of this many stream words is over the limit.
+        over_words: usize,
+        because: LimitEvidence,
+    },
+    Unknown {
+        why: String,
+    },
+}
+
+/// What showed the input limit.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum LimitEvidence {
+    /// `--max-input-tokens`.
+    Declared,
+    /// An input of `words` words came back counted as `tokens` tokens.
+    Truncated { words: usize, tokens: u64 },
+    /// An input of `words` words was refused with a message naming the limit.
+    RefusalNamed {
+        words: usize,
+        status: u16,
+        named: u64,
+    },
+    /// The longest accepted and the shortest refused input of a binary search.
+    Bisected {
+        accepted_words: usize,
+        accepted_tokens: u64,
+        refused_words: usize,
+        status: u16,
+    },
+}
+
+impl fmt::Display for LimitEvidence {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            LimitEvidence::Declared => f.write_str("declared with --max-input-tokens"),
+            LimitEvidence::Truncated { words, tokens } => {
+                write!(f, "found: {words} words were truncated to {tokens} tokens")
+            }
+            LimitEvidence::RefusalNamed {
+                words,
+                status,
+                named,
+            } => write!(
+                f,
+                "found: {words} words refused with {status}, naming {named}"
+            ),
+            LimitEvidence::Bisected {
+                accepted_words,
+                accepted_tokens,
+                refused_words,
+                status,
+            } => write!(
+                f,
+                "found: {accepted_words} words ({accepted_tokens} tokens) accepted, {refused_words} words refused with {status}"
+            ),
+        }
+    }
+}
+
+/// What the server does with `encoding_format: "base64"`.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "kind", content = "detail", rename_all = "snake_case")]
+pub enum Base64 {
+    /// Refused with this status.
+    Refused(u16),
+    /// Answered, but there was no float answer to compare with.
+    NotCompared,
+    /// Little-endian float32 strings that decode to the float answer.
+    Float32,
+    /// Ignored: the embeddings come as this JSON kind.
+    Ignored(String),
+    /// Strings that do not decode to the float answer, and why.
+    Mismatch(String),
+}
+
+impl Base64 {
+    /// Whether a base64 request gets base64 strings back.
+    pub fn honoured(&self) -> bool {
+        matches!(self, Base64::Float32 | Base64::Mismatch(_))
+    }
+}
+
+/// How one instruction-bearing field was handled, compared with the bare query.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum FieldHandling {
+    Refused {
+        status: u16,
+    },
+    /// The vector or the token count differs from the bare query's.
+    Honoured {
+        cosine: f64,
+        bare_tokens: Option<u64>,
+        tokens: Option<u64>,
+    },
+    /// The bare query's vector and usage came back.
+    Dropped {
+        cosine: f64,
+        bare_tokens: Option<u64>,
+        tokens: Option<u64>,
+    },
+    Broken {
+        why: String,
+    },
+}
+
+/// An instruction-bearing field and its handling.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct InstructionField {
+    pub field: &'static str,
+    pub handling: FieldHandling,
+}
+
+/// What the server did with unknown top-level fields it did not choke on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(tag = "kind", content = "status", rename_all = "snake_case")]
+pub enum UnknownField {
+    Ignored,
+    RefusedNaming(u16),
+    RefusedSilently(u16),
+}
+
+impl fmt::Display for UnknownField {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            UnknownField::Ignored => f.write_str("ignored (200)"),
+            UnknownField::RefusedNaming(status) => {
+                write!(f, "rejected with {status} naming the field")
+            }
+            UnknownField::RefusedSilently(status) => {
+                write!(f, "rejected with {status} without naming the field")
+            }
+        }
+    }
+}
+
+/// How many inputs one request may hold.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum BatchLimit {
+    /// A batch of `size` was embedded.
+    AtLeast { size: usize },
+    /// A batch of `refused` was refused with `status`, naming `limit`.
+    Named {
+        limit: usize,
+        refused: usize,
+        status: u16,
+    },
+}
+
+/// One token-id input form and the answer to it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct TokenIdForm {
+    /// The input as sent, e.g. `[101,102,103,104]`.
+    pub input: String,
+    pub embedded: bool,
+    pub status: u16,
+}
+
+/// Everything one audit learned about its server.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Facts {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model_source: Option<Fact<ModelSource>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub native_dimension: Option<Fact<usize>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub matryoshka: Option<Fact<Matryoshka>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub input_limit: Option<Fact<InputLimit>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub overlength_policy: Option<Fact<OverlengthPolicy>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub base64: Option<Fact<Base64>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub instruction_fields: Option<Fact<Vec<InstructionField>>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unknown_fields: Option<Fact<Vec<UnknownField>>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_batch: Option<Fact<BatchLimit>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub token_id_input: Option<Fact<Vec<TokenIdForm>>>,
+    /// Whether a request without a key is answered (only probed with a key).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub auth_required: Option<Fact<bool>>,
+    /// Whether a model name the server does not serve is embedded anyway.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ignores_model_name: Option<Fact<bool>>,
+    /// The request after which the server stopped answering.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub server_down_after: Option<Fact<String>>,
+}
+
+impl Facts {
+    /// How `input_type: "query"` was handled, when UNK-003 sent it.
+    pub fn input_type(&self) -> Option<&FieldHandling> {
+        let fields = &self.instruction_fields.as_ref()?.value;
+        fields
+            .iter()
+            .find(|f| f.field == "input_type")
+            .map(|f| &f.handling)
+    }
+
+    /// The known input limit in tokens and the over-length input size in words.
+    pub fn known_limit(&self) -> Option<(u64, usize)> {
+        match &self.input_limit.as_ref()?.value {
+            InputLimit::Known {
+                tokens, over_words, ..
+            } => Some((*tokens, *over_words)),
+            InputLimit::Unknown { .. } => None,
+        }
+    }
+
+    /// Each fact as one line, under the names schema 1.0's `observations` used.
+    pub fn observations(&self) -> BTreeMap<String, String> {
+        let mut lines = BTreeMap::new();
+        let mut put = |name: &str, line: Option<String>| {
+            if let Some(line) = line {
+                lines.insert(name.to_owned(), line);
+            }
+        };
+        put(
+            "model_source",
+            self.model_source.as_ref().map(|f| match f.value {
+                ModelSource::Declared => "--model".to_owned(),
+                ModelSource::FirstListed => "first id of GET /models".to_owned(),
+            }),
+        );
+        put(
+            "native_dimension",
+            self.native_dimension.as_ref().map(|f| f.value.to_string()),
+        );
+        put(
+            "matryoshka",
+            self.matryoshka.as_ref().map(|f| matryoshka_line(&f.value)),
+        );
+        put(
+            "input_limit_tokens",
+            self.input_limit.as_ref().map(|f| match &f.value {
+                InputLimit::Known {
+                    tokens, because, ..
+                } => format!("{tokens} ({because})"),
+                InputLimit::Unknown { why } => format!("unknown ({why})"),
+            }),
+        );
+        put(
+            "overlength_policy",
+            self.overlength_policy.as_ref().map(|f| f.value.to_string()),
+        );
+        put(
+            "base64",
+            self.base64.as_ref().map(|f| base64_line(&f.value)),
+        );
+        put(
+            "instruction_fields",
+            self.instruction_fields.as_ref().map(|f| {
+                let lines: Vec<String> = f.value.iter().map(instruction_line).collect();
+                lines.join("; ")
+            }),
+        );
+        put(
+            "unknown_fields",
+            self.unknown_fields.as_ref().map(|f| {
+                let lines: Vec<String> = f.value.iter().map(ToString::to_string).collect();
+                lines.join(" / ")
+            }),
+        );
+        put(
+            "max_batch",
+            self.max_batch.as_ref().map(|f| match f.value {
+                BatchLimit::AtLeast { size } => format!("at least {size}"),
+                BatchLimit::Named {
+                    limit,
+                    refused,
+                    status,
+                } => format!("{limit} (refused {refused} with {status})"),
+            }),
+        );
+        put(
+            "token_id_input",
+            self.token_id_input.as_ref().map(|f| {
+                let forms: Vec<String> = f.value.iter().map(token_id_line).collect();
+                forms.join("; ")
+            }),
+        );
+        put(
+            "auth",
+            self.auth_required
+                .as_ref()
+                .filter(|f| !f.value)
+                .map(|_| "not required (answered 200 without a key)".to_owned()),
+        );
+        put(
+            "unknown_model",
+            self.ignores_model_name
+                .as_ref()
+                .filter(|f| f.value)
+                .map(|_| "accepted (the server ignores the model name)".to_owned()),
+        );
+        put(
+            "server_down_after",
+            self.server_down_after.as_ref().map(|f| f.value.clone()),
+        );
+        lines
+    }
+}
+
+impl Matryoshka {
+    /// How the support is known: `detected: dimensions=192 refused with 400`.
+    pub fn how(&self) -> String {
+        let m = self;
+        match &m.because {
+            MatryoshkaEvidence::NothingToTruncate { native } => {
+                format!("the native size {native} leaves nothing to truncate")
+            }
+            MatryoshkaEvidence::Declared => format!(
+                "declared with --matryoshka {}",
+                if m.honoured { "yes" } else { "no" }
+            ),
+            MatryoshkaEvidence::Answered { d, got: Some(got) } if got == d => {
+                format!("detected: dimensions={d} answered 200 with {d} values")
+            }
+            MatryoshkaEvidence::Answered { d, got: Some(got) } => {
+                format!("detected: dimensions={d} ignored, 200 with {got} values")
+            }
+            MatryoshkaEvidence::Answered { d, got: None } => {
+                format!("detected: dimensions={d} answered 200 without usable vectors")
+            }
+            MatryoshkaEvidence::Refused { d, status } if (400..500).contains(status) => {
+                format!("detected: dimensions={d} refused with {status}")
+            }
+            MatryoshkaEvidence::Refused { d, status } => {
+                format!("detected: dimensions={d} answered {status}")
+            }
+        }
+    }
+}
+
+/// `yes (detected: dimensions=192 answered 200 with 192 values)`.
+fn matryoshka_line(m: &Matryoshka) -> String {
+    format!("{} ({})", if m.honoured { "yes" } else { "no" }, m.how())
+}
+
+fn base64_line(b: &Base64) -> String {
+    match b {
+        Base64::Refused(status) => format!("refused ({status})"),
+        Base64::NotCompared => "answered; not compared (no float answer)".to_owned(),
+        Base64::Float32 => "little-endian float32 strings, as the SDKs decode them".to_owned(),
+        Base64::Ignored(kind) => format!("ignored: embeddings are {kind}"),
+        Base64::Mismatch(why) => format!("strings that do not decode to the floats: {why}"),
+    }
+}
+
+/// `input_type: honoured (cosine 0.8213; prompt tokens 9 bare, 28 with the field)`.
+pub fn instruction_line(f: &InstructionField) -> String {
+    let field = f.field;
+    match &f.handling {
+        FieldHandling::Refused { status } => format!("{field}: rejected ({status})"),
+        FieldHandling::Honoured {
+            cosine,
+            bare_tokens,
+            tokens: with,
+        } => format!(
+            "{field}: honoured (cosine {cosine:.4}; {})",
+            token_counts(*bare_tokens, *with)
+        ),
+        FieldHandling::Dropped { .. } => format!("{field}: dropped"),
+        FieldHandling::Broken { why } => format!("{field}: {why}"),
+    }
+}
+
+/// `prompt tokens 9 bare, 28 with the field`.
+pub fn token_counts(bare_tokens: Option<u64>, tokens: Option<u64>) -> String {
+    let show = |t: Option<u64>| t.map_or("no".to_owned(), |t| t.to_string());
+    format!(
+        "prompt tokens {} bare, {} with the field",
+        show(bare_tokens),
+        show(tokens)
+    )
+}
+
+fn token_id_line(form: &TokenIdForm) -> String {
+    let how = if form.embedded { "embedded" } else { "refused" };
+    format!("{} {how} ({})", form.input, form.status)
+}
+
+/// `POST /v1/embeddings {"input":[[999999]]}`: which request it was, in one line.
+pub fn describe_request(exchange: &Exchange) -> String {
+    let body = exchange.request_body.as_deref().unwrap_or_default();
+    format!(
+        "{} {} {}",
+        exchange.method,
+        exchange.path,
+        crate::http::excerpt::cut(body, 120)
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn detected<T>(value: T) -> Option<Fact<T>> {
+        Some(Fact {
+            value,
+            learned: Learned::Detected {
+                clause: Some("X-001"),
+                request: "POST /v1/embeddings {}".to_owned(),
+            },
+        })
+    }
+
+    #[test]
+    fn observations_keep_the_schema_1_0_wording() {
+        let facts = Facts {
+            native_dimension: detected(384),
+            matryoshka: detected(Matryoshka {
+                honoured: false,
+                because: MatryoshkaEvidence::Refused {
+                    d: 192,
+                    status: 400,
+                },
+            }),
+            overlength_policy: detected(OverlengthPolicy::Reject(400)),
+            unknown_fields: detected(vec![
+                UnknownField::Ignored,
+                UnknownField::RefusedNaming(400),
+            ]),
+            ..Facts::default()
+        };
+        let lines = facts.observations();
+        assert_eq!(lines["native_dimension"], "384");
+        assert_eq!(
+            lines["matryoshka"],
+            "no (detected: dimensions=192 refused with 400)"
+        );
+        assert_eq!(lines["overlength_policy"], "reject (400)");
+        assert_eq!(
+            lines["unknown_fields"],
+            "ignored (200) / rejected with 400 naming the field"
+        );
+        assert_eq!(lines.len(), 4);
+    }
+
+    #[test]
+    fn only_a_server_without_auth_gets_an_auth_line() {
+        let required = Facts {
+            auth_required: detected(true),
+            ..Facts::default()
+        };
+        assert!(required.observations().is_empty());
+    }
+}

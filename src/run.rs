@@ -1,0 +1,184 @@
+//! One audit from options to written reports.
+
+use crate::error::{EXIT_CLAUSE_FAILED, EXIT_CONFORMANT, EXIT_INTERRUPTED, EXIT_RUNTIME, RunError};
+use crate::options::Options;
+use crate::plan;
+use embedcheck_core::audit;
+use embedcheck_core::audit::Conclusion;
+use embedcheck_core::catalogue::Clause;
+use embedcheck_core::expectations::Expectations;
+use embedcheck_core::http::{Target, Transport};
+use embedcheck_core::migration::{Server, audit_pair};
+use embedcheck_core::report;
+use embedcheck_core::report::{Comparison, Report, Tool};
+use embedcheck_core::session::{Interrupt, Session};
+use embedcheck_core::snapshot;
+use reference_server::RunningServer;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// The process exit status of a finished (possibly partial) run, read from the
+/// report's run summary.
+pub fn exit_status(report: &Report) -> u8 {
+    match report.summary.conclusion {
+        Conclusion::Interrupted => EXIT_INTERRUPTED,
+        Conclusion::NotAudited => EXIT_RUNTIME,
+        Conclusion::ClauseFailed => EXIT_CLAUSE_FAILED,
+        Conclusion::Conformant => EXIT_CONFORMANT,
+    }
+}
+
+/// Audits the endpoint of `options` (or the reference server) on the selected
+/// clauses, prints the summary and writes every report.
+pub fn audit(options: &Options, selected: &[&Clause]) -> Result<Report, RunError> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(RunError::Runtime)?;
+    let report = runtime.block_on(audit_async(options, selected))?;
+    runtime.shutdown_timeout(Duration::from_secs(1));
+    print!("{}", report::terminal::render(&report));
+    let dir = report_dir(options, &report.subject().label);
+    report::write_all(&report, &dir)?;
+    println!("reports: {}", dir.display());
+    Ok(report)
+}
+
+async fn audit_async(options: &Options, selected: &[&Clause]) -> Result<Report, RunError> {
+    let key = plan::api_key(options)?;
+    let (target, label, _reference) = resolve_target(options).await?;
+    // Snapshots compare runs request by request, so they need the same generated
+    // inputs every time: a fixed seed unless the user chose one.
+    let seed = options
+        .seed
+        .unwrap_or_else(|| if options.snapshot { 0 } else { fresh_seed() });
+    let interrupt = Interrupt::default();
+    watch_ctrl_c(interrupt.clone());
+    println!(
+        "embedcheck: auditing {} as {label:?} (seed {seed}; replay with --seed {seed})",
+        target.display()
+    );
+    let expectations = Expectations::load(options.expectations.as_deref(), &label)?;
+    let transport = Transport::new(target, key, Duration::from_secs(options.timeout));
+    let settings = plan::settings(options, seed);
+    let mut snapshots = None;
+    let (mut servers, comparisons) = match plan::migration(options, &settings)? {
+        None => {
+            let mut session = Session::new(transport, settings, interrupt.clone());
+            let audit = audit::audit_session(&mut session, label, selected).await;
+            if options.snapshot {
+                snapshots = Some(record_snapshots(&session, &audit.label));
+            }
+            (vec![(audit, expectations)], Vec::new())
+        }
+        Some((baseline, plan)) => {
+            println!(
+                "embedcheck: migration audit, baseline {} as {:?}",
+                baseline.transport.target().display(),
+                baseline.label
+            );
+            let baseline_expectations = Expectations::load(None, &baseline.label)?;
+            let candidate = Server {
+                transport,
+                settings,
+                label,
+            };
+            let pair = audit_pair(baseline, candidate, &plan, selected, interrupt.clone()).await;
+            let comparison = Comparison {
+                baseline: 0,
+                candidate: 1,
+                migration: pair.migration,
+            };
+            let servers = vec![
+                (pair.baseline, baseline_expectations),
+                (pair.candidate, expectations),
+            ];
+            (servers, vec![comparison])
+        }
+    };
+    for (audit, expectations) in &mut servers {
+        audit.judge(expectations, options.strict);
+        if let Some(why) = &audit.aborted {
+            eprintln!("embedcheck: {why}");
+        }
+    }
+    let servers = servers.into_iter().map(|(audit, _)| audit).collect();
+    let mut report = Report::new(
+        Tool::this(),
+        options.strict,
+        seed,
+        servers,
+        comparisons,
+        interrupt.is_triggered(),
+    );
+    report.behaviour_snapshots = snapshots;
+    Ok(report)
+}
+
+/// Compares this run's exchanges with `snapshots/<label>/` and says what changed.
+fn record_snapshots(session: &Session, label: &str) -> String {
+    let dir = std::env::current_dir()
+        .unwrap_or_default()
+        .join("snapshots")
+        .join(label);
+    let summary = snapshot::record(&session.log(), &dir);
+    let verdict = if summary.pending.is_empty() {
+        format!("{} unchanged", summary.unchanged)
+    } else {
+        format!(
+            "{} unchanged, {} new or changed ({}): review with `cargo insta review`",
+            summary.unchanged,
+            summary.pending.len(),
+            summary.pending.join(", ")
+        )
+    };
+    println!(
+        "behaviour snapshots in {}: {verdict}",
+        summary.dir.display()
+    );
+    verdict
+}
+
+/// The endpoint to audit, its label, and the reference server when we started one
+/// (kept alive for the run by the caller holding it).
+async fn resolve_target(
+    options: &Options,
+) -> Result<(Target, String, Option<RunningServer>), RunError> {
+    if let Some(endpoint) = &options.endpoint {
+        let target = Target::parse(endpoint)?;
+        let label = options.label(Some(target.label()));
+        return Ok((target, label, None));
+    }
+    let server = reference_server::spawn(
+        reference_server::Config::default(),
+        ([127, 0, 0, 1], 0).into(),
+    )
+    .await
+    .map_err(RunError::ReferenceServer)?;
+    let target = Target::parse(&server.base_url())?;
+    Ok((target, options.label(None), Some(server)))
+}
+
+fn watch_ctrl_c(interrupt: Interrupt) {
+    tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            eprintln!("embedcheck: interrupted; finishing with a partial report");
+            interrupt.trigger();
+        }
+    });
+}
+
+fn report_dir(options: &Options, label: &str) -> PathBuf {
+    options
+        .report_dir
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("target").join("embedcheck").join(label))
+}
+
+/// A seed from the clock, for runs that did not ask for one; printed so it can be replayed.
+fn fresh_seed() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64 % 1_000_000_007)
+}
