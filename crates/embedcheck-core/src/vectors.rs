@@ -1,5 +1,10 @@
 //! Vector arithmetic for the consistency and dimensions clauses.
 
+/// Cosine at or above which two vectors count as the same embedding of the same
+/// tokens: a field that changed nothing, two truncations of one input, two inputs a
+/// server could not tell apart.
+pub const SAME_EMBEDDING: f64 = 0.9999;
+
 /// Euclidean (L2) norm.
 pub fn norm(v: &[f64]) -> f64 {
     v.iter().map(|x| x * x).sum::<f64>().sqrt()

@@ -8,14 +8,13 @@
 
 use super::judging;
 use super::{Check, CheckResult, check};
+use crate::http::embeddings::base64_bytes;
 use crate::http::{Body, Probe, Reply};
 use crate::property::{Case, Property};
 use crate::session::facts::Base64;
 use crate::session::requests::{self, BATCH, SENTENCE, body};
 use crate::session::{ProbeError, Session};
 use crate::verdict::Verdict;
-use base64::Engine as _;
-use base64::engine::general_purpose::STANDARD as BASE64;
 use proptest::prelude::{Strategy, prop_oneof};
 use serde_json::{Value, json};
 use std::borrow::Cow;
@@ -144,7 +143,7 @@ fn decode_against(embedding: Option<&Value>, floats: &[f64]) -> Result<(), Misma
     let Some(Value::String(text)) = embedding else {
         return Err(Mismatch::NotAString(kind(embedding)));
     };
-    let bytes = BASE64.decode(text).map_err(|_| Mismatch::NotBase64)?;
+    let bytes = base64_bytes(text).map_err(|_| Mismatch::NotBase64)?;
     if bytes.len() != 4 * floats.len() {
         return Err(Mismatch::Length {
             bytes: bytes.len(),
@@ -346,6 +345,8 @@ async fn unsupported_format_refused(s: &Session) -> CheckResult {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use base64::Engine as _;
+    use base64::engine::general_purpose::STANDARD as BASE64;
 
     fn encode(values: &[f32], to: fn(f32) -> [u8; 4]) -> Value {
         let bytes: Vec<u8> = values.iter().flat_map(|v| to(*v)).collect();

@@ -6,7 +6,7 @@ use crate::http::{Body, Probe, Reply};
 use crate::session::Session;
 use crate::session::facts::{BatchLimit, TokenIdForm};
 use crate::session::requests::{self, BATCH, body};
-use crate::vectors::{cosine, norm};
+use crate::vectors::{SAME_EMBEDDING, cosine, norm};
 use crate::verdict::Verdict;
 use serde_json::json;
 
@@ -37,9 +37,6 @@ pub(crate) const SCRIPTS: [(&str, &str); 6] = [
         "e\u{301}te\u{301} cafe\u{301} n\u{303}o\u{308}",
     ),
 ];
-
-/// Vectors this close are the same vector: the server saw the same text.
-const SAME_VECTOR: f64 = 0.9999;
 
 /// A 200 with the right number of finite vectors, or a failure saying what is wrong.
 fn embedded(reply: &Reply, inputs: usize) -> Result<Vec<Vec<f64>>, Verdict> {
@@ -191,7 +188,7 @@ async fn any_script(s: &Session) -> CheckResult {
 fn identical_pair(vectors: &[Vec<f64>]) -> Option<(usize, usize)> {
     (0..vectors.len())
         .flat_map(|i| (i + 1..vectors.len()).map(move |j| (i, j)))
-        .find(|&(i, j)| cosine(&vectors[i], &vectors[j]) >= SAME_VECTOR)
+        .find(|&(i, j)| cosine(&vectors[i], &vectors[j]) >= SAME_EMBEDDING)
 }
 
 /// IN-007: "The OpenAI field user (a string) is accepted."

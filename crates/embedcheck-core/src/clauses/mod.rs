@@ -20,6 +20,8 @@ mod response_shape;
 mod unknown_fields;
 mod usage;
 
+pub(crate) use unknown_fields::TEMPLATE_COSINE;
+
 /// What a check returns: a verdict, or why no answer could be had.
 pub type CheckResult = Result<Verdict, ProbeError>;
 

@@ -18,7 +18,7 @@ use crate::property::{Case, Property};
 use crate::session::facts::{InputLimit, LimitEvidence, OverlengthPolicy as Policy};
 use crate::session::requests::{BATCH, TAIL, body, words};
 use crate::session::{Fact, ProbeError, Session};
-use crate::vectors::cosine;
+use crate::vectors::{SAME_EMBEDDING, cosine};
 use crate::verdict::Verdict;
 use serde_json::json;
 use std::fmt;
@@ -38,8 +38,6 @@ const FIRST_SEARCH_WORDS: usize = 256;
 const MAX_SEARCH_WORDS: usize = 16_384;
 const MAX_SEARCH_REQUESTS: u32 = 12;
 
-/// Two truncations of inputs with the same beginning are the same vector.
-const SAME_TRUNCATION: f64 = 0.9999;
 /// A batch item equals the same input embedded alone (CONS-002's tolerance).
 const SAME_ITEM: f64 = 0.999;
 
@@ -409,7 +407,7 @@ fn improper_truncation(reply: &Reply, limit: &Limit, longer: Option<&[f64]>) -> 
         Err(verdict) => return Some(verdict.reason),
     };
     let similarity = cosine(&vector, longer?);
-    (similarity < SAME_TRUNCATION).then(|| {
+    (similarity < SAME_EMBEDDING).then(|| {
         format!(
             "truncation does not keep the start: this input and a longer one beginning with the same words gave cosine {similarity:.6}"
         )

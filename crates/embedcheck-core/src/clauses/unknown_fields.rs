@@ -15,7 +15,7 @@ use crate::session::facts::{
 };
 use crate::session::requests::{self, body};
 use crate::session::{ProbeError, Session};
-use crate::vectors::cosine;
+use crate::vectors::{SAME_EMBEDDING, cosine};
 use crate::verdict::Verdict;
 use proptest::prelude::Strategy;
 use serde_json::{Value, json};
@@ -63,11 +63,8 @@ const NAME_CHARS: &[RangeInclusive<char>] = &['a'..='z', '0'..='9', '_'..='_'];
 /// A query, for the instruction fields: the kind of text they are meant for.
 const QUERY: &str = "What is the capital of South Korea?";
 
-/// Vectors this close, with equal token counts, come from the same text.
-const SAME_VECTOR: f64 = 0.9999;
-
 /// UNK-004's tolerance, as stated in the catalogue.
-const TEMPLATE_COSINE: f64 = 0.999;
+pub(crate) const TEMPLATE_COSINE: f64 = 0.999;
 
 /// Unknown top-level fields: a name of three to ten characters (short enough to read,
 /// long enough that finding it in a message is not chance) and a value of one of the
@@ -230,7 +227,7 @@ fn handling(bare: &[f64], bare_reply: &Reply, reply: &Reply) -> FieldHandling {
         bare_reply.prompt_tokens(),
         reply.prompt_tokens(),
     );
-    if cosine >= SAME_VECTOR && tokens == bare_tokens {
+    if cosine >= SAME_EMBEDDING && tokens == bare_tokens {
         FieldHandling::Dropped {
             cosine,
             bare_tokens,

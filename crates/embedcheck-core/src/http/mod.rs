@@ -1,6 +1,7 @@
 //! Talking to the endpoint: targets, probes, bounded transport, replies, evidence text.
 
 pub mod curl;
+pub mod embeddings;
 pub mod excerpt;
 mod exchange;
 pub mod probe;
@@ -9,6 +10,7 @@ pub mod secret;
 pub mod target;
 pub mod transport;
 
+pub use embeddings::{Embeddings, Encoding};
 pub use exchange::Exchange;
 pub use probe::{Body, Probe, Resource, Validity};
 pub use reply::Reply;

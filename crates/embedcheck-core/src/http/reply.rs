@@ -9,7 +9,6 @@ pub struct Reply {
     pub status: u16,
     pub content_type: Option<String>,
     pub retry_after: Option<String>,
-    pub location: Option<String>,
     pub body: Vec<u8>,
     /// The body parsed as JSON, when it is JSON (whatever the content type says).
     pub json: Option<Value>,
@@ -68,39 +67,6 @@ impl Reply {
         format!("{} {param}", self.error_message().unwrap_or_default()).to_lowercase()
     }
 
-    /// The `data` array of a success body.
-    pub fn data(&self) -> Result<&[Value], String> {
-        self.json
-            .as_ref()
-            .and_then(|j| j.get("data"))
-            .and_then(Value::as_array)
-            .map(Vec::as_slice)
-            .ok_or_else(|| "the body has no data array".to_owned())
-    }
-
-    /// Every item's embedding as floats; any non-float embedding is an error naming
-    /// the item.
-    pub fn float_vectors(&self) -> Result<Vec<Vec<f64>>, String> {
-        self.data()?
-            .iter()
-            .enumerate()
-            .map(|(i, item)| float_vector(item).map_err(|why| format!("data[{i}].embedding {why}")))
-            .collect()
-    }
-
-    /// `usage.prompt_tokens` when it is a non-negative integer.
-    pub fn prompt_tokens(&self) -> Option<u64> {
-        self.usage_field("prompt_tokens")
-    }
-
-    pub fn total_tokens(&self) -> Option<u64> {
-        self.usage_field("total_tokens")
-    }
-
-    fn usage_field(&self, name: &str) -> Option<u64> {
-        self.json.as_ref()?.get("usage")?.get(name)?.as_u64()
-    }
-
     /// One line for a reason: status and, for errors, the message.
     pub fn summary(&self) -> String {
         match self.error_message().filter(|_| !self.is_success()) {
@@ -122,7 +88,6 @@ impl Reply {
             status,
             content_type: Some("application/json".into()),
             retry_after: None,
-            location: None,
             body: body.to_string().into_bytes(),
             json: Some(body),
             exchange: Exchange {
@@ -137,19 +102,6 @@ impl Reply {
             },
         }
     }
-}
-
-fn float_vector(item: &Value) -> Result<Vec<f64>, String> {
-    let values = item
-        .get("embedding")
-        .ok_or("is missing")?
-        .as_array()
-        .ok_or("is not an array of numbers")?;
-    values
-        .iter()
-        .enumerate()
-        .map(|(j, v)| v.as_f64().ok_or(format!("[{j}] is {v}, not a number")))
-        .collect()
 }
 
 #[cfg(test)]
@@ -177,13 +129,6 @@ mod tests {
         let fastapi = reply(422, json!({"detail": [{"loc": ["body", "input"]}]}));
         assert!(fastapi.error_message().unwrap().contains("input"));
         assert_eq!(reply(400, json!({"error": {}})).error_message(), None);
-    }
-
-    #[test]
-    fn non_numbers_inside_vectors_are_named() {
-        let body = json!({"data": [{"embedding": [0.1, "NaN"]}]});
-        let err = reply(200, body).float_vectors().unwrap_err();
-        assert_eq!(err, "data[0].embedding [1] is \"NaN\", not a number");
     }
 
     #[test]

@@ -161,7 +161,6 @@ impl Transport {
             status: response.status().as_u16(),
             content_type: header(reqwest::header::CONTENT_TYPE),
             retry_after: header(reqwest::header::RETRY_AFTER),
-            location: header(reqwest::header::LOCATION),
             body: Vec::new(),
         };
         while let Some(chunk) = response.chunk().await.map_err(|e| self.classify(&e))? {
@@ -198,7 +197,6 @@ impl Transport {
             status: raw.status,
             content_type: raw.content_type,
             retry_after: raw.retry_after,
-            location: raw.location.map(|l| self.scrub(&l)),
             body,
             json,
             exchange,
@@ -217,7 +215,6 @@ struct RawAnswer {
     status: u16,
     content_type: Option<String>,
     retry_after: Option<String>,
-    location: Option<String>,
     body: Vec<u8>,
 }
 

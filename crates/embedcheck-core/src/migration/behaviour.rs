@@ -13,10 +13,10 @@
 //! | `dimensions: 128`       | 200 · 128 floats · 9 tok | 500 flat error       |
 //! ```
 
-use super::vectors::decode_base64;
 use crate::audit::ServerAudit;
 use crate::catalogue::Level;
-use crate::http::{Validity, excerpt};
+use crate::http::embeddings::decode_base64;
+use crate::http::{Encoding, Reply, Validity, excerpt};
 use crate::session::{Logged, Session};
 use crate::verdict::Outcome;
 use serde::Serialize;
@@ -89,14 +89,6 @@ pub enum Shape {
     NoAnswer,
 }
 
-/// How the vectors came.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Encoding {
-    Float,
-    Base64,
-}
-
 /// One clause's outcome on both servers.
 #[derive(Clone, Debug, Serialize)]
 pub struct VerdictRow {
@@ -112,8 +104,9 @@ pub struct VerdictRow {
 impl Answer {
     /// The answer to one logged exchange.
     pub fn of(logged: &Logged) -> Answer {
-        let Some(reply) = &logged.reply else {
-            return Answer {
+        match &logged.reply {
+            Some(reply) => Answer::of_reply(reply),
+            None => Answer {
                 status: None,
                 shape: Shape::NoAnswer,
                 items: None,
@@ -121,8 +114,12 @@ impl Answer {
                 dimensions: None,
                 encoding: None,
                 message: logged.exchange.transport_error.clone(),
-            };
-        };
+            },
+        }
+    }
+
+    /// The answer a reply carries.
+    pub fn of_reply(reply: &Reply) -> Answer {
         let first = reply
             .json
             .as_ref()

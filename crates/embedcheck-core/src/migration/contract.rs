@@ -1,51 +1,35 @@
 //! The consumer contract: what an existing client of the baseline can rely on,
-//! learned from the baseline's answers, and the candidate judged against it.
+//! read from the baseline's audit, and the candidate judged against it.
 //!
 //! A client written against the old server depends on what that server did, not on
 //! what a specification says: if the old server truncated long inputs, the client
-//! never learned to truncate. So each expectation is learned from one baseline
-//! answer (or found absent: nothing to rely on), then the same request is sent to
-//! the candidate:
+//! never learned to truncate. Each expectation is read from the baseline's facts
+//! (established once, by the clause that learned it, with that clause's thresholds);
+//! then the old client's request is replayed to the candidate and judged, and the
+//! candidate's own facts say why it answered so:
 //!
-//! | topic | request | what the baseline teaches |
+//! | topic | the baseline's fact | the request replayed |
 //! |---|---|---|
-//! | `matryoshka` | `dimensions: native/2` and `native` | that `dimensions` is honoured |
-//! | `instruction` | `input_type: "query"` | that the server prepends the instruction |
-//! | `overlength` | a text over any usual limit | truncation at N tokens, or a 4xx |
-//! | `encoding` | `encoding_format: "base64"` | float arrays or base64 strings |
-//! | `error_shape` | a body without `input` | a 4xx with a given body shape |
-//! | `server_errors` | every request of the audit | no 5xx where the baseline had none |
+//! | `matryoshka` | `matryoshka` (DIM-002 … DIM-004) | `dimensions: native/2` and `native` |
+//! | `instruction` | `instruction_fields` (UNK-003) | `input_type: "query"` |
+//! | `overlength` | `input_limit`, `overlength_policy` (LEN-001 …) | its shortest over-length input |
+//! | `encoding` | `base64` (ENC-003) | — (the candidate's own fact) |
+//! | `error_shape` | a body without `input` | the same body |
+//! | `server_errors` | every request of the audit | every request of the audit |
 //!
-//! The requests mostly repeat ones the clause run sent, so the session cache
-//! answers them without a new request.
+//! The replayed requests are the clauses' own (from `session::requests`), so when
+//! the two servers agree on the parameters the session cache answers them.
 
-use super::behaviour::{Answer, BehaviourDiff, Encoding};
-use super::vectors::embeddings;
-use crate::http::Exchange;
-use crate::http::{Body, Probe, Reply};
-use crate::session::requests::SENTENCE;
-use crate::session::{ProbeError, Session};
+use super::behaviour::{Answer, BehaviourDiff};
+use crate::clauses::TEMPLATE_COSINE;
+use crate::http::{Body, Encoding, Exchange, Probe, Reply};
+use crate::session::facts::{Base64, FieldHandling, InputLimit, OverlengthPolicy};
+use crate::session::requests::{QUERY, SENTENCE, body, words};
+use crate::session::{Facts, Session};
 use crate::vectors::cosine;
 use serde::Serialize;
-use serde_json::{Value, json};
+use serde_json::json;
 use std::sync::Arc;
-
-/// Words in the over-length probe when no `--max-input-tokens` is declared: above
-/// OpenAI's 8,192-token limit and the 512 to 1,024 of most self-hosted embedders.
-const OVERLENGTH_WORDS: usize = 9_000;
-
-/// Short words that are one token in BPE vocabularies and in the reference server's.
-const FILLER: [&str; 8] = ["the", "data", "map", "text", "into", "each", "long", "line"];
-
-/// The query of the instruction probes: the one the unknown-fields clauses send with
-/// and without `input_type`, so the session cache answers both.
-const QUERY: &str = "What is the capital of South Korea?";
-
-/// Cosine above which two vectors count as the same embedding of the same tokens.
-const SAME_VECTOR: f64 = 0.9999;
-
-/// Cosine above which the candidate's instructed query counts as the baseline's.
-const SAME_INSTRUCTION: f64 = 0.99;
 
 /// What the expectation is about.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -81,14 +65,14 @@ pub struct Expectation {
     pub judgement: Judgement,
     /// The deciding exchanges, baseline first.
     pub evidence: Vec<Exchange>,
-    /// Facts remediation needs, kept as data.
+    /// Numbers remediation needs, kept as data.
     #[serde(skip)]
-    pub(crate) facts: Facts,
+    pub(crate) findings: Findings,
 }
 
 /// Numbers behind an expectation, for the remediation derived from it.
 #[derive(Clone, Debug, Default)]
-pub(crate) struct Facts {
+pub(crate) struct Findings {
     /// The native size the `dimensions` probes were built from.
     pub native: Option<usize>,
     /// The candidate refused `dimensions` even at the native size.
@@ -101,101 +85,52 @@ pub(crate) struct Facts {
     pub server_errors: Vec<(String, u16)>,
 }
 
-/// The contract probes' answers from one server.
-#[derive(Clone, Debug, Default)]
-pub struct Answers {
-    reduced: Option<Arc<Reply>>,
-    native: Option<Arc<Reply>>,
-    query: Option<Arc<Reply>>,
-    /// The same query without `input_type`.
-    bare_query: Option<Arc<Reply>>,
-    overlength: Option<Arc<Reply>>,
-    base64: Option<Arc<Reply>>,
-    missing_input: Option<Arc<Reply>>,
-    /// Words in the over-length probe.
-    overlength_words: usize,
-    /// `d` of the reduced `dimensions` probe and the native size.
-    dims: Option<(usize, usize)>,
+/// One server of the pair: its session (for replays) and what its audit learned.
+#[derive(Clone, Copy)]
+pub struct Side<'a> {
+    pub session: &'a Session,
+    pub facts: &'a Facts,
 }
 
-/// Sends the contract probes to one server. `native` is the baseline's native size,
-/// so the candidate is sent the old client's requests; without it (the baseline
-/// itself) the server's own plain answer gives it.
-pub async fn probe(s: &Session, native: Option<usize>) -> Answers {
-    let words = s
-        .settings()
-        .max_input_tokens
-        .map_or(OVERLENGTH_WORDS, |n| n as usize * 2 + 64);
-    let send = |body: Value| async move { ok(s.send(Probe::embed(body)).await) };
-    let sentence = |extra: &[(&str, Value)]| with(s, json!(SENTENCE), extra);
-    let native = match native {
-        Some(n) => Some(n),
-        None => send(sentence(&[]))
-            .await
-            .as_deref()
-            .and_then(first_vector)
-            .map(|v| v.len()),
-    };
-    let dims = native.filter(|&n| n >= 2).map(|n| (n / 2, n));
-    let missing = Probe::invalid(Body::Json(json!({"model": s.model()})), "input is missing");
-    Answers {
-        reduced: match dims {
-            Some((d, _)) => send(sentence(&[("dimensions", json!(d))])).await,
-            None => None,
-        },
-        native: match dims {
-            Some((_, n)) => send(sentence(&[("dimensions", json!(n))])).await,
-            None => None,
-        },
-        query: send(with(s, json!(QUERY), &[("input_type", json!("query"))])).await,
-        bare_query: send(with(s, json!(QUERY), &[])).await,
-        overlength: send(with(s, json!(filler(words)), &[])).await,
-        base64: send(sentence(&[("encoding_format", json!("base64"))])).await,
-        missing_input: ok(s.send(missing).await),
-        overlength_words: words,
-        dims,
-    }
-}
-
-fn ok(sent: Result<Arc<Reply>, ProbeError>) -> Option<Arc<Reply>> {
-    sent.ok()
-}
-
-fn with(s: &Session, input: Value, extra: &[(&str, Value)]) -> Value {
-    crate::session::requests::body(s, input, extra)
-}
-
-fn filler(words: usize) -> String {
-    FILLER
-        .iter()
-        .cycle()
-        .take(words)
-        .copied()
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
-/// The native size the `dimensions` probes were built from.
-pub fn native_size(answers: &Answers) -> Option<usize> {
-    answers.dims.map(|(_, n)| n)
-}
-
-/// Judges the candidate against every expectation learned from the baseline.
-pub fn judge(b: &Answers, c: &Answers, diff: &BehaviourDiff) -> Vec<Expectation> {
+/// Judges the candidate against every expectation read from the baseline.
+pub async fn judge(b: Side<'_>, c: Side<'_>, diff: &BehaviourDiff) -> Vec<Expectation> {
     vec![
-        matryoshka(b, c),
-        instruction(b, c),
-        overlength(b, c),
+        matryoshka(b, c).await,
+        instruction(b, c).await,
+        overlength(b, c).await,
         encoding(b, c),
-        error_shape(b, c),
+        error_shape(b, c).await,
         server_errors(diff),
     ]
+}
+
+/// Every topic "not probed", when a server could not be audited: nothing is sent to
+/// a server that did not answer its audit.
+pub fn unavailable(why: &str) -> Vec<Expectation> {
+    let topics = [
+        Topic::Matryoshka,
+        Topic::Instruction,
+        Topic::Overlength,
+        Topic::Encoding,
+        Topic::ErrorShape,
+        Topic::ServerErrors,
+    ];
+    let not_probed = format!("not probed: {why}");
+    topics
+        .into_iter()
+        .map(|topic| expectation(topic, None, not_probed.clone(), not_probed.clone(), true))
+        .collect()
+}
+
+/// Sends one of the old client's requests; `None` when no answer could be had.
+async fn replay(s: &Session, probe: Probe) -> Option<Arc<Reply>> {
+    s.send(probe).await.ok()
 }
 
 fn first_vector(reply: &Reply) -> Option<Vec<f64>> {
     reply
         .is_success()
-        .then(|| embeddings(reply).ok()?.into_iter().next())
+        .then(|| reply.embeddings().ok()?.vectors.into_iter().next())
         .flatten()
 }
 
@@ -204,13 +139,7 @@ fn answer(reply: Option<&Arc<Reply>>) -> String {
 }
 
 fn summary(reply: &Reply) -> Answer {
-    Answer::of(&crate::session::Logged {
-        validity: crate::http::Validity::Valid,
-        exchange: reply.exchange.clone(),
-        reply: Some(Arc::new(reply.clone())),
-        clause: None,
-        request_body: None,
-    })
+    Answer::of_reply(reply)
 }
 
 fn evidence(replies: &[Option<&Arc<Reply>>]) -> Vec<Exchange> {
@@ -247,12 +176,18 @@ fn expectation(
         candidate,
         judgement,
         evidence: Vec::new(),
-        facts: Facts::default(),
+        findings: Findings::default(),
     }
 }
 
-fn matryoshka(b: &Answers, c: &Answers) -> Expectation {
-    let Some((d, n)) = b.dims else {
+/// The single-string probe with `dimensions: d`, as DIM-001 … DIM-005 send it.
+fn dimensions_probe(s: &Session, d: usize) -> Probe {
+    Probe::embed(body(s, json!(SENTENCE), &[("dimensions", json!(d))]))
+}
+
+async fn matryoshka(b: Side<'_>, c: Side<'_>) -> Expectation {
+    let native = b.facts.native_dimension.as_ref().map(|f| f.value);
+    let Some(n) = native.filter(|&n| n >= 2) else {
         return expectation(
             Topic::Matryoshka,
             None,
@@ -261,25 +196,33 @@ fn matryoshka(b: &Answers, c: &Answers) -> Expectation {
             true,
         );
     };
-    let both = |a: &Answers| {
-        format!(
-            "dimensions: {d} → {}; dimensions: {n} → {}",
-            answer(a.reduced.as_ref()),
-            answer(a.native.as_ref())
-        )
-    };
+    let d = n / 2;
+    let b_honours = b
+        .facts
+        .matryoshka
+        .as_ref()
+        .is_some_and(|f| f.value.honoured);
     let (b_reduced, b_native) = (
-        honours(b.reduced.as_ref(), d),
-        honours(b.native.as_ref(), n),
+        replay(b.session, dimensions_probe(b.session, d)).await,
+        replay(b.session, dimensions_probe(b.session, n)).await,
     );
     let (c_reduced, c_native) = (
-        honours(c.reduced.as_ref(), d),
-        honours(c.native.as_ref(), n),
+        replay(c.session, dimensions_probe(c.session, d)).await,
+        replay(c.session, dimensions_probe(c.session, n)).await,
     );
-    let relies_on = match (b_reduced, b_native) {
+    let both = |reduced: &Option<Arc<Reply>>, native: &Option<Arc<Reply>>| {
+        format!(
+            "dimensions: {d} → {}; dimensions: {n} → {}",
+            answer(reduced.as_ref()),
+            answer(native.as_ref())
+        )
+    };
+    let b_accepts_native = honours(b_native.as_ref(), n);
+    let c_accepts_native = honours(c_native.as_ref(), n);
+    let relies_on = match (b_honours, b_accepts_native) {
         (true, _) => Some(format!(
             "`dimensions` is honoured: {d} returns {d} values (Matryoshka truncation){}",
-            if b_native {
+            if b_accepts_native {
                 format!(", {n} (the native size) is accepted")
             } else {
                 String::new()
@@ -288,125 +231,195 @@ fn matryoshka(b: &Answers, c: &Answers) -> Expectation {
         (false, true) => Some(format!("`dimensions: {n}` (the native size) is accepted")),
         (false, false) => None,
     };
-    let kept = (!b_reduced || c_reduced) && (!b_native || c_native);
-    let mut e = expectation(Topic::Matryoshka, relies_on, both(b), both(c), kept);
+    let kept =
+        (!b_honours || honours(c_reduced.as_ref(), d)) && (!b_accepts_native || c_accepts_native);
+    let mut e = expectation(
+        Topic::Matryoshka,
+        relies_on,
+        both(&b_reduced, &b_native),
+        both(&c_reduced, &c_native),
+        kept,
+    );
     e.evidence = evidence(&[
-        b.reduced.as_ref(),
-        c.reduced.as_ref(),
-        b.native.as_ref(),
-        c.native.as_ref(),
+        b_reduced.as_ref(),
+        c_reduced.as_ref(),
+        b_native.as_ref(),
+        c_native.as_ref(),
     ]);
-    e.facts.native = Some(n);
-    e.facts.refuses_native = !c_native;
+    e.findings.native = Some(n);
+    e.findings.refuses_native = !c_accepts_native;
     e
 }
 
-/// Whether `input_type: "query"` changed the embedding compared with the plain
-/// request for the same text: more tokens, or a different vector.
-fn instructed(a: &Answers) -> Option<bool> {
-    let (query, plain) = (a.query.as_deref()?, a.bare_query.as_deref()?);
-    if !query.is_success() {
-        return None;
-    }
-    let more_tokens = query.prompt_tokens() != plain.prompt_tokens();
-    let moved = match (first_vector(query), first_vector(plain)) {
-        (Some(x), Some(y)) => cosine(&x, &y) < SAME_VECTOR,
-        _ => false,
-    };
-    Some(more_tokens || moved)
+/// The query with `input_type: "query"`, as UNK-003 and UNK-004 send it.
+fn input_type_probe(s: &Session) -> Probe {
+    let request = body(s, json!(QUERY), &[("input_type", json!("query"))]);
+    Probe::invalid(
+        Body::Json(request),
+        "vendor field input_type outside the OpenAI schema",
+    )
 }
 
-fn instruction_text(a: &Answers) -> String {
-    let tokens = |r: &Option<Arc<Reply>>| r.as_deref().and_then(Reply::prompt_tokens);
-    let status = answer(a.query.as_ref());
-    match (instructed(a), tokens(&a.query), tokens(&a.bare_query)) {
-        (Some(true), Some(q), Some(p)) => {
-            format!("200, instruction prepended ({q} tokens; {p} without)")
+/// UNK-003's finding in words: `200, instruction prepended (28 tokens; 9 without)`.
+fn instruction_text(handling: Option<&FieldHandling>) -> String {
+    match handling {
+        Some(FieldHandling::Honoured {
+            bare_tokens: Some(bare),
+            tokens: Some(with),
+            ..
+        }) if bare != with => format!("200, instruction prepended ({with} tokens; {bare} without)"),
+        Some(FieldHandling::Honoured { cosine, .. }) => {
+            format!("200, the vector changes (cosine {cosine:.4} to the bare query)")
         }
-        (Some(true), _, _) => "200, the vector changes (instruction applied)".to_owned(),
-        (Some(false), Some(q), _) => {
-            format!("200, field ignored ({q} tokens, the same vector as without)")
+        Some(FieldHandling::Dropped {
+            tokens: Some(with), ..
+        }) => format!("200, field ignored ({with} tokens, the same vector as without)"),
+        Some(FieldHandling::Dropped { .. }) => {
+            "200, field ignored (the same vector as without)".to_owned()
         }
-        (Some(false), None, _) => "200, field ignored (the same vector as without)".to_owned(),
-        (None, _, _) => format!("refused: {status}"),
+        Some(FieldHandling::Refused { status }) => format!("refused: {status}"),
+        Some(FieldHandling::Broken { why }) => why.clone(),
+        None => "not probed (UNK-003 did not run)".to_owned(),
     }
 }
 
-fn instruction(b: &Answers, c: &Answers) -> Expectation {
-    let relies_on = (instructed(b) == Some(true)).then(|| {
+async fn instruction(b: Side<'_>, c: Side<'_>) -> Expectation {
+    let honoured = |f: &Facts| matches!(f.input_type(), Some(FieldHandling::Honoured { .. }));
+    let relies_on = honoured(b.facts).then(|| {
         "`input_type: \"query\"` makes the server prepend the model's query instruction".to_owned()
     });
+    let b_query = replay(b.session, input_type_probe(b.session)).await;
+    let c_query = replay(c.session, input_type_probe(c.session)).await;
+    // UNK-004's tolerance: the same instruction gives the same vector.
     let same_as_baseline = match (
-        b.query.as_deref().and_then(first_vector),
-        c.query.as_deref().and_then(first_vector),
+        b_query.as_deref().and_then(first_vector),
+        c_query.as_deref().and_then(first_vector),
     ) {
-        (Some(x), Some(y)) => cosine(&x, &y) >= SAME_INSTRUCTION,
+        (Some(x), Some(y)) => cosine(&x, &y) >= TEMPLATE_COSINE,
         _ => false,
     };
-    let kept = instructed(c) == Some(true) && same_as_baseline;
-    let mut candidate = instruction_text(c);
-    if instructed(c) == Some(true) && !same_as_baseline {
+    let kept = honoured(c.facts) && same_as_baseline;
+    let mut candidate = instruction_text(c.facts.input_type());
+    if honoured(c.facts) && !same_as_baseline {
         candidate.push_str(", but not the baseline's instruction");
     }
     let mut e = expectation(
         Topic::Instruction,
         relies_on,
-        instruction_text(b),
+        instruction_text(b.facts.input_type()),
         candidate,
         kept,
     );
-    e.evidence = evidence(&[b.query.as_ref(), c.query.as_ref()]);
+    e.evidence = evidence(&[b_query.as_ref(), c_query.as_ref()]);
     e
 }
 
-fn overlength(b: &Answers, c: &Answers) -> Expectation {
-    let words = b.overlength_words as u64;
-    let tokens = b
-        .overlength
-        .as_deref()
-        .filter(|r| r.is_success())
-        .and_then(Reply::prompt_tokens);
-    let b_reply = b.overlength.as_deref();
-    // Fewer tokens than words means the server cut the input.
-    let truncates_at = tokens.filter(|&t| t < words * 9 / 10);
-    let relies_on = match (truncates_at, b_reply) {
+/// What a server's over-length facts say, in words: `truncates at 256 tokens (found:
+/// …)`, `refuses (400) over 512 tokens`, or why the limit is unknown.
+fn overlength_text(f: &Facts) -> String {
+    let policy = f.overlength_policy.as_ref().map(|p| p.value);
+    match (&f.input_limit.as_ref().map(|l| &l.value), policy) {
+        (
+            Some(InputLimit::Known {
+                tokens, because, ..
+            }),
+            Some(OverlengthPolicy::Truncate),
+        ) => {
+            format!("200, truncated to {tokens} tokens ({because})")
+        }
+        (
+            Some(InputLimit::Known {
+                tokens, because, ..
+            }),
+            Some(policy),
+        ) => {
+            format!("{policy} over {tokens} tokens ({because})")
+        }
+        (
+            Some(InputLimit::Known {
+                tokens, because, ..
+            }),
+            None,
+        ) => {
+            format!("limit {tokens} tokens ({because})")
+        }
+        (Some(InputLimit::Unknown { why }), _) => why.clone(),
+        (None, _) => "not probed (the over-length clauses did not run)".to_owned(),
+    }
+}
+
+async fn overlength(b: Side<'_>, c: Side<'_>) -> Expectation {
+    let policy = b.facts.overlength_policy.as_ref().map(|p| p.value);
+    let limit = b.facts.known_limit();
+    let truncates_at = limit
+        .filter(|_| policy == Some(OverlengthPolicy::Truncate))
+        .map(|(tokens, _)| tokens);
+    let relies_on = match (truncates_at, policy) {
         (Some(t), _) => Some(format!("input over the limit is truncated to {t} tokens")),
-        (None, Some(r)) if r.is_client_error() => {
+        (None, Some(OverlengthPolicy::Reject(_))) => {
             Some("input over the limit is refused with a 4xx".to_owned())
         }
         _ => None,
     };
-    let c_reply = c.overlength.as_deref();
-    let kept = match (truncates_at, c_reply) {
+    // The baseline's shortest over-length input, as the over-length clauses sent it.
+    let over = |s: &Session, words_over: usize, tokens: u64| {
+        let why = format!("input of {words_over} words, over the baseline's {tokens}-token limit");
+        Probe::invalid(Body::Json(body(s, json!(words(words_over)), &[])), why)
+    };
+    let (b_reply, c_reply) = match limit.filter(|_| relies_on.is_some()) {
+        Some((tokens, words_over)) => (
+            replay(b.session, over(b.session, words_over, tokens)).await,
+            replay(c.session, over(c.session, words_over, tokens)).await,
+        ),
+        None => (None, None),
+    };
+    let kept = match (truncates_at, c_reply.as_deref()) {
+        _ if relies_on.is_none() => true,
         (_, None) => false,
         (Some(_), Some(r)) => r.is_success(),
         (None, Some(r)) => !r.is_server_error(),
     };
-    let describe = |a: &Answers| {
-        let reply = a.overlength.as_ref();
-        match reply.and_then(|r| r.is_success().then(|| r.prompt_tokens()).flatten()) {
-            Some(t) if t < words * 9 / 10 => format!("200, truncated to {t} tokens"),
-            Some(t) => format!("200, {t} tokens: the {words}-word probe is within the limit"),
-            None => answer(reply),
-        }
-    };
-    let mut e = expectation(Topic::Overlength, relies_on, describe(b), describe(c), kept);
-    e.evidence = evidence(&[b.overlength.as_ref(), c.overlength.as_ref()]);
-    e.facts.truncates_at = truncates_at;
+    let mut candidate = overlength_text(c.facts);
+    if let Some(reply) = c_reply.as_deref() {
+        candidate = format!(
+            "{} to the baseline's over-length input; {candidate}",
+            summary(reply)
+        );
+    }
+    let mut e = expectation(
+        Topic::Overlength,
+        relies_on,
+        overlength_text(b.facts),
+        candidate,
+        kept,
+    );
+    e.evidence = evidence(&[b_reply.as_ref(), c_reply.as_ref()]);
+    e.findings.truncates_at = truncates_at;
     e
 }
 
-fn encoding_of(reply: Option<&Arc<Reply>>) -> Option<Encoding> {
-    reply
-        .filter(|r| r.is_success())
-        .and_then(|r| summary(r).encoding)
+/// The encoding a base64 request gets back, from ENC-003's `base64` fact.
+fn encoding_of(f: &Facts) -> Option<Encoding> {
+    match &f.base64.as_ref()?.value {
+        Base64::Refused(_) => None,
+        b if b.honoured() => Some(Encoding::Base64),
+        Base64::Ignored(_) => Some(Encoding::Float),
+        _ => None,
+    }
 }
 
-fn encoding(b: &Answers, c: &Answers) -> Expectation {
-    let (b_enc, c_enc) = (
-        encoding_of(b.base64.as_ref()),
-        encoding_of(c.base64.as_ref()),
-    );
+fn encoding_text(f: &Facts) -> String {
+    match (encoding_of(f), f.base64.as_ref().map(|b| &b.value)) {
+        (Some(Encoding::Float), _) => "field ignored, float array".to_owned(),
+        (Some(Encoding::Base64), _) => "base64 string".to_owned(),
+        (None, Some(Base64::Refused(status))) => format!("refused: {status}"),
+        (None, Some(_)) => "answered without comparable vectors".to_owned(),
+        (None, None) => "not probed (ENC-003 did not run)".to_owned(),
+    }
+}
+
+fn encoding(b: Side<'_>, c: Side<'_>) -> Expectation {
+    let (b_enc, c_enc) = (encoding_of(b.facts), encoding_of(c.facts));
     let relies_on = b_enc.map(|enc| match enc {
         Encoding::Float => {
             "`encoding_format: \"base64\"` is ignored: vectors come as float arrays".to_owned()
@@ -415,30 +428,27 @@ fn encoding(b: &Answers, c: &Answers) -> Expectation {
             "`encoding_format: \"base64\"` is honoured: vectors come as base64 strings".to_owned()
         }
     });
-    let describe = |enc: Option<Encoding>, reply: Option<&Arc<Reply>>| match enc {
-        Some(Encoding::Float) => "field ignored, float array".to_owned(),
-        Some(Encoding::Base64) => "base64 string".to_owned(),
-        None => answer(reply),
-    };
     let mut e = expectation(
         Topic::Encoding,
         relies_on,
-        describe(b_enc, b.base64.as_ref()),
-        describe(c_enc, c.base64.as_ref()),
+        encoding_text(b.facts),
+        encoding_text(c.facts),
         b_enc == c_enc,
     );
-    e.evidence = evidence(&[b.base64.as_ref(), c.base64.as_ref()]);
-    e.facts.candidate_encoding = c_enc;
+    e.findings.candidate_encoding = c_enc;
     e
 }
 
-fn error_shape(b: &Answers, c: &Answers) -> Expectation {
-    let shape = |a: &Answers| {
-        a.missing_input
-            .as_deref()
-            .map(|r| (r.status, summary(r).shape))
-    };
-    let (b_shape, c_shape) = (shape(b), shape(c));
+/// A body without `input`, as ERR-002 sends it.
+fn missing_input(s: &Session) -> Probe {
+    Probe::invalid(Body::Json(json!({"model": s.model()})), "input is missing")
+}
+
+async fn error_shape(b: Side<'_>, c: Side<'_>) -> Expectation {
+    let b_reply = replay(b.session, missing_input(b.session)).await;
+    let c_reply = replay(c.session, missing_input(c.session)).await;
+    let shape = |r: &Option<Arc<Reply>>| r.as_deref().map(|r| (r.status, summary(r).shape));
+    let (b_shape, c_shape) = (shape(&b_reply), shape(&c_reply));
     let relies_on = match b_shape {
         Some((status, shape)) if (400..500).contains(&status) && shape.is_error() => Some(format!(
             "a client mistake gets a 4xx with an {} body",
@@ -453,11 +463,11 @@ fn error_shape(b: &Answers, c: &Answers) -> Expectation {
     let mut e = expectation(
         Topic::ErrorShape,
         relies_on,
-        answer(b.missing_input.as_ref()),
-        answer(c.missing_input.as_ref()),
+        answer(b_reply.as_ref()),
+        answer(c_reply.as_ref()),
         kept,
     );
-    e.evidence = evidence(&[b.missing_input.as_ref(), c.missing_input.as_ref()]);
+    e.evidence = evidence(&[b_reply.as_ref(), c_reply.as_ref()]);
     e
 }
 
@@ -497,20 +507,13 @@ fn server_errors(diff: &BehaviourDiff) -> Expectation {
         candidate,
         rows.is_empty(),
     );
-    e.facts.server_errors = rows;
+    e.findings.server_errors = rows;
     e
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn filler_is_the_requested_number_of_short_words() {
-        let text = filler(20);
-        assert_eq!(text.split(' ').count(), 20);
-        assert_eq!(reference_server::tokenize(&text, 50_000).len(), 20);
-    }
 
     #[test]
     fn nothing_relied_on_is_never_broken() {
@@ -522,5 +525,27 @@ mod tests {
             false,
         );
         assert_eq!(e.judgement, Judgement::NotRelied);
+    }
+
+    #[test]
+    fn instruction_words_come_from_the_clauses_finding() {
+        let prepended = FieldHandling::Honoured {
+            cosine: 0.82,
+            bare_tokens: Some(9),
+            tokens: Some(28),
+        };
+        assert_eq!(
+            instruction_text(Some(&prepended)),
+            "200, instruction prepended (28 tokens; 9 without)"
+        );
+        let dropped = FieldHandling::Dropped {
+            cosine: 1.0,
+            bare_tokens: Some(9),
+            tokens: Some(9),
+        };
+        assert_eq!(
+            instruction_text(Some(&dropped)),
+            "200, field ignored (9 tokens, the same vector as without)"
+        );
     }
 }

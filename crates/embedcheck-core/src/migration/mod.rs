@@ -3,8 +3,8 @@
 //!
 //! Both servers get the normal clause run (same seed, so the same requests), then,
 //! through each server's own session (so budgets and the cache apply):
-//! - [`contract`]: the requests an existing client relies on, learned from the
-//!   baseline and judged on the candidate;
+//! - [`contract`]: what an existing client relies on, read from the baseline's
+//!   facts, with the old client's requests replayed to the candidate;
 //! - [`vectors`]: the fixture corpus ([`corpus`]) embedded 8 documents per request
 //!   on both, compared per document;
 //! - [`retrieval`]: the fixture queries ranked under each server, and query vectors
@@ -118,10 +118,23 @@ pub async fn audit_pair(
     let unreachable = b_audit.aborted.clone().or_else(|| c_audit.aborted.clone());
     let work = match &unreachable {
         None => compare(&b, &c, plan).await,
-        Some(why) => Comparison::unavailable(plan, why),
+        Some(why) => Work::unavailable(plan, why),
     };
     let behaviour_diff = behaviour::diff(&b, &c, &b_audit, &c_audit);
-    let contract = contract::judge(&work.answers.0, &work.answers.1, &behaviour_diff);
+    let contract = match &unreachable {
+        None => {
+            let b_side = contract::Side {
+                session: &b,
+                facts: &b_audit.facts,
+            };
+            let c_side = contract::Side {
+                session: &c,
+                facts: &c_audit.facts,
+            };
+            contract::judge(b_side, c_side, &behaviour_diff).await
+        }
+        Some(why) => contract::unavailable(why),
+    };
     let (latency, latency_skipped) = match (plan.load, &unreachable) {
         (Some(load), None) => {
             let labels = (b_audit.label.as_str(), c_audit.label.as_str());
@@ -158,18 +171,17 @@ pub async fn audit_pair(
     }
 }
 
-/// The probing part of the comparison, before it is judged.
-struct Comparison {
-    answers: (contract::Answers, contract::Answers),
+/// The corpus and query part of the comparison, before it is judged.
+struct Work {
     documents: (Embedded, Embedded),
     equivalence: VectorEquivalence,
     retrieval: Retrieval,
 }
 
-impl Comparison {
+impl Work {
     /// Nothing could be probed: every section says why instead of spending requests
     /// (and timeouts) on a server that did not answer its audit.
-    fn unavailable(plan: &Plan, why: &str) -> Comparison {
+    fn unavailable(plan: &Plan, why: &str) -> Work {
         let none = || Embedded {
             vectors: vec![None; plan.corpus.documents.len()],
             batch_tokens: vec![None; plan.corpus.batches().count()],
@@ -183,8 +195,7 @@ impl Comparison {
             candidate_bare: missing(),
             candidate_prefixed: missing(),
         };
-        Comparison {
-            answers: Default::default(),
+        Work {
             equivalence: vectors::equivalence(&plan.corpus, &documents.0, &documents.1, Vec::new()),
             retrieval: retrieval::analyse(
                 &plan.corpus,
@@ -198,9 +209,7 @@ impl Comparison {
     }
 }
 
-async fn compare(b: &Session, c: &Session, plan: &Plan) -> Comparison {
-    let b_answers = contract::probe(b, None).await;
-    let c_answers = contract::probe(c, contract::native_size(&b_answers)).await;
+async fn compare(b: &Session, c: &Session, plan: &Plan) -> Work {
     let (b_docs, c_docs) = futures::join!(
         vectors::embed_documents(b, &plan.corpus),
         vectors::embed_documents(c, &plan.corpus)
@@ -214,8 +223,7 @@ async fn compare(b: &Session, c: &Session, plan: &Plan) -> Comparison {
         &plan.instruction,
         plan.top_k,
     );
-    Comparison {
-        answers: (b_answers, c_answers),
+    Work {
         documents: (b_docs, c_docs),
         equivalence,
         retrieval,

@@ -9,10 +9,10 @@
 //! - Prepend the query instruction yourself …  (query cosine old vs new: 0.52 bare, 0.9998 prefixed)
 //! ```
 
-use super::behaviour::Encoding;
 use super::contract::{Expectation, Judgement, Topic};
 use super::retrieval::Retrieval;
 use super::vectors::VectorEquivalence;
+use crate::http::Encoding;
 use serde::Serialize;
 
 /// One client-side change and the finding it comes from.
@@ -51,7 +51,7 @@ fn remedy(finding: &str, action: impl Into<String>, evidence: impl Into<String>)
 fn for_expectation(e: &Expectation, retrieval: &Retrieval) -> Option<Remedy> {
     let seen = format!("baseline: {}; candidate: {}", e.baseline, e.candidate);
     Some(match e.topic {
-        Topic::Matryoshka if e.facts.refuses_native => remedy(
+        Topic::Matryoshka if e.findings.refuses_native => remedy(
             "matryoshka",
             "stop sending `dimensions`; for shorter vectors keep the first d values and re-normalise them in the client",
             seen,
@@ -60,7 +60,7 @@ fn for_expectation(e: &Expectation, retrieval: &Retrieval) -> Option<Remedy> {
             "matryoshka",
             format!(
                 "stop sending `dimensions` below {}; truncate vectors in the client (first d values, re-normalised)",
-                e.facts.native.unwrap_or_default()
+                e.findings.native.unwrap_or_default()
             ),
             seen,
         ),
@@ -74,7 +74,7 @@ fn for_expectation(e: &Expectation, retrieval: &Retrieval) -> Option<Remedy> {
         ),
         Topic::Overlength => remedy(
             "overlength",
-            match e.facts.truncates_at {
+            match e.findings.truncates_at {
                 Some(n) => format!("truncate inputs to {n} tokens before sending"),
                 None => "keep truncating inputs before sending; the candidate's answer to over-length input is not a clean 4xx".to_owned(),
             },
@@ -82,7 +82,7 @@ fn for_expectation(e: &Expectation, retrieval: &Retrieval) -> Option<Remedy> {
         ),
         Topic::Encoding => remedy(
             "encoding",
-            match e.facts.candidate_encoding {
+            match e.findings.candidate_encoding {
                 Some(Encoding::Base64) => "decode base64 embeddings, or send `encoding_format: \"float\"` (or no `encoding_format`)".to_owned(),
                 _ => "send `encoding_format: \"float\"` and parse float arrays: the candidate does not return base64".to_owned(),
             },
@@ -122,13 +122,13 @@ fn instruction_evidence(seen: &str, retrieval: &Retrieval) -> String {
 
 fn server_error_evidence(e: &Expectation) -> String {
     let shown: Vec<String> = e
-        .facts
+        .findings
         .server_errors
         .iter()
         .take(5)
         .map(|(request, status)| format!("{request} → {status}"))
         .collect();
-    let more = e.facts.server_errors.len().saturating_sub(shown.len());
+    let more = e.findings.server_errors.len().saturating_sub(shown.len());
     let tail = if more > 0 {
         format!("; and {more} more")
     } else {

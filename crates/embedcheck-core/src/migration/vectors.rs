@@ -12,10 +12,9 @@
 //! ```
 
 use super::corpus::{Corpus, Document};
-use crate::http::{Probe, Reply};
+use crate::http::Probe;
 use crate::session::Session;
 use crate::vectors::{cosine, norm};
-use base64::Engine as _;
 use serde::Serialize;
 use serde_json::{Value, json};
 
@@ -87,7 +86,7 @@ pub(crate) async fn embed(
     if !reply.is_success() {
         return Err(reply.summary());
     }
-    let vectors = embeddings(&reply)?;
+    let vectors = reply.embeddings()?.vectors;
     if vectors.len() != texts.len() {
         return Err(format!(
             "{} vectors for {} inputs",
@@ -96,43 +95,6 @@ pub(crate) async fn embed(
         ));
     }
     Ok((vectors, reply.prompt_tokens()))
-}
-
-/// Every item's embedding, whether sent as a float array or as base64 (little-endian
-/// f32, as OpenAI encodes it): the comparison is about the vectors, not the encoding.
-pub(crate) fn embeddings(reply: &Reply) -> Result<Vec<Vec<f64>>, String> {
-    reply
-        .data()?
-        .iter()
-        .enumerate()
-        .map(|(i, item)| match item.get("embedding") {
-            Some(Value::String(text)) => decode_base64(text).map_err(|e| format!("data[{i}]: {e}")),
-            Some(Value::Array(values)) => values
-                .iter()
-                .map(|v| v.as_f64().ok_or(format!("data[{i}].embedding holds {v}")))
-                .collect(),
-            _ => Err(format!(
-                "data[{i}].embedding is neither an array nor base64"
-            )),
-        })
-        .collect()
-}
-
-/// A base64 embedding as floats.
-pub(crate) fn decode_base64(text: &str) -> Result<Vec<f64>, String> {
-    let bytes = base64::engine::general_purpose::STANDARD
-        .decode(text)
-        .map_err(|e| format!("invalid base64: {e}"))?;
-    if bytes.len() % 4 != 0 {
-        return Err(format!(
-            "{} base64 bytes is not a whole number of f32",
-            bytes.len()
-        ));
-    }
-    Ok(bytes
-        .chunks_exact(4)
-        .map(|b| f64::from(f32::from_le_bytes([b[0], b[1], b[2], b[3]])))
-        .collect())
 }
 
 /// Embeds the corpus on one server, batch by batch.
@@ -330,16 +292,5 @@ mod tests {
         assert_eq!((s.min, s.max), (0.1, 0.4));
         assert!((s.median - 0.25).abs() < 1e-12);
         assert_eq!(Spread::of(vec![]), None);
-    }
-
-    #[test]
-    fn base64_decodes_little_endian_f32() {
-        let bytes: Vec<u8> = [1.0f32, -0.5]
-            .iter()
-            .flat_map(|x| x.to_le_bytes())
-            .collect();
-        let text = base64::engine::general_purpose::STANDARD.encode(bytes);
-        assert_eq!(decode_base64(&text).unwrap(), vec![1.0, -0.5]);
-        assert!(decode_base64("AAA=").unwrap_err().contains("whole number"));
     }
 }

@@ -6,10 +6,9 @@
 //! content type, field names, token counts, error messages) is what a client sees.
 
 use crate::http::Reply;
+use crate::http::embeddings::{base64_bytes, decode_base64};
 use crate::http::excerpt::cut;
 use crate::vectors::norm;
-use base64::Engine as _;
-use base64::engine::general_purpose::STANDARD as BASE64;
 use serde_json::{Map, Value, json};
 
 /// Fields whose values differ on every call without any change in behaviour.
@@ -103,14 +102,11 @@ fn summary(v: &[f64], encoding: Option<&str>) -> Value {
 }
 
 fn base64_summary(encoded: &str) -> Value {
-    match BASE64.decode(encoded) {
-        Ok(bytes) if bytes.len() % 4 == 0 => {
-            let v: Vec<f64> = bytes
-                .chunks_exact(4)
-                .map(|c| f64::from(f32::from_le_bytes([c[0], c[1], c[2], c[3]])))
-                .collect();
-            summary(&v, Some("base64 float32 little-endian"))
-        }
+    match base64_bytes(encoded) {
+        Ok(bytes) if bytes.len() % 4 == 0 => match decode_base64(encoded) {
+            Ok(v) => summary(&v, Some("base64 float32 little-endian")),
+            Err(why) => json!(why),
+        },
         Ok(bytes) => json!(format!("<base64 of {} bytes, not float32>", bytes.len())),
         Err(_) => json!(cut(encoded, MAX_STRING)),
     }
@@ -126,6 +122,8 @@ fn round(x: f64, places: i32) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use base64::Engine as _;
+    use base64::engine::general_purpose::STANDARD as BASE64;
 
     #[test]
     fn vectors_become_dimension_norm_and_prefix() {

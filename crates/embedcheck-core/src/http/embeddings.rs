@@ -1,0 +1,177 @@
+//! The one parser of success bodies: `data[*].embedding` as float arrays or base64
+//! strings, and `usage`.
+//!
+//! Clauses that judge the float format read [`Reply::float_vectors`], which refuses
+//! anything but numbers; everything that only needs the vectors (the migration's
+//! comparisons, behaviour summaries) reads [`Reply::embeddings`], which accepts either
+//! encoding, because the comparison is about the vectors, not how they travelled.
+
+use super::reply::Reply;
+use base64::Engine as _;
+use serde::Serialize;
+use serde_json::Value;
+
+/// How the embeddings of a body are encoded.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Encoding {
+    /// Arrays of numbers.
+    Float,
+    /// Base64 strings of little-endian float32, as OpenAI encodes them.
+    Base64,
+}
+
+/// The vectors of a success body, whatever their encoding.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Embeddings {
+    pub vectors: Vec<Vec<f64>>,
+    /// The encoding of the first item (`None` for an empty `data`).
+    pub encoding: Option<Encoding>,
+}
+
+impl Reply {
+    /// The `data` array of a success body.
+    pub fn data(&self) -> Result<&[Value], String> {
+        self.json
+            .as_ref()
+            .and_then(|j| j.get("data"))
+            .and_then(Value::as_array)
+            .map(Vec::as_slice)
+            .ok_or_else(|| "the body has no data array".to_owned())
+    }
+
+    /// Every item's embedding as floats; any non-float embedding is an error naming
+    /// the item.
+    pub fn float_vectors(&self) -> Result<Vec<Vec<f64>>, String> {
+        self.data()?
+            .iter()
+            .enumerate()
+            .map(|(i, item)| float_vector(item).map_err(|why| format!("data[{i}].embedding {why}")))
+            .collect()
+    }
+
+    /// Every item's embedding, float arrays or base64 strings alike.
+    pub fn embeddings(&self) -> Result<Embeddings, String> {
+        let data = self.data()?;
+        let vectors = data
+            .iter()
+            .enumerate()
+            .map(|(i, item)| match item.get("embedding") {
+                Some(Value::String(text)) => {
+                    decode_base64(text).map_err(|e| format!("data[{i}]: {e}"))
+                }
+                Some(Value::Array(_)) => {
+                    float_vector(item).map_err(|why| format!("data[{i}].embedding {why}"))
+                }
+                _ => Err(format!(
+                    "data[{i}].embedding is neither an array nor base64"
+                )),
+            })
+            .collect::<Result<_, _>>()?;
+        Ok(Embeddings {
+            vectors,
+            encoding: data.first().and_then(encoding),
+        })
+    }
+
+    /// `usage.prompt_tokens` when it is a non-negative integer.
+    pub fn prompt_tokens(&self) -> Option<u64> {
+        self.usage_field("prompt_tokens")
+    }
+
+    pub fn total_tokens(&self) -> Option<u64> {
+        self.usage_field("total_tokens")
+    }
+
+    fn usage_field(&self, name: &str) -> Option<u64> {
+        self.json.as_ref()?.get("usage")?.get(name)?.as_u64()
+    }
+}
+
+/// The encoding of one `data` item, if its embedding is an array or a string.
+pub fn encoding(item: &Value) -> Option<Encoding> {
+    match item.get("embedding")? {
+        Value::Array(_) => Some(Encoding::Float),
+        Value::String(_) => Some(Encoding::Base64),
+        _ => None,
+    }
+}
+
+/// A base64 embedding as floats (little-endian float32).
+pub fn decode_base64(text: &str) -> Result<Vec<f64>, String> {
+    let bytes = base64_bytes(text)?;
+    if bytes.len() % 4 != 0 {
+        return Err(format!(
+            "{} base64 bytes is not a whole number of f32",
+            bytes.len()
+        ));
+    }
+    Ok(bytes
+        .chunks_exact(4)
+        .map(|b| f64::from(f32::from_le_bytes([b[0], b[1], b[2], b[3]])))
+        .collect())
+}
+
+/// The bytes of a base64 string.
+pub fn base64_bytes(text: &str) -> Result<Vec<u8>, String> {
+    base64::engine::general_purpose::STANDARD
+        .decode(text)
+        .map_err(|e| format!("invalid base64: {e}"))
+}
+
+fn float_vector(item: &Value) -> Result<Vec<f64>, String> {
+    let values = item
+        .get("embedding")
+        .ok_or("is missing")?
+        .as_array()
+        .ok_or("is not an array of numbers")?;
+    values
+        .iter()
+        .enumerate()
+        .map(|(j, v)| v.as_f64().ok_or(format!("[{j}] is {v}, not a number")))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn reply(body: Value) -> Reply {
+        Reply::json_for_test(200, body)
+    }
+
+    fn base64_of(values: &[f32]) -> String {
+        let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+        base64::engine::general_purpose::STANDARD.encode(bytes)
+    }
+
+    #[test]
+    fn non_numbers_inside_vectors_are_named() {
+        let body = json!({"data": [{"embedding": [0.1, "NaN"]}]});
+        let err = reply(body).float_vectors().unwrap_err();
+        assert_eq!(err, "data[0].embedding [1] is \"NaN\", not a number");
+    }
+
+    #[test]
+    fn both_encodings_give_the_same_vectors() {
+        let floats = reply(json!({"data": [{"embedding": [0.5, -0.25]}]}));
+        let strings = reply(json!({"data": [{"embedding": base64_of(&[0.5, -0.25])}]}));
+        let (f, s) = (floats.embeddings().unwrap(), strings.embeddings().unwrap());
+        assert_eq!(f.vectors, s.vectors);
+        assert_eq!(
+            (f.encoding, s.encoding),
+            (Some(Encoding::Float), Some(Encoding::Base64))
+        );
+        assert!(
+            strings.float_vectors().is_err(),
+            "the float view refuses strings"
+        );
+    }
+
+    #[test]
+    fn base64_of_a_partial_float_is_refused() {
+        let text = base64::engine::general_purpose::STANDARD.encode([0u8; 6]);
+        assert!(decode_base64(&text).unwrap_err().contains("6 base64 bytes"));
+    }
+}
