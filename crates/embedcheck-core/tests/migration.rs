@@ -202,7 +202,12 @@ fn written(pair: &PairAudit, name: &str) -> Report {
     let dir = std::env::temp_dir().join(format!("embedcheck-migration-{name}"));
     let files = embedcheck_core::report::write_all(&report, &dir).expect("reports are written");
     let json: Value = serde_json::from_str(&std::fs::read_to_string(files.json).unwrap()).unwrap();
-    let problems = Schemas::get().report_problems(&json);
+    let schema: Value = serde_json::from_str(Schemas::report_schema_text()).unwrap();
+    let validator = jsonschema::validator_for(&schema).expect("the report schema compiles");
+    let problems: Vec<String> = validator
+        .iter_errors(&json)
+        .map(|e| format!("{}: {e}", e.instance_path()))
+        .collect();
     assert!(problems.is_empty(), "{problems:#?}");
     report
 }

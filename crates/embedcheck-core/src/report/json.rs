@@ -139,7 +139,7 @@ mod tests {
     #[test]
     fn json_report_validates_against_published_schema() {
         let value: Value = serde_json::from_str(&render(&sample::report())).unwrap();
-        let problems = Schemas::get().report_problems(&value);
+        let problems = crate::schemas::full::problems(Schemas::report_schema_text(), &value);
         assert!(problems.is_empty(), "{problems:#?}");
     }
 
@@ -150,7 +150,7 @@ mod tests {
         audit.aborted = Some("interrupted".to_owned());
         let report = sample::judged(vec![audit], false);
         let value: Value = serde_json::from_str(&render(&report)).unwrap();
-        let problems = Schemas::get().report_problems(&value);
+        let problems = crate::schemas::full::problems(Schemas::report_schema_text(), &value);
         assert!(problems.is_empty(), "{problems:#?}");
     }
 
@@ -158,7 +158,7 @@ mod tests {
     fn schema_rejects_an_unknown_outcome() {
         let mut value: Value = serde_json::from_str(&render(&sample::report())).unwrap();
         value["results"][0]["outcome"] = "passed".into();
-        let problems = Schemas::get().report_problems(&value);
+        let problems = crate::schemas::full::problems(Schemas::report_schema_text(), &value);
         assert!(
             problems.iter().any(|p| p.contains("/results/0/outcome")),
             "{problems:?}"
@@ -178,7 +178,7 @@ mod tests {
     fn schema_requires_every_section_of_a_migration() {
         let mut value: Value = serde_json::from_str(&render(&sample::report())).unwrap();
         value["migration"] = serde_json::json!({ "baseline": { "label": "old" } });
-        let problems = Schemas::get().report_problems(&value);
+        let problems = crate::schemas::full::problems(Schemas::report_schema_text(), &value);
         assert!(
             problems.iter().any(|p| p.contains("vector_equivalence")),
             "{problems:?}"

@@ -7,11 +7,12 @@
 //! the diff printed. Runs are comparable only with the same `--seed`, since generated
 //! inputs depend on it.
 
+mod diff;
 mod normalise;
 
 use crate::session::Logged;
 use std::collections::BTreeMap;
-use std::panic::{self, AssertUnwindSafe};
+use std::fs;
 use std::path::{Path, PathBuf};
 
 /// The name of the snapshot holding exchanges sent before any clause ran.
@@ -27,30 +28,59 @@ pub struct Summary {
 }
 
 /// Compares every clause's exchanges in `log` with the snapshots in `dir`.
+///
+/// The files are insta's: `NAME.snap` holds an accepted snapshot after a `---` header,
+/// and a difference is written beside it as `NAME.snap.new` (with the diff printed),
+/// which `cargo insta review` or `cargo insta accept` turn into the accepted one.
 pub fn record(log: &[Logged], dir: &Path) -> Summary {
-    let mut settings = insta::Settings::clone_current();
-    settings.set_snapshot_path(dir);
-    settings.set_prepend_module_to_snapshot(false);
-    settings.set_omit_expression(true);
     let mut summary = Summary {
         dir: dir.to_owned(),
         ..Summary::default()
     };
-    // insta reports a difference by panicking after writing the `.snap.new` file and
-    // printing the diff; the panic itself says nothing more, so it is silenced.
-    let previous_hook = panic::take_hook();
-    panic::set_hook(Box::new(|_| {}));
-    for (name, content) in by_clause(log) {
-        let matched = panic::catch_unwind(AssertUnwindSafe(|| {
-            settings.bind(|| insta::assert_snapshot!(name.as_str(), content));
-        }));
-        match matched {
-            Ok(()) => summary.unchanged += 1,
-            Err(_) => summary.pending.push(name),
-        }
+    if let Err(why) = fs::create_dir_all(dir) {
+        eprintln!(
+            "embedcheck: cannot write snapshots to {}: {why}",
+            dir.display()
+        );
+        return summary;
     }
-    panic::set_hook(previous_hook);
+    for (name, content) in by_clause(log) {
+        let accepted = fs::read_to_string(dir.join(format!("{name}.snap")))
+            .ok()
+            .map(|text| body(&text).to_owned());
+        let pending = dir.join(format!("{name}.snap.new"));
+        if accepted.as_deref().map(normalised) == Some(normalised(&content)) {
+            let _ = fs::remove_file(&pending);
+            summary.unchanged += 1;
+            continue;
+        }
+        print!(
+            "{}",
+            diff::render(&name, accepted.as_deref().unwrap_or(""), &content)
+        );
+        let file = format!(
+            "---\nsource: embedcheck --snapshot\n---\n{}\n",
+            normalised(&content)
+        );
+        if let Err(why) = fs::write(&pending, file) {
+            eprintln!("embedcheck: cannot write {}: {why}", pending.display());
+        }
+        summary.pending.push(name);
+    }
     summary
+}
+
+/// The snapshot text after its `---` header.
+fn body(file: &str) -> &str {
+    let Some(rest) = file.strip_prefix("---\n") else {
+        return file;
+    };
+    rest.find("\n---\n").map_or(rest, |end| &rest[end + 5..])
+}
+
+/// Snapshots compare without trailing blank lines, as insta compares them.
+fn normalised(text: &str) -> &str {
+    text.trim_end_matches(['\n', '\r'])
 }
 
 /// Each clause's exchanges as one text, in the order they were sent.
@@ -118,7 +148,7 @@ mod tests {
         };
         // An accepted snapshot, as `cargo insta accept` leaves it.
         let accepted = format!(
-            "---\nsource: accepted\n---\n{}\n",
+            "---\nsource: accepted\nexpression: x\n---\n{}\n",
             by_clause(&answer(3))["IN-001"]
         );
         std::fs::write(dir.join("IN-001.snap"), accepted).expect("write snapshot");
@@ -129,6 +159,11 @@ mod tests {
             (changed.unchanged, changed.pending),
             (0, vec!["IN-001".to_owned()])
         );
+        let pending = std::fs::read_to_string(dir.join("IN-001.snap.new")).unwrap();
+        assert!(pending.starts_with("---\nsource: ") && pending.contains("\"prompt_tokens\": 9"));
+        // Back to the accepted behaviour: the stale pending file goes.
+        record(&answer(3), &dir);
+        assert!(!dir.join("IN-001.snap.new").exists());
         let _ = std::fs::remove_dir_all(&dir);
     }
 }
