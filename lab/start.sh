@@ -1,0 +1,121 @@
+#!/usr/bin/env bash
+# Starts one server on 127.0.0.1:PORT in its own session, with a PID file and a log in the
+# state dir, waits until it serves, and prints its base URL.
+# Usage: lab/start.sh SERVER [PORT]
+#   SERVER: infinity | vllm | dynamo | llamacpp | litellm
+#   litellm: LITELLM_BACKEND_PORT (default: infinity's default port) and
+#            LITELLM_BACKEND_PROVIDER (infinity | hosted_vllm, default infinity) name the backend;
+#            LITELLM_MASTER_KEY is the key clients send (generated once if unset).
+#   EMBEDCHECK_LAB_START_TIMEOUT overrides the wait in seconds.
+set -euo pipefail
+# shellcheck source=lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+[ "$#" -ge 1 ] || die "usage: $0 SERVER [PORT]"
+server="$1"
+port="${2:-$(default_port "$server" || true)}"
+[ -n "$port" ] || die "unknown server '$server' (one of: ${ALL_SERVERS[*]})"
+[[ "$port" =~ ^[0-9]+$ ]] || die "bad port '$port'"
+timeout_s="${EMBEDCHECK_LAB_START_TIMEOUT:-$(default_start_timeout "$server")}"
+
+if running_pgid "$server" >/dev/null; then
+  die "$server is already running (PID file $(pid_file "$server")); stop it first"
+fi
+if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+  die "127.0.0.1:$port is already in use"
+fi
+
+venv="$(venv_dir "$server")"
+[ -f "$venv/.lab-installed" ] || die "$server is not installed: run lab/install.sh $server"
+[ -f "$STATE_DIR/model/.lab-installed" ] || die "the model is not installed: run lab/install.sh model"
+
+export_server_env
+mkdir -p "$RUN_DIR" "$LOG_DIR"
+base="http://127.0.0.1:$port"
+auth=()
+
+case "$server" in
+  infinity)
+    cmd=("$venv/bin/infinity_emb" v2 --model-id "$MODEL_DIR" --served-model-name "$MODEL_NAME"
+      --engine torch --device cpu --url-prefix /v1 --host 127.0.0.1 --port "$port")
+    ;;
+  vllm)
+    export VLLM_HOST_IP=127.0.0.1 VLLM_CPU_KVCACHE_SPACE=1
+    cmd=("$venv/bin/vllm" serve "$MODEL_DIR" --runner pooling --dtype float32 --max-model-len 256
+      --served-model-name "$MODEL_NAME" --host 127.0.0.1 --port "$port")
+    ;;
+  dynamo)
+    cmd=("$LAB_DIR/libexec/dynamo-run.sh" "$port")
+    ;;
+  llamacpp)
+    [ -s "$GGUF_FILE" ] || die "no GGUF model at $GGUF_FILE: run lab/install.sh llamacpp"
+    cmd=("$venv/bin/python" -m llama_cpp.server --model "$GGUF_FILE" --model_alias "$MODEL_NAME"
+      --embedding true --n_ctx 256 --host 127.0.0.1 --port "$port")
+    ;;
+  litellm)
+    check_litellm_site "$venv"
+    backend_port="${LITELLM_BACKEND_PORT:-$(default_port infinity)}"
+    provider="${LITELLM_BACKEND_PROVIDER:-infinity}"
+    case "$provider" in infinity | hosted_vllm) ;; *) die "LITELLM_BACKEND_PROVIDER must be infinity or hosted_vllm" ;; esac
+    if ! curl_local -f -o /dev/null --max-time 5 "http://127.0.0.1:$backend_port/v1/models"; then
+      die "no backend answers at http://127.0.0.1:$backend_port/v1/models (start it first, e.g. lab/start.sh infinity)"
+    fi
+    LITELLM_MASTER_KEY="$(litellm_master_key)"
+    export LITELLM_MASTER_KEY LITELLM_LOCAL_MODEL_COST_MAP=True LITELLM_TELEMETRY=False
+    conf="$STATE_DIR/litellm/config-$port.yaml"
+    mkdir -p "$(dirname "$conf")"
+    cat >"$conf" <<YAML
+model_list:
+  - model_name: $MODEL_NAME
+    litellm_params:
+      model: $provider/$MODEL_NAME
+      api_base: http://127.0.0.1:$backend_port/v1
+      api_key: none
+    model_info:
+      mode: embedding
+YAML
+    cmd=("$venv/bin/litellm" --config "$conf" --host 127.0.0.1 --port "$port" --telemetry False)
+    auth=(-H "Authorization: Bearer $LITELLM_MASTER_KEY")
+    ;;
+  *) die "unknown server '$server' (one of: ${ALL_SERVERS[*]})" ;;
+esac
+
+logf="$LOG_DIR/$server.log"
+[ -f "$logf" ] && mv -f "$logf" "$logf.1"
+log "starting $server on 127.0.0.1:$port (log: $logf)"
+t0=$SECONDS
+# A background job of a non-interactive shell is no process-group leader, so setsid makes it
+# the leader of a new session without forking: $! is then the session's PID and PGID.
+setsid "${cmd[@]}" >"$logf" 2>&1 </dev/null &
+pid=$!
+pgid="$(ps -o pgid= -p "$pid" | tr -d ' ')"
+[ "$pgid" = "$pid" ] || log "warning: PGID $pgid differs from PID $pid"
+echo "$pid $pgid $(proc_starttime "$pid")" >"$(pid_file "$server")"
+echo "$port" >"$(port_file "$server")"
+
+serves() {
+  case "$server" in
+    vllm) curl_local -f -o /dev/null --max-time 5 "$base/health" 2>/dev/null || return 1 ;;
+    litellm) curl_local -f -o /dev/null --max-time 5 "$base/health/liveliness" 2>/dev/null || return 1 ;;
+  esac
+  curl_local -f --max-time 5 "${auth[@]}" "$base/v1/models" 2>/dev/null | grep -qF "\"$MODEL_NAME\""
+}
+
+while ! serves; do
+  if ! kill -0 "$pid" 2>/dev/null; then
+    tail -n 40 "$logf" >&2 || true
+    rm -f "$(pid_file "$server")" "$(port_file "$server")"
+    die "$server exited before it served (log: $logf)"
+  fi
+  if [ $((SECONDS - t0)) -ge "$timeout_s" ]; then
+    tail -n 40 "$logf" >&2 || true
+    log "$server did not serve within $timeout_s s; stopping it"
+    "$LAB_DIR/stop.sh" "$server" >&2 || true
+    exit 1
+  fi
+  sleep 1
+done
+ready=$((SECONDS - t0))
+echo "$ready" >"$RUN_DIR/$server.ready_s"
+log "$server serves after $ready s; RSS $(($(group_rss_kib "$pgid") / 1024)) MiB (process group $pgid)"
+echo "$base/v1"
