@@ -17,14 +17,20 @@ pub(super) fn in_stream_as_500(request: &Incoming, answer: &mut Answer) {
 }
 
 pub(super) fn overlength_as_500(answer: &mut Answer, batch_size: usize) {
-    let overlength = answer
-        .openai_error_object()
-        .is_some_and(|e| e.get("code") == Some(&json!("context_length_exceeded")));
-    if overlength {
+    if is_overlength(answer) {
         let message = format!(
             "input is too large to process. increase the physical batch size (current batch size: {batch_size})"
         );
         *answer = Answer::openai_error(500, &message);
+    }
+}
+
+pub(super) fn overlength_says(answer: &mut Answer, message: &str) {
+    if is_overlength(answer) {
+        edit_error(answer, |error, _| {
+            error.insert("message".to_owned(), json!(message));
+            error.insert("code".to_owned(), Value::Null);
+        });
     }
 }
 
@@ -76,6 +82,13 @@ pub(super) fn plain_text(answer: &mut Answer) {
         headers: std::mem::take(&mut answer.headers),
         ..Answer::plain_text(answer.status, &text)
     };
+}
+
+/// Whether `answer` is the engine's refusal of over-length input.
+fn is_overlength(answer: &Answer) -> bool {
+    answer
+        .openai_error_object()
+        .is_some_and(|e| e.get("code") == Some(&json!("context_length_exceeded")))
 }
 
 /// The `error.message` of an OpenAI-shaped error answer.

@@ -77,6 +77,10 @@ pub enum Quirk {
     /// Answers `encoding_format: "float"` in base64, as a server that only checks
     /// whether the field is present (breaks ENC-001).
     FloatAsBase64,
+    /// Answers base64 when the request names no `encoding_format`, as a server that
+    /// took the OpenAI Python SDK's default (it asks for base64 unless told otherwise)
+    /// for the API's, which is floats (breaks ENC-001).
+    Base64WhenUnset,
     /// Serves any `encoding_format` other than `"base64"` as floats instead of refusing
     /// it (runpod-workers/worker-infinity-embedding#30: the field is not validated).
     LenientEncodingFormat,
@@ -135,6 +139,11 @@ pub enum Quirk {
     /// ≥ 0.10.1 (`ErrorInfo`, vllm PR #22099), Infinity's `OpenAIException`, llama.cpp's
     /// `format_error_response`.
     ErrorCodeIsStatus,
+    /// Refuses over-length input with this message and no `code`, so that nothing in the
+    /// refusal names the limit: Ollama with `truncate: false` says only "the input
+    /// length exceeds the context length", and the limit search has to bisect. A
+    /// message with no word about length breaks LEN-002.
+    OverlengthRefusalSays(&'static str),
     /// Leaves `param` out of error bodies: llama.cpp's `format_error_response`.
     NoErrorParam,
     /// Answers `to` where the engine answered `from`, body unchanged: Dynamo answered
@@ -190,6 +199,17 @@ pub enum Quirk {
     /// of a NumPy array of Python floats, which clients decode as float32 garbage
     /// (breaks ENC-002).
     Base64Float64,
+    /// Writes base64 embeddings as big-endian float32, the bytes of a NumPy `>f4` array
+    /// or of a big-endian host, which clients decode as little-endian garbage (breaks
+    /// ENC-002).
+    Base64BigEndian,
+    /// Turns every vector by the same small angle, so that each has this `cosine` to the
+    /// reference engine's: the study's Dynamo + vLLM vectors differed from the old
+    /// FastAPI server's (`transformers`) in the fourth decimal, cosine 0.9996 to 0.9999
+    /// (migration-study.md, "The vectors matched"). A rotation stands in for the other
+    /// kernels because it keeps norms, batch answers and the cosines between the
+    /// server's own vectors exactly, so only a comparison with another server sees it.
+    DriftedVectors { cosine: f64 },
     /// Multiplies every vector by `factor`: unnormalised output (Infinity and Dynamo's
     /// SGLang worker slice without renormalising, contract-notes EMB-DIM-04).
     ScaledVectors { factor: f64 },
@@ -223,6 +243,7 @@ impl Quirk {
                 request::drop_overlength_batch_items(request, config);
             }
             Quirk::FloatAsBase64 => request::float_as_base64(request),
+            Quirk::Base64WhenUnset => request::base64_when_unset(request),
             Quirk::LenientEncodingFormat => request::drop_unless_base64(request),
             Quirk::EmbedEmptyStrings => request::embed_empty_strings(request),
             Quirk::NonAsciiAsQuestionMarks => request::non_ascii_as_question_marks(request),
@@ -250,6 +271,7 @@ impl Quirk {
             Quirk::OverlengthAs500 => errors::overlength_as_500(answer, config.max_input_tokens),
             Quirk::FlatErrors => errors::flat(answer),
             Quirk::TeiErrors => errors::tei(request, answer),
+            Quirk::OverlengthRefusalSays(message) => errors::overlength_says(answer, message),
             Quirk::ErrorCodeIsStatus => errors::code_is_status(answer),
             Quirk::NoErrorParam => errors::no_param(answer),
             Quirk::PlainTextErrors => errors::plain_text(answer),

@@ -35,6 +35,14 @@ pub(super) fn float_as_base64(request: &mut Incoming) {
     });
 }
 
+pub(super) fn base64_when_unset(request: &mut Incoming) {
+    request.edit_fields(|fields| {
+        fields
+            .entry("encoding_format")
+            .or_insert_with(|| json!("base64"));
+    });
+}
+
 pub(super) fn drop_unless_base64(request: &mut Incoming) {
     request.edit_fields(|fields| {
         if fields.get("encoding_format") != Some(&json!("base64")) {

@@ -77,6 +77,11 @@ pub(super) fn edit(quirk: Quirk, request: &Incoming, answer: &mut Answer, config
             }
         }
         Quirk::Base64Float64 => base64_as_float64(&mut body),
+        Quirk::Base64BigEndian => base64_big_endian(&mut body),
+        Quirk::DriftedVectors { cosine } => {
+            let angle = cosine.clamp(-1.0, 1.0).acos();
+            map_vectors(&mut body, |_, v| rotate_pairs(v, angle));
+        }
         Quirk::ScaledVectors { factor } => {
             map_vectors(&mut body, |_, v| v.iter().map(|x| x * factor).collect());
         }
@@ -191,6 +196,31 @@ fn base64_as_float64(body: &mut Value) {
     }
 }
 
+/// Rewrites base64 embeddings as big-endian float32: each value's four bytes reversed.
+fn base64_big_endian(body: &mut Value) {
+    for item in items(body) {
+        if let Some(Value::String(text)) = item.get_mut("embedding")
+            && let Some(vector) = decode_f32(text)
+        {
+            *text = encode(vector.into_iter().flat_map(|x| (x as f32).to_be_bytes()));
+        }
+    }
+}
+
+/// Turns `v` by `angle` in each plane of consecutive components (0 and 1, 2 and 3, …;
+/// an odd last one stays). The same orthogonal map for every vector: norms and the
+/// cosines between turned vectors are unchanged, and each has cosine cos(`angle`) to
+/// the vector it was (exactly so for even lengths).
+fn rotate_pairs(mut v: Vec<f64>, angle: f64) -> Vec<f64> {
+    let (sin, cos) = angle.sin_cos();
+    for pair in v.chunks_exact_mut(2) {
+        let (x, y) = (pair[0], pair[1]);
+        pair[0] = x * cos - y * sin;
+        pair[1] = x * sin + y * cos;
+    }
+    v
+}
+
 /// Each text's vector becomes its tokens' own vectors, concatenated.
 fn per_token_vectors(body: &mut Value, request: &Incoming, vocab_size: u32) {
     let texts = request.texts();
@@ -241,4 +271,34 @@ fn normalise(v: Vec<f64>) -> Vec<f64> {
         return v;
     }
     v.into_iter().map(|x| x / norm).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cosine(a: &[f64], b: &[f64]) -> f64 {
+        let dot: f64 = a.iter().zip(b).map(|(x, y)| x * y).sum();
+        let norm = |v: &[f64]| v.iter().map(|x| x * x).sum::<f64>().sqrt();
+        dot / (norm(a) * norm(b))
+    }
+
+    #[test]
+    fn drift_moves_every_vector_alike_and_keeps_their_own_geometry() {
+        let (a, b) = (unit(1, 1024), unit(2, 1024));
+        let angle = 0.9998_f64.acos();
+        let (ta, tb) = (
+            rotate_pairs(a.clone(), angle),
+            rotate_pairs(b.clone(), angle),
+        );
+        assert!((cosine(&ta, &a) - 0.9998).abs() < 1e-12);
+        assert!((cosine(&tb, &b) - 0.9998).abs() < 1e-12);
+        assert!((cosine(&ta, &tb) - cosine(&a, &b)).abs() < 1e-12);
+        assert!((cosine(&ta, &ta) - 1.0).abs() < 1e-12);
+        let moved = ta.iter().zip(&a).map(|(x, y)| (x - y).abs());
+        assert!(
+            moved.fold(0.0, f64::max) < 0.01,
+            "moved in the third decimal or below"
+        );
+    }
 }

@@ -5,7 +5,8 @@
 //! What a client relies on is declared as the study's client did: the Qwen3 query
 //! instruction behind `input_type: "query"` (`--query-instruction`), and the
 //! over-length policy the persona is configured with (`--overlength`), so a server
-//! that does not apply its own policy is caught.
+//! that does not apply its own policy is caught. `audit_with` takes other settings and
+//! a few clauses instead, for tests of one hazard.
 
 use embedcheck_core::audit::ServerAudit;
 use embedcheck_core::audit::audit_server;
@@ -17,17 +18,10 @@ use personas::{API_KEY, Persona};
 use reference_server::{DEFAULT_QUERY_INSTRUCTION, OverlengthPolicy};
 use std::time::Duration;
 
-/// Starts `persona`, audits it, and stops it. The server's address is redacted from
-/// reasons, so results can be compared across runs. `aggressive`
+/// Audits `persona` on every catalogued clause with the run's settings. `aggressive`
 /// also sends the probes that may take a server down.
+#[allow(dead_code, reason = "hazards.rs audits with settings of its own")]
 pub async fn audit(persona: &Persona, aggressive: bool) -> ServerAudit {
-    let server = persona.start().await;
-    let target = Target::parse(&server.base_url()).expect("a persona URL is valid");
-    let transport = Transport::new(
-        target,
-        Some(Secret::new(API_KEY.to_owned())),
-        Duration::from_secs(10),
-    );
     let settings = Settings {
         large_batch: 64,
         seed: 7,
@@ -40,11 +34,25 @@ pub async fn audit(persona: &Persona, aggressive: bool) -> ServerAudit {
         ..Settings::default()
     };
     let clauses: Vec<&Clause> = Catalogue::shipped().clauses.iter().collect();
+    audit_with(persona, settings, &clauses).await
+}
+
+/// Starts `persona`, audits it on `clauses` with `settings` and the personas' key, and
+/// stops it. The server's address is redacted from reasons, so results can be compared
+/// across runs.
+pub async fn audit_with(persona: &Persona, settings: Settings, clauses: &[&Clause]) -> ServerAudit {
+    let server = persona.start().await;
+    let target = Target::parse(&server.base_url()).expect("a persona URL is valid");
+    let transport = Transport::new(
+        target,
+        Some(Secret::new(API_KEY.to_owned())),
+        Duration::from_secs(10),
+    );
     let mut audit = audit_server(
         transport,
         settings,
         persona.name.to_owned(),
-        &clauses,
+        clauses,
         Interrupt::default(),
     )
     .await;

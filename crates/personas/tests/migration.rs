@@ -1,8 +1,9 @@
-//! The migration audit against servers shaped like the study's: an old server that
-//! honours `dimensions` and `input_type`, truncates and ignores `encoding_format`,
-//! and a Dynamo-like one that answers 500 for `dimensions` and over-length input,
-//! drops `input_type`, flattens errors and differs in the fourth decimal. Then two
-//! identical servers, which must come out equivalent. Everything is on 127.0.0.1.
+//! The migration audit against the study's servers as personas: the old FastAPI server
+//! (honours `dimensions` and `input_type`, truncates, ignores `encoding_format`) and
+//! Dynamo + vLLM (500 for `dimensions` and over-length input, `input_type` dropped,
+//! flat errors, vectors off in the fourth decimal). Then two identical servers, which
+//! must come out equivalent. The study's `report.md` is reviewed as the snapshot
+//! `snapshots/report/migration.snap`. Everything is on 127.0.0.1.
 
 use embedcheck_core::audit::audit_server;
 use embedcheck_core::catalogue::{Catalogue, Clause};
@@ -15,144 +16,34 @@ use embedcheck_core::migration::{Migration, PairAudit, Plan, Server, audit_pair}
 use embedcheck_core::report::{Comparison, Report, Tool};
 use embedcheck_core::schemas::Schemas;
 use embedcheck_core::session::{Interrupt, Settings};
-use reference_server::{Config, Engine, HttpRequest, OverlengthPolicy};
-use serde_json::{Value, json};
+use personas::{Persona, PersonaServer};
+use serde_json::Value;
 use std::time::Duration;
-use wiremock::matchers::any;
-use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
 
-const MODEL: &str = "Qwen/Qwen3-Embedding-0.6B";
 const SEED: u64 = 7;
 
-/// The study's model: 1,024 dimensions, inputs limited to 1,024 tokens.
-fn qwen3(overlength: OverlengthPolicy, matryoshka: bool) -> Config {
-    Config {
-        model_id: MODEL.to_owned(),
-        native_dimensions: 1024,
-        max_input_tokens: 1024,
-        matryoshka,
-        overlength,
-        ..Config::default()
+/// A running persona and the model it serves.
+struct Running {
+    server: PersonaServer,
+    model: String,
+}
+
+async fn start(persona: &Persona) -> Running {
+    Running {
+        server: persona.start().await,
+        model: persona.config.model_id.clone(),
     }
 }
 
-/// Which of the study's servers a responder imitates.
-#[derive(Clone, Copy)]
-enum Kind {
-    /// The reference behaviour, untouched.
-    Plain,
-    /// The home-made FastAPI server: unknown fields and `encoding_format` ignored.
-    OldFastapi,
-    /// Dynamo 1.6.2 + vLLM: see the module doc.
-    DynamoVllm,
-}
-
-struct Imitation {
-    engine: Engine,
-    kind: Kind,
-}
-
-impl Respond for Imitation {
-    fn respond(&self, request: &Request) -> ResponseTemplate {
-        let mut body: Option<Value> = serde_json::from_slice(&request.body).ok();
-        if let (Kind::DynamoVllm, Some(b)) = (self.kind, &body)
-            && b.get("dimensions").is_some()
-        {
-            return flat(500, "Internal server error");
-        }
-        if let Some(Value::Object(fields)) = &mut body {
-            let keep: &[&str] = match self.kind {
-                Kind::Plain => &reference_server::KNOWN_FIELDS,
-                Kind::OldFastapi => &["model", "input", "dimensions", "user", "input_type"],
-                Kind::DynamoVllm => &["model", "input", "encoding_format", "user"],
-            };
-            fields.retain(|k, _| keep.contains(&k.as_str()));
-        }
-        let bytes = body.map_or(request.body.clone(), |b| b.to_string().into_bytes());
-        let header = |name: &str| request.headers.get(name).and_then(|v| v.to_str().ok());
-        let answer = self.engine.handle(&HttpRequest {
-            method: request.method.as_str(),
-            path: request.url.path(),
-            authorization: header("authorization"),
-            content_type: header("content-type"),
-            body: &bytes,
-        });
-        let mut json: Value = serde_json::from_slice(&answer.body).unwrap_or(Value::Null);
-        match self.kind {
-            Kind::DynamoVllm
-                if answer.status == 400
-                    && json.pointer("/error/code") == Some(&json!("context_length_exceeded")) =>
-            {
-                flat(500, "Internal server error")
-            }
-            Kind::DynamoVllm if answer.status >= 400 => flat(
-                answer.status,
-                json.pointer("/error/message")
-                    .and_then(Value::as_str)
-                    .unwrap_or(""),
-            ),
-            Kind::DynamoVllm => {
-                perturb(&mut json);
-                ResponseTemplate::new(answer.status).set_body_json(json)
-            }
-            _ => {
-                ResponseTemplate::new(answer.status).set_body_raw(answer.body, answer.content_type)
-            }
-        }
-    }
-}
-
-/// Dynamo's frontend writes errors flat, and client mistakes it did not catch as 500.
-fn flat(status: u16, message: &str) -> ResponseTemplate {
-    ResponseTemplate::new(status)
-        .set_body_json(json!({"message": message, "type": "Internal Server Error", "code": status}))
-}
-
-/// A different runtime's numerics: every component moved by a deterministic amount
-/// around 0.001, then re-normalised (cosine ≈ 0.9998 to the original).
-fn perturb(body: &mut Value) {
-    let Some(items) = body.get_mut("data").and_then(Value::as_array_mut) else {
-        return;
-    };
-    for item in items {
-        let Some(values) = item.get_mut("embedding").and_then(Value::as_array_mut) else {
-            continue;
-        };
-        let moved: Vec<f64> = values
-            .iter()
-            .enumerate()
-            .map(|(i, v)| {
-                let x = v.as_f64().unwrap_or(0.0);
-                let h = (x.to_bits() ^ i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 40;
-                x + 0.002 * (h as f64 / (1u64 << 24) as f64 - 0.5)
-            })
-            .collect();
-        let norm = moved.iter().map(|x| x * x).sum::<f64>().sqrt();
-        *values = moved.iter().map(|x| json!(x / norm)).collect();
-    }
-}
-
-async fn start(config: Config, kind: Kind) -> MockServer {
-    let server = MockServer::start().await;
-    Mock::given(any())
-        .respond_with(Imitation {
-            engine: Engine::new(config),
-            kind,
-        })
-        .mount(&server)
-        .await;
-    server
-}
-
-fn server(base: &str, label: &str) -> Server {
+fn server(running: &Running, label: &str) -> Server {
     Server {
         transport: Transport::new(
-            Target::parse(&format!("{base}/v1")).unwrap(),
+            Target::parse(&running.server.base_url()).unwrap(),
             None,
             Duration::from_secs(30),
         ),
         settings: Settings {
-            model: Some(MODEL.to_owned()),
+            model: Some(running.model.clone()),
             large_batch: 64,
             seed: SEED,
             ..Settings::default()
@@ -178,10 +69,10 @@ fn every_clause() -> Vec<&'static Clause> {
     Catalogue::shipped().clauses.iter().collect()
 }
 
-async fn migrate(old: &MockServer, new: &MockServer) -> PairAudit {
+async fn migrate(old: &Running, new: &Running) -> PairAudit {
     audit_pair(
-        server(&old.uri(), "old"),
-        server(&new.uri(), "new"),
+        server(old, "old"),
+        server(new, "new"),
         &plan(),
         &every_clause(),
         Interrupt::default(),
@@ -189,8 +80,9 @@ async fn migrate(old: &MockServer, new: &MockServer) -> PairAudit {
     .await
 }
 
-/// Writes every report format (kept under the temp dir for a reader) and checks
-/// `report.json` against the published schema.
+/// The report of `pair`, with every format written (kept under the temp dir for a
+/// reader) and `report.json` checked against the published schema. The tool's version
+/// is fixed, so a version bump does not churn the snapshot.
 fn written(pair: &PairAudit, name: &str) -> Report {
     let comparison = Comparison {
         baseline: 0,
@@ -198,7 +90,11 @@ fn written(pair: &PairAudit, name: &str) -> Report {
         migration: pair.migration.clone(),
     };
     let servers = vec![pair.baseline.clone(), pair.candidate.clone()];
-    let report = Report::new(Tool::this(), false, SEED, servers, vec![comparison], false);
+    let tool = Tool {
+        name: "embedcheck",
+        version: "0.0.0-sample",
+    };
+    let report = Report::new(tool, false, SEED, servers, vec![comparison], false);
     let dir = std::env::temp_dir().join(format!("embedcheck-migration-{name}"));
     let files = embedcheck_core::report::write_all(&report, &dir).expect("reports are written");
     let json: Value = serde_json::from_str(&std::fs::read_to_string(files.json).unwrap()).unwrap();
@@ -220,10 +116,79 @@ fn judgement(m: &Migration, topic: Topic) -> Judgement {
         .judgement
 }
 
+/// `text` with what changes from run to run replaced by fixed placeholders: the
+/// loopback ports, wall times (`2.1 s`) and exchange times (`7 ms`).
+fn redacted(text: &str) -> String {
+    let text = after_each(text, "127.0.0.1:", |rest| {
+        let digits = rest.len() - rest.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+        (digits > 0).then_some((digits, "[port]"))
+    });
+    let text = before_each(&text, " ms", false, "[ms]");
+    before_each(&text, " s", true, "[wall]")
+}
+
+/// Rewrites what follows each `marker`: `replace` gets the rest of the text and says
+/// how many bytes of it to replace, and with what.
+fn after_each(
+    text: &str,
+    marker: &str,
+    replace: impl Fn(&str) -> Option<(usize, &'static str)>,
+) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find(marker) {
+        let (head, tail) = rest.split_at(at + marker.len());
+        out.push_str(head);
+        rest = match replace(tail) {
+            Some((len, placeholder)) => {
+                out.push_str(placeholder);
+                &tail[len..]
+            }
+            None => tail,
+        };
+    }
+    out.push_str(rest);
+    out
+}
+
+/// Replaces the number right before each `unit` (a whole word: `7 ms`, not `3 msgs`)
+/// with `placeholder`; with `decimal`, only numbers with a point (`2.1 s`, as wall
+/// times are written, not a `30 s` timeout).
+fn before_each(text: &str, unit: &str, decimal: bool, placeholder: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find(unit) {
+        let end = at + unit.len();
+        let (head, tail) = (&rest[..at], &rest[end..]);
+        let kept = head.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.');
+        let number = &head[kept.len()..];
+        let is_number = number.starts_with(|c: char| c.is_ascii_digit())
+            && (!decimal || number.contains('.'))
+            && !tail.starts_with(|c: char| c.is_alphanumeric());
+        out.push_str(if is_number { kept } else { head });
+        if is_number {
+            out.push_str(placeholder);
+        }
+        out.push_str(unit);
+        rest = tail;
+    }
+    out.push_str(rest);
+    out
+}
+
+#[test]
+fn redaction_replaces_ports_and_times_only() {
+    let text = "`http://127.0.0.1:41234/v1` → 200 (7 ms), 1,234 requests in 12.5 s; 3 msgs, 30 s timeout, 0.9 ms.";
+    assert_eq!(
+        redacted(text),
+        "`http://127.0.0.1:[port]/v1` → 200 ([ms] ms), 1,234 requests in [wall] s; 3 msgs, 30 s timeout, [ms] ms."
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_studys_servers_reproduce_the_studys_findings() {
-    let old = start(qwen3(OverlengthPolicy::Truncate, true), Kind::OldFastapi).await;
-    let new = start(qwen3(OverlengthPolicy::Reject, false), Kind::DynamoVllm).await;
+    let old = start(&personas::old_fastapi()).await;
+    let new = start(&personas::dynamo_vllm()).await;
     let pair = migrate(&old, &new).await;
     let report = written(&pair, "study");
     let (m, candidate) = (&pair.migration, &pair.candidate);
@@ -303,35 +268,49 @@ async fn the_studys_servers_reproduce_the_studys_findings() {
     }
     assert!(m.remediation.iter().all(|r| !r.evidence.is_empty()));
 
-    // Cost: reusing cached probes keeps the run near two audits.
-    let single = audit_server(
-        server(&new.uri(), "alone").transport,
-        server(&new.uri(), "alone").settings,
-        "alone".into(),
-        &every_clause(),
-        Interrupt::default(),
-    )
-    .await;
+    // Cost: reusing cached probes keeps the run near the two servers' audits alone.
+    let alone = |running| async move {
+        let Server {
+            transport,
+            settings,
+            label,
+        } = server(running, "alone");
+        audit_server(
+            transport,
+            settings,
+            label,
+            &every_clause(),
+            Interrupt::default(),
+        )
+        .await
+    };
+    let (old_alone, new_alone) = (alone(&old).await, alone(&new).await);
+    let singles = old_alone.requests_sent + new_alone.requests_sent;
     let total = report.migration().expect("a migration").requests_sent();
     eprintln!(
-        "requests: migration {total} (baseline {}, candidate {}, comparison {} + {}), single audit {}",
+        "requests: migration {total} (baseline {}, candidate {}, comparison {} + {}), single audits {} + {}",
         pair.baseline.requests_sent,
         candidate.requests_sent,
         m.requests.baseline,
         m.requests.candidate,
-        single.requests_sent
+        old_alone.requests_sent,
+        new_alone.requests_sent
     );
-    assert!(
-        total <= 2 * single.requests_sent + 20,
-        "{total} vs {}",
-        single.requests_sent
-    );
+    assert!(total <= singles + 20, "{total} vs {singles}");
+
+    let markdown = embedcheck_core::report::markdown::render(&report);
+    insta::with_settings!({
+        snapshot_path => "../../../snapshots/report",
+        prepend_module_to_snapshot => false,
+    }, {
+        insta::assert_snapshot!("migration", redacted(&markdown));
+    });
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn identical_servers_are_equivalent_and_rank_alike() {
-    let a = start(qwen3(OverlengthPolicy::Truncate, true), Kind::Plain).await;
-    let b = start(qwen3(OverlengthPolicy::Truncate, true), Kind::Plain).await;
+    let a = start(&personas::reference()).await;
+    let b = start(&personas::reference()).await;
     let pair = migrate(&a, &b).await;
     written(&pair, "identical");
     let m = &pair.migration;

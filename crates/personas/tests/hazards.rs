@@ -1,0 +1,601 @@
+//! The migration hazards (dimensions, unknown fields, over-length, encoding, the retry
+//! hazard): the reference server keeps every clause in each of its configurations, and
+//! a persona that breaks one on purpose fails exactly the clause it breaks, with a
+//! reason a server author can act on.
+//!
+//! Each persona is the reference engine plus the quirks of the server it stands for;
+//! the audits use a small large-batch size and seed 7, and declare nothing unless a
+//! test says so.
+
+mod common;
+
+use embedcheck_core::audit::ServerAudit;
+use embedcheck_core::catalogue::{Catalogue, Clause};
+use embedcheck_core::declared::{Matryoshka, Overlength, QueryTemplate};
+use embedcheck_core::session::Settings;
+use embedcheck_core::verdict::Outcome;
+use personas::{Persona, Quirk, Trigger};
+use reference_server::{Config, OverlengthPolicy};
+
+/// The families this file protects.
+const FAMILIES: [&str; 5] = [
+    "dimensions",
+    "unknown-fields",
+    "over-length",
+    "encoding",
+    "errors",
+];
+
+/// The settings of every audit here: a small large-batch probe keeps runs fast.
+fn settings() -> Settings {
+    Settings {
+        large_batch: 16,
+        seed: 7,
+        ..Settings::default()
+    }
+}
+
+/// The catalogue entries of `ids`, in catalogue order.
+fn clauses(ids: &[&str]) -> Vec<&'static Clause> {
+    Catalogue::shipped()
+        .clauses
+        .iter()
+        .filter(|c| ids.contains(&c.id.as_str()))
+        .collect()
+}
+
+/// The catalogue entries of whole families.
+fn families(names: &[&str]) -> Vec<&'static Clause> {
+    Catalogue::shipped()
+        .clauses
+        .iter()
+        .filter(|c| names.contains(&c.family.as_str()))
+        .collect()
+}
+
+/// Audits `persona` on the clauses `ids` with [`settings`].
+async fn audit(persona: &Persona, ids: &[&str]) -> ServerAudit {
+    common::audit_with(persona, settings(), &clauses(ids)).await
+}
+
+/// The reference engine under `config`, with `quirks`.
+fn persona(name: &'static str, config: Config, quirks: &[Quirk]) -> Persona {
+    Persona {
+        name,
+        config,
+        quirks: quirks.to_vec(),
+    }
+}
+
+/// The reference engine as configured by default, with `quirks`.
+fn broken(name: &'static str, quirks: &[Quirk]) -> Persona {
+    persona(name, Config::default(), quirks)
+}
+
+/// The reference configuration refusing over-length input.
+fn rejecting() -> Config {
+    Config {
+        overlength: OverlengthPolicy::Reject,
+        ..Config::default()
+    }
+}
+
+/// The outcome and reason of one clause.
+fn outcome(audit: &ServerAudit, id: &str) -> (Outcome, String) {
+    let result = audit
+        .results
+        .iter()
+        .find(|r| r.id == id)
+        .unwrap_or_else(|| panic!("{id} ran"));
+    (result.outcome, result.reason.clone())
+}
+
+/// Asserts that `id` failed with a reason containing every one of `says`.
+fn assert_fails(audit: &ServerAudit, id: &str, says: &[&str]) {
+    let (outcome, reason) = outcome(audit, id);
+    assert_eq!(outcome, Outcome::Fail, "{id}: {reason}");
+    for phrase in says {
+        assert!(
+            reason.contains(phrase),
+            "{id} reason lacks {phrase:?}: {reason}"
+        );
+    }
+}
+
+/// Every selected clause passed, except `skipped`, which were skipped.
+fn all_pass_except(audit: &ServerAudit, skipped: &[&str]) {
+    assert!(audit.aborted.is_none(), "{:?}", audit.aborted);
+    for result in &audit.results {
+        let expected = if skipped.contains(&result.id.as_str()) {
+            Outcome::Skip
+        } else {
+            Outcome::Pass
+        };
+        assert_eq!(result.outcome, expected, "{}: {}", result.id, result.reason);
+    }
+}
+
+/// A fact as schema 1.0's observation line ("" when not learned).
+fn observation(audit: &ServerAudit, name: &str) -> String {
+    audit.facts.observations().remove(name).unwrap_or_default()
+}
+
+fn qwen3_template() -> QueryTemplate {
+    r"Instruct: {task}\nQuery: {text}"
+        .parse()
+        .expect("a template")
+}
+
+// --- the reference server keeps the clauses ---
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_default_reference_server_keeps_every_clause() {
+    let audit = common::audit_with(&personas::reference(), settings(), &families(&FAMILIES)).await;
+    all_pass_except(&audit, &["UNK-004", "LEN-003"]);
+    assert!(observation(&audit, "matryoshka").starts_with("yes (detected"));
+    assert_eq!(
+        observation(&audit, "unknown_fields"),
+        "rejected with 400 naming the field"
+    );
+    assert!(observation(&audit, "instruction_fields").contains("input_type: honoured"));
+    assert_eq!(
+        observation(&audit, "input_limit_tokens"),
+        "512 (found: 1024 words were truncated to 512 tokens)"
+    );
+    assert_eq!(observation(&audit, "overlength_policy"), "truncate");
+    assert!(observation(&audit, "base64").starts_with("little-endian"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reference_server_without_matryoshka_refuses_truncation_cleanly() {
+    let config = Config {
+        matryoshka: false,
+        ..Config::default()
+    };
+    let server = persona("no_matryoshka", config, &[]);
+    let audit = common::audit_with(&server, settings(), &families(&["dimensions", "errors"])).await;
+    all_pass_except(&audit, &["DIM-003", "DIM-004"]);
+    assert_eq!(
+        observation(&audit, "matryoshka"),
+        "no (detected: dimensions=128 refused with 400)"
+    );
+    let (_, reason) = outcome(&audit, "DIM-005");
+    assert!(
+        reason.contains("dimensions=128 refused with 400"),
+        "{reason}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rejecting_reference_server_keeps_the_over_length_clauses() {
+    let settings = Settings {
+        overlength: Overlength::Reject,
+        ..settings()
+    };
+    let server = persona("rejecting", rejecting(), &[]);
+    let audit = common::audit_with(&server, settings, &families(&["over-length", "errors"])).await;
+    all_pass_except(&audit, &[]);
+    assert_eq!(
+        observation(&audit, "input_limit_tokens"),
+        "512 (found: 1024 words refused with 400, naming 512)"
+    );
+    assert_eq!(observation(&audit, "overlength_policy"), "reject (400)");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn declared_support_limit_and_instruction_are_used() {
+    let settings = Settings {
+        matryoshka: Matryoshka::Yes,
+        overlength: Overlength::Truncate,
+        max_input_tokens: Some(512),
+        query_instruction: Some(qwen3_template()),
+        ..settings()
+    };
+    let audit = common::audit_with(&personas::reference(), settings, &families(&FAMILIES)).await;
+    all_pass_except(&audit, &[]);
+    assert_eq!(
+        observation(&audit, "matryoshka"),
+        "yes (declared with --matryoshka yes)"
+    );
+    assert_eq!(
+        observation(&audit, "input_limit_tokens"),
+        "512 (declared with --max-input-tokens)"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_limit_search_bisects_when_the_refusal_names_no_limit() {
+    // Ollama with `truncate: false`: a refusal about length that names no number.
+    let unnamed_limit = persona(
+        "unnamed_limit",
+        rejecting(),
+        &[Quirk::OverlengthRefusalSays("input is too long")],
+    );
+    let audit = audit(&unnamed_limit, &["LEN-001", "LEN-002", "LEN-004"]).await;
+    all_pass_except(&audit, &[]);
+    let limit = observation(&audit, "input_limit_tokens");
+    assert!(
+        limit.starts_with("512 (found: 512 words (512 tokens) accepted, 51"),
+        "{limit}"
+    );
+}
+
+// --- dimensions broken on purpose ---
+
+/// Newest vLLM on a model without Matryoshka: any `dimensions` refused, with the
+/// reference server's own wording for it.
+fn dimensions_refused() -> Persona {
+    broken(
+        "dimensions_refused",
+        &[Quirk::ErrorWhen {
+            trigger: Trigger::Field("dimensions"),
+            status: 400,
+            message: "This model does not support specifying dimensions.",
+        }],
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn refusing_the_native_size_fails_dim_001() {
+    let audit = audit(&dimensions_refused(), &["DIM-001"]).await;
+    assert_fails(
+        &audit,
+        "DIM-001",
+        &[
+            "dimensions=256",
+            "400",
+            "clients that always send dimensions break",
+        ],
+    );
+}
+
+/// llama.cpp and Dynamo's vLLM worker: `dimensions` silently ignored.
+fn dimensions_ignored() -> Persona {
+    broken(
+        "dimensions_ignored",
+        &[Quirk::IgnoreFields(&["dimensions"])],
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ignoring_dimensions_fails_dim_002_shrunk_to_d_1() {
+    let audit = audit(&dimensions_ignored(), &["DIM-002"]).await;
+    assert_fails(
+        &audit,
+        "DIM-002",
+        &["(seed 7)", "to d=1: 200 with 256 values"],
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_same_seed_replays_the_same_counterexample() {
+    let ids = ["DIM-002", "DIM-005"];
+    let first = audit(&dimensions_ignored(), &ids).await;
+    let second = audit(&dimensions_ignored(), &ids).await;
+    assert_eq!(outcome(&first, "DIM-002"), outcome(&second, "DIM-002"));
+    assert_eq!(first.requests_sent, second.requests_sent);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_projection_other_than_the_prefix_fails_dim_003() {
+    // Another projection than Matryoshka's prefix: the last d components.
+    let last_components = broken(
+        "last_components",
+        &[Quirk::SliceDimensions {
+            suffix: true,
+            renormalise: true,
+        }],
+    );
+    let audit = audit(&last_components, &["DIM-003"]).await;
+    assert_fails(&audit, "DIM-003", &["cosine", "re-normalised first"]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn slicing_without_renormalising_fails_dim_004_only() {
+    // Infinity and Dynamo's SGLang worker: sliced without re-normalising.
+    let sliced = broken(
+        "sliced_without_renormalising",
+        &[Quirk::SliceDimensions {
+            suffix: false,
+            renormalise: false,
+        }],
+    );
+    let audit = audit(&sliced, &["DIM-002", "DIM-003", "DIM-004"]).await;
+    assert_fails(&audit, "DIM-004", &["L2 norm", "not re-normalised"]);
+    assert_eq!(outcome(&audit, "DIM-003").0, Outcome::Pass);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_silent_200_above_the_native_size_fails_dim_005() {
+    // Older vLLM and Ollama: dimensions above the native size give the native size.
+    let above_native = broken(
+        "above_native_ignored",
+        &[Quirk::IgnoreDimensionsAboveNative],
+    );
+    let audit = audit(&above_native, &["DIM-005"]).await;
+    assert_fails(
+        &audit,
+        "DIM-005",
+        &[
+            "dimensions=512, above the native size 256",
+            "answered 200 with 256 values",
+        ],
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_500_for_dimensions_fails_dim_005_and_the_retry_hazard() {
+    // The study's Dynamo: any dimensions answered 500.
+    let dimensions_crash = broken(
+        "dimensions_crash",
+        &[Quirk::ErrorWhen {
+            trigger: Trigger::Field("dimensions"),
+            status: 500,
+            message: "Failed to fold embeddings stream",
+        }],
+    );
+    let audit = audit(&dimensions_crash, &["DIM-005", "ERR-009"]).await;
+    assert_fails(&audit, "DIM-005", &["answered 500"]);
+    assert_fails(
+        &audit,
+        "ERR-009",
+        &[
+            "retry each twice",
+            "POST /v1/embeddings (dimensions=512, above the native size 256) -> 500",
+            "(dimensions=128, below the native size 256, without Matryoshka support) -> 500",
+        ],
+    );
+    assert_eq!(
+        observation(&audit, "matryoshka"),
+        "no (detected: dimensions=128 answered 500)"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ignoring_zero_and_negative_dimensions_fails_dim_006() {
+    // Ollama: 0 and negative dimensions silently ignored.
+    let non_positive = broken("non_positive_ignored", &[Quirk::IgnoreDimensionsBelowOne]);
+    let audit = audit(&non_positive, &["DIM-006"]).await;
+    assert_fails(
+        &audit,
+        "DIM-006",
+        &["dimensions=0 answered 200", "dimensions=-1 answered 200"],
+    );
+}
+
+// --- unknown fields broken on purpose ---
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_500_for_an_unknown_field_fails_unk_001_with_a_small_name() {
+    // A Python proxy passing unknown kwargs on (litellm#6001).
+    let unknown_fields_crash = broken(
+        "unknown_fields_crash",
+        &[Quirk::ErrorWhen {
+            trigger: Trigger::UnknownField {
+                known: &reference_server::KNOWN_FIELDS,
+            },
+            status: 500,
+            message: "create() got an unexpected keyword argument",
+        }],
+    );
+    let audit = audit(&unknown_fields_crash, &["UNK-001"]).await;
+    assert_fails(
+        &audit,
+        "UNK-001",
+        &["(seed 7)", "field \"", ": true", "answered 500"],
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ignoring_unknown_fields_passes_unk_001_and_fails_unk_002() {
+    // vLLM, TEI, Ollama, Dynamo: unknown fields dropped (`input_type` kept here).
+    let ignored = broken(
+        "unknown_fields_ignored",
+        &[Quirk::IgnoreUnknownFields {
+            keep: &reference_server::KNOWN_FIELDS,
+        }],
+    );
+    let audit = audit(&ignored, &["UNK-001", "UNK-002"]).await;
+    assert_eq!(outcome(&audit, "UNK-001").0, Outcome::Pass);
+    assert_eq!(observation(&audit, "unknown_fields"), "ignored (200)");
+    assert_fails(&audit, "UNK-002", &["ignored (200)"]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dropping_input_type_fails_unk_003_with_tokens_and_cosine() {
+    // The study's Dynamo: input_type and every other vendor field dropped.
+    let dropped = broken(
+        "input_type_dropped",
+        &[Quirk::IgnoreUnknownFields { keep: &[] }],
+    );
+    let audit = audit(&dropped, &["UNK-003"]).await;
+    assert_fails(
+        &audit,
+        "UNK-003",
+        &[
+            "silently dropped, 200 with the bare input's vector and usage",
+            "input_type (cosine 1.000000; prompt tokens 11 bare, 11 with the field)",
+            "; instruction (cosine",
+        ],
+    );
+    let result = audit
+        .results
+        .iter()
+        .find(|r| r.id == "UNK-003")
+        .expect("ran");
+    assert!(
+        result.evidence.len() >= 2,
+        "bare and altered exchanges are evidence"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn another_instruction_than_the_declared_one_fails_unk_004() {
+    // E5's "query: " prefix where the client declared Qwen3's instruction.
+    let config = Config {
+        query_instruction: "query: ".to_owned(),
+        ..Config::default()
+    };
+    let settings = Settings {
+        query_instruction: Some(qwen3_template()),
+        ..settings()
+    };
+    let server = persona("other_instruction", config, &[]);
+    let audit = common::audit_with(&server, settings, &clauses(&["UNK-004"])).await;
+    assert_fails(
+        &audit,
+        "UNK-004",
+        &["input_type \"query\" gave cosine", "template-filled string"],
+    );
+}
+
+// --- over-length broken on purpose ---
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_500_for_over_length_input_fails_len_001_shrunk_to_the_first_word_over() {
+    // The study's Dynamo: the worker's refusal answered 500 "Failed to fold embeddings
+    // stream", which names no limit, so the limit search bisects.
+    let over_length_crash = persona(
+        "over_length_crash",
+        rejecting(),
+        &[Quirk::InStreamErrorsAs500],
+    );
+    let audit = audit(&over_length_crash, &["LEN-001", "ERR-009"]).await;
+    assert_fails(&audit, "LEN-001", &["to 513 words: answered 500"]);
+    assert_fails(
+        &audit,
+        "ERR-009",
+        &["(input of 513 words, possibly over the input limit) -> 500"],
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn truncation_keeping_the_end_fails_len_002() {
+    // vLLM's `truncation_side: left`: truncation that keeps the end of the input.
+    let keeps_the_end = broken("keeps_the_end", &[Quirk::Truncate { keep_end: true }]);
+    let audit = audit(&keeps_the_end, &["LEN-002"]).await;
+    assert_fails(&audit, "LEN-002", &["truncation does not keep the start"]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refusal_that_says_nothing_about_length_fails_len_002() {
+    let silent = persona(
+        "silent_refusal",
+        rejecting(),
+        &[Quirk::OverlengthRefusalSays("bad request")],
+    );
+    let audit = audit(&silent, &["LEN-002"]).await;
+    assert_fails(
+        &audit,
+        "LEN-002",
+        &["says nothing about length", "\"bad request\""],
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_policy_other_than_the_one_relied_on_fails_len_003() {
+    let relies_on_refusals = Settings {
+        overlength: Overlength::Reject,
+        ..settings()
+    };
+    let audit = common::audit_with(
+        &personas::reference(),
+        relies_on_refusals,
+        &clauses(&["LEN-003"]),
+    )
+    .await;
+    assert_fails(
+        &audit,
+        "LEN-003",
+        &["--overlength reject", "policy is truncate"],
+    );
+    let relies_on_truncation = Settings {
+        overlength: Overlength::Truncate,
+        ..settings()
+    };
+    let server = persona("rejecting", rejecting(), &[]);
+    let audit = common::audit_with(&server, relies_on_truncation, &clauses(&["LEN-003"])).await;
+    assert_fails(
+        &audit,
+        "LEN-003",
+        &["policy is reject (400)", "must truncate inputs itself"],
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dropping_an_over_length_batch_item_fails_len_004() {
+    let dropped = broken(
+        "over_length_items_dropped",
+        &[Quirk::DropOverlengthBatchItems],
+    );
+    let audit = audit(&dropped, &["LEN-004"]).await;
+    assert_fails(
+        &audit,
+        "LEN-004",
+        &["2 items for 3 inputs", "dropped from data"],
+    );
+}
+
+// --- encoding broken on purpose ---
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn base64_without_being_asked_fails_enc_001() {
+    let base64_by_default = broken("base64_by_default", &[Quirk::Base64WhenUnset]);
+    let audit = audit(&base64_by_default, &["ENC-001"]).await;
+    assert_fails(
+        &audit,
+        "ENC-001",
+        &["without encoding_format", "not an array of numbers"],
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn big_endian_base64_fails_enc_002_naming_the_byte_order() {
+    let big_endian = broken("big_endian", &[Quirk::Base64BigEndian]);
+    let audit = audit(&big_endian, &["ENC-002"]).await;
+    assert_fails(
+        &audit,
+        "ENC-002",
+        &["(seed 7)", "to a batch of 1 [", "big-endian float32"],
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn float_arrays_for_base64_fail_enc_002_and_enc_003() {
+    // The study's old server, LocalAI, older Ollama: encoding_format ignored, floats
+    // returned.
+    let base64_ignored = broken(
+        "base64_ignored",
+        &[Quirk::IgnoreFields(&["encoding_format"])],
+    );
+    let audit = audit(&base64_ignored, &["ENC-002", "ENC-003"]).await;
+    assert_fails(
+        &audit,
+        "ENC-002",
+        &["is an array of numbers, not a base64 string"],
+    );
+    assert_fails(
+        &audit,
+        "ENC-003",
+        &["as an array of numbers", "a quarter of the length"],
+    );
+    assert_eq!(
+        observation(&audit, "base64"),
+        "ignored: embeddings are an array of numbers"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn answering_bogus_formats_fails_enc_004() {
+    // worker-infinity-embedding#30: the field is not validated.
+    let lenient = broken("lenient_encoding_format", &[Quirk::LenientEncodingFormat]);
+    let audit = audit(&lenient, &["ENC-004"]).await;
+    assert_fails(
+        &audit,
+        "ENC-004",
+        &[
+            "encoding_format \"bogus\" answered 200",
+            "encoding_format 123 answered 200",
+        ],
+    );
+}
