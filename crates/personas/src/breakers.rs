@@ -39,6 +39,7 @@ static BREAKERS: &[Breaker] = &[
     // LM Studio reports zero tokens (cheshire-cat-ai/core#1014).
     ("USE-002", || quirks(&[Quirk::ZeroUsage])),
     ("USE-003", || quirks(&[Quirk::PaddedUsage(2)])),
+    ("USE-005", || quirks(&[Quirk::UsageInCharacters])),
     ("CONS-001", || quirks(&[Quirk::NoiseOnRepeat])),
     ("CONS-002", || quirks(&[Quirk::BatchPaddingLeak])),
     ("CONS-003", || quirks(&[Quirk::ScaledVectors { factor: 2.0 }])),

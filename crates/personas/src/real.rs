@@ -184,6 +184,7 @@ pub fn infinity() -> Persona {
                 completion_tokens: false,
             },
             Quirk::ErrorCodeIsStatus,
+            Quirk::UsageInCharacters,
         ],
     }
 }

@@ -151,9 +151,11 @@ pub struct RunSummary {
 }
 
 impl RunSummary {
-    /// Summarises audits whose gates are set ([`ServerAudit::judge`]).
-    pub fn of(audits: &[&ServerAudit], interrupted: bool) -> Self {
-        let total = |gate| audits.iter().map(|a| a.gated(gate)).sum::<usize>();
+    /// Summarises audits whose gates are set ([`ServerAudit::judge`]). Every audit
+    /// counts for "not audited"; only those in `gating` decide whether a clause
+    /// failure fails the run (a migration's candidate, not the baseline it leaves).
+    pub fn of(audits: &[&ServerAudit], gating: &[&ServerAudit], interrupted: bool) -> Self {
+        let total = |gate| gating.iter().map(|a| a.gated(gate)).sum::<usize>();
         let not_audited: Vec<String> = audits
             .iter()
             .filter(|a| a.aborted.is_some())
@@ -229,7 +231,7 @@ reason = "fixed upstream in a later release"
             gates,
             [Gate::KnownFailure, Gate::NotAsExpected, Gate::FailsRun]
         );
-        let summary = RunSummary::of(&[&audit], false);
+        let summary = RunSummary::of(&[&audit], &[&audit], false);
         assert_eq!(summary.conclusion, Conclusion::ClauseFailed);
         assert_eq!((summary.fails_run, summary.known_failures), (1, 1));
     }
@@ -247,7 +249,7 @@ reason = "fixed upstream in a later release"
         strict.judge(&Expectations::default(), true);
         assert_eq!(lenient.results[0].gate, Gate::Tolerated);
         assert_eq!(strict.results[0].gate, Gate::FailsRun);
-        let summary = RunSummary::of(&[&lenient], false);
+        let summary = RunSummary::of(&[&lenient], &[&lenient], false);
         assert_eq!(summary.conclusion, Conclusion::Conformant);
     }
 
@@ -259,13 +261,18 @@ reason = "fixed upstream in a later release"
         down.aborted = Some("failed to reach".to_owned());
         let both = [&failed, &down];
         assert_eq!(
-            RunSummary::of(&both, false).conclusion,
+            RunSummary::of(&both, &both, false).conclusion,
             Conclusion::NotAudited
         );
         assert_eq!(
-            RunSummary::of(&both, true).conclusion,
+            RunSummary::of(&both, &both, true).conclusion,
             Conclusion::Interrupted
         );
-        assert_eq!(RunSummary::of(&both, false).not_audited, ["s"]);
+        assert_eq!(RunSummary::of(&both, &both, false).not_audited, ["s"]);
+        let candidate_only = RunSummary::of(&both, &[&down], false);
+        assert_eq!(
+            candidate_only.fails_run, 0,
+            "the baseline's failures do not gate"
+        );
     }
 }

@@ -3,12 +3,12 @@
 //! caller's business, so tests and the CLI share this path.
 
 use crate::audit::{ClauseResult, ServerAudit};
-use crate::catalogue::Clause;
+use crate::catalogue::{Clause, Level};
 use crate::clauses::{self, Check, Stage};
 use crate::http::{Probe, Transport};
 use crate::session::facts::ModelSource;
 use crate::session::{Fact, Interrupt, ProbeError, Session, Settings};
-use crate::verdict::Verdict;
+use crate::verdict::{Outcome, Verdict};
 use std::time::Instant;
 
 /// Audits the server behind `transport` on the selected clauses. Never fails: an
@@ -37,11 +37,13 @@ pub async fn audit_session(
         Ok(()) => (run(session, selected).await, None),
         Err(why) => (unaudited(selected, &why), Some(why)),
     };
-    let aborted = aborted.or_else(|| {
-        session
-            .interrupted()
-            .then(|| "interrupted by Ctrl-C".to_owned())
-    });
+    let aborted = aborted
+        .or_else(|| {
+            session
+                .interrupted()
+                .then(|| "interrupted by Ctrl-C".to_owned())
+        })
+        .or_else(|| stalled_before_must_verdicts(session, &results));
     ServerAudit {
         label,
         endpoint,
@@ -53,6 +55,18 @@ pub async fn audit_session(
         facts: session.facts(),
         aborted,
     }
+}
+
+/// Why the audit could not be completed when the server stopped answering and MUST
+/// clauses were left without a verdict for that reason: a CI gate must not go green
+/// on a server that never answers an embeddings request.
+fn stalled_before_must_verdicts(session: &Session, results: &[ClauseResult]) -> Option<String> {
+    let why = session.stalled()?;
+    let unjudged = results
+        .iter()
+        .filter(|r| r.level == Level::Must && r.outcome == Outcome::Inconclusive)
+        .count();
+    (unjudged > 0).then(|| format!("{why}; {unjudged} MUST clauses were left without a verdict"))
 }
 
 /// Runs `selected` in order, probe-stage clauses first and aggregate clauses (which

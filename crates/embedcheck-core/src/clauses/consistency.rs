@@ -2,12 +2,14 @@
 
 use super::judging;
 use super::{Check, CheckResult, check};
-use crate::http::Probe;
-use crate::session::Session;
+use crate::http::{Probe, Reply};
+use crate::session::facts::Noise;
 use crate::session::requests::{self, BATCH, SENTENCE, body};
+use crate::session::{ProbeError, Session};
 use crate::vectors::{cosine, norm};
 use crate::verdict::Verdict;
 use serde_json::json;
+use std::sync::Arc;
 
 pub(crate) fn checks() -> Vec<Check> {
     vec![
@@ -22,13 +24,46 @@ const REPEAT_COSINE: f64 = 0.9999;
 const BATCH_COSINE: f64 = 0.999;
 const NORM_TOLERANCE: f64 = 0.001;
 
-/// CONS-001: "The same request sent twice returns vectors with cosine similarity of
-/// at least 0.9999."
-async fn same_request_same_vector(s: &Session) -> CheckResult {
+/// The single probe and its repetition: two identical requests, the second sent
+/// fresh (never from the cache).
+async fn repeated(s: &Session) -> Result<(Arc<Reply>, Arc<Reply>), ProbeError> {
     let first = requests::single(s).await?;
     let second = s
         .send(Probe::embed(body(s, json!(SENTENCE), &[])).fresh())
         .await?;
+    Ok((first, second))
+}
+
+/// The server's own noise between identical requests, learned once as the `noise`
+/// fact; `None` when the repeated request gave no vectors to compare.
+pub(crate) async fn noise(s: &Session) -> Result<Option<Noise>, ProbeError> {
+    if let Some(known) = s.facts().noise {
+        return Ok(Some(known.value));
+    }
+    let (first, second) = repeated(s).await?;
+    let (Ok(a), Ok(b)) = (first.float_vectors(), second.float_vectors()) else {
+        return Ok(None);
+    };
+    let (Some(a), Some(b)) = (a.first(), b.first()) else {
+        return Ok(None);
+    };
+    let noise = Noise {
+        cosine: cosine(a, b),
+        max_abs: a
+            .iter()
+            .zip(b)
+            .map(|(x, y)| (x - y).abs())
+            .fold(0.0, f64::max),
+    };
+    let fact = s.searched(noise, 2);
+    s.learn(|facts| facts.noise = Some(fact));
+    Ok(Some(noise))
+}
+
+/// CONS-001: "The same request sent twice returns vectors with cosine similarity of
+/// at least 0.9999."
+async fn same_request_same_vector(s: &Session) -> CheckResult {
+    let (first, second) = repeated(s).await?;
     let (a, b) = match (
         judging::vectors_or_verdict(&first, 1),
         judging::vectors_or_verdict(&second, 1),
@@ -36,6 +71,7 @@ async fn same_request_same_vector(s: &Session) -> CheckResult {
         (Ok(a), Ok(b)) => (a, b),
         (Err(verdict), _) | (_, Err(verdict)) => return Ok(verdict),
     };
+    noise(s).await?;
     let similarity = cosine(&a[0], &b[0]);
     let verdict = if similarity >= REPEAT_COSINE {
         Verdict::pass(format!("cosine {similarity:.6}"))

@@ -15,8 +15,8 @@ use crate::property::{Case, Property};
 use crate::session::facts::{Matryoshka, MatryoshkaEvidence};
 use crate::session::requests::{self, SENTENCE, body};
 use crate::session::{Fact, ProbeError, Session};
-use crate::vectors::{cosine, norm, renormalised_prefix};
-use crate::verdict::Verdict;
+use crate::vectors::{SAME_EMBEDDING, cosine, norm, renormalised_prefix};
+use crate::verdict::{Outcome, Verdict};
 use serde_json::{Value, json};
 
 pub(crate) fn checks() -> Vec<Check> {
@@ -434,19 +434,24 @@ async fn unhonourable_refused(s: &Session) -> CheckResult {
     Ok(verdict)
 }
 
-/// DIM-006: "dimensions given as 0, a negative number, a fractional number, a string
-/// or null is refused with a 4xx."
+/// DIM-006: "dimensions given as 0, a negative number, a fractional number or a
+/// string is refused with a 4xx; null is refused with a 4xx or read as absent (200 with
+/// the vector of the same request without dimensions)."
+///
+/// Null for an optional field is how many clients spell "not given" (pydantic's
+/// `Optional[int] = None`, serde's `Option`), and reading it so harms no one; what
+/// would harm is a null that changes the vector or breaks the server.
 async fn invalid_values_refused(s: &Session) -> CheckResult {
-    let native = match full_vector(s).await? {
-        Ok(full) => full.vector.len(),
+    let full = match full_vector(s).await? {
+        Ok(full) => full,
         Err(verdict) => return Ok(verdict),
     };
+    let native = full.vector.len();
     let values = [
         json!(0),
         json!(-1),
         json!(1.5),
         json!((native / 2).max(1).to_string()),
-        Value::Null,
     ];
     let mistakes = values
         .into_iter()
@@ -457,12 +462,54 @@ async fn invalid_values_refused(s: &Session) -> CheckResult {
             )
         })
         .collect();
-    judging::expect_all_refused(
-        s,
-        mistakes,
-        "0, -1, 1.5, a string and null were refused with 4xx",
-    )
-    .await
+    let refused =
+        judging::expect_all_refused(s, mistakes, "0, -1, 1.5 and a string were refused with 4xx")
+            .await?;
+    if refused.outcome != Outcome::Pass {
+        return Ok(refused);
+    }
+    let null = s
+        .send(dimensions_probe(s, Value::Null, native, None))
+        .await?;
+    Ok(match null_answer(&null, &full) {
+        Ok(how) => Verdict::pass(format!("{}; null {how}", refused.reason))
+            .with_all(&refused.evidence)
+            .with(&null.exchange),
+        Err(why) => Verdict::fail(format!("dimensions=null {why}"))
+            .with(&null.exchange)
+            .with(&full.exchange),
+    })
+}
+
+/// How a server took `dimensions: null`: refused, or read as absent; or why neither.
+fn null_answer(reply: &Reply, full: &Full) -> Result<&'static str, String> {
+    if reply.is_client_error() {
+        return Ok("was refused too");
+    }
+    if !reply.is_success() {
+        return Err(format!(
+            "answered {}: refuse it with a 4xx or read it as absent",
+            reply.summary()
+        ));
+    }
+    let vector = match reply.float_vectors() {
+        Ok(mut v) if v.len() == 1 => v.remove(0),
+        _ => return Err("answered 200 without one usable vector".to_owned()),
+    };
+    if vector.len() != full.vector.len() {
+        return Err(format!(
+            "answered 200 with {} values where the request without dimensions has {}",
+            vector.len(),
+            full.vector.len()
+        ));
+    }
+    let similarity = cosine(&vector, &full.vector);
+    if similarity < SAME_EMBEDDING {
+        return Err(format!(
+            "answered 200 with another vector than the request without dimensions (cosine {similarity:.6})"
+        ));
+    }
+    Ok("was read as absent (200, the same vector as without dimensions)")
 }
 
 #[cfg(test)]

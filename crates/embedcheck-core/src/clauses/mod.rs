@@ -9,7 +9,7 @@ use crate::verdict::Verdict;
 use futures::future::BoxFuture;
 
 mod auth;
-mod consistency;
+pub(crate) mod consistency;
 mod dimensions;
 mod encoding;
 mod errors;
@@ -18,7 +18,7 @@ pub(crate) mod judging;
 mod over_length;
 mod response_shape;
 mod unknown_fields;
-mod usage;
+pub(crate) mod usage;
 
 pub(crate) use unknown_fields::TEMPLATE_COSINE;
 

@@ -11,14 +11,14 @@
 //! that truncates keeping the start gives all of them the same vector.
 
 use super::judging;
-use super::{Check, CheckResult, check};
+use super::{Check, CheckResult, check, consistency, usage};
 use crate::declared::Overlength;
 use crate::http::{Body, Probe, Reply};
 use crate::property::{Case, Property};
-use crate::session::facts::{InputLimit, LimitEvidence, OverlengthPolicy as Policy};
+use crate::session::facts::{InputLimit, LimitEvidence, Noise, OverlengthPolicy as Policy};
 use crate::session::requests::{BATCH, TAIL, body, words};
-use crate::session::{Fact, ProbeError, Session};
-use crate::vectors::{SAME_EMBEDDING, cosine};
+use crate::session::{Fact, Facts, ProbeError, Session};
+use crate::vectors::cosine;
 use crate::verdict::Verdict;
 use serde_json::json;
 use std::fmt;
@@ -36,7 +36,7 @@ pub(crate) fn checks() -> Vec<Check> {
 /// The limit search: first length, longest length, most requests.
 const FIRST_SEARCH_WORDS: usize = 256;
 const MAX_SEARCH_WORDS: usize = 16_384;
-const MAX_SEARCH_REQUESTS: u32 = 12;
+const MAX_SEARCH_REQUESTS: u32 = 24;
 
 /// A batch item equals the same input embedded alone (CONS-002's tolerance).
 const SAME_ITEM: f64 = 0.999;
@@ -68,17 +68,34 @@ struct Limit {
     because: LimitEvidence,
 }
 
+/// How far past the limit LEN-001 goes: servers that break only on very long inputs
+/// (llama.cpp's server answers 500 past its physical batch) are caught.
+const LONGEST_OVER_LIMIT: usize = 16;
+
 impl Limit {
-    /// Generated over-length inputs: from just over the limit to half as long again.
+    /// Inputs of LEN-002: from just over the limit to half as long again, where a
+    /// truncation or a refusal shows.
     fn lengths(&self) -> std::ops::RangeInclusive<usize> {
         self.over_words..=self.over_words * 3 / 2
     }
+
+    /// Inputs of LEN-001: from just over the limit to 16 times it, as far as half the
+    /// token budget left pays for every generated case.
+    fn long_lengths(&self, s: &Session) -> std::ops::RangeInclusive<usize> {
+        let left = s.settings().max_tokens.saturating_sub(s.tokens_used());
+        let affordable = (left / 2 / u64::from(s.settings().cases.max(1))) as usize;
+        let longest = (self.over_words * LONGEST_OVER_LIMIT).min(affordable);
+        self.over_words..=longest.max(self.over_words)
+    }
 }
+
+/// What a search found, and how many requests it sent.
+type Searched = (Result<Limit, NoLimit>, u32);
 
 /// Why no limit was found.
 #[derive(Debug)]
 enum NoLimit {
-    NoUsage,
+    NoVectors(String),
     NoneUpTo(usize),
     Budget,
     ShortInputsRefused { words: usize, status: u16 },
@@ -87,12 +104,10 @@ enum NoLimit {
 impl fmt::Display for NoLimit {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            NoLimit::NoUsage => {
-                f.write_str("answers carry no usage.prompt_tokens to find the limit with")
-            }
+            NoLimit::NoVectors(why) => write!(f, "no vectors to find the limit with: {why}"),
             NoLimit::NoneUpTo(words) => write!(
                 f,
-                "no limit found: inputs of up to {words} words were embedded in full"
+                "no limit found: inputs of up to {words} words were embedded in full (the words after the first half changed the vector)"
             ),
             NoLimit::Budget => {
                 f.write_str("the token budget (--max-tokens) allows no longer input")
@@ -174,66 +189,193 @@ struct Accepted {
 
 /// Probes of the search. Whether one is over the limit is what the search is for, so
 /// each is marked as possibly invalid: a 5xx to one is then named by ERR-009.
-fn search_probe(s: &Session, n: usize) -> Probe {
+fn search_probe(s: &Session, text: String, n: usize) -> Probe {
     Probe::invalid(
-        Body::Json(body(s, json!(words(n)), &[])),
+        Body::Json(body(s, json!(text), &[])),
         format!("input of {n} words, possibly over the input limit"),
     )
 }
 
-/// Sends a search probe; `None` when the token budget cannot pay for it.
-async fn search_send(s: &Session, n: usize) -> Result<Option<Arc<Reply>>, ProbeError> {
-    match s.send(search_probe(s, n)).await {
-        Ok(reply) => Ok(Some(reply)),
-        Err(ProbeError::TokenBudget(_)) => Ok(None),
-        Err(other) => Err(other),
+/// What sending `words(n)` followed by `n` words of another stream showed.
+enum Cut {
+    /// The vector is that of `words(n)` alone: everything after was cut. Holds the
+    /// answer to the longer input.
+    After(Arc<Reply>),
+    /// The words after changed the vector: nothing was cut before them.
+    NotBefore,
+    /// The longer input was refused (or answered neither 200 nor 4xx).
+    Refused(Arc<Reply>),
+    /// No vectors to compare.
+    NoVectors(String),
+}
+
+/// The limit search: the vectors of long inputs tell whether text after a point is
+/// cut, whatever `usage` says; usage counts are read only where USE-005 found them
+/// to be tokens.
+struct Search<'a> {
+    s: &'a Session,
+    sent: u32,
+    usage_counts_tokens: bool,
+    noise: Noise,
+}
+
+impl<'a> Search<'a> {
+    async fn new(s: &'a Session) -> Result<Search<'a>, ProbeError> {
+        let usage_counts_tokens = usage::usage_unit(s).await?.0.counts_tokens();
+        let noise = consistency::noise(s).await?.unwrap_or(Noise::unmeasured());
+        Ok(Search {
+            s,
+            sent: 0,
+            usage_counts_tokens,
+            noise,
+        })
+    }
+
+    /// Sends `text` (of `n` words); `None` when the token budget cannot pay for it.
+    async fn send(&mut self, text: String, n: usize) -> Result<Option<Arc<Reply>>, ProbeError> {
+        self.sent += 1;
+        match self.s.send(search_probe(self.s, text, n)).await {
+            Ok(reply) => Ok(Some(reply)),
+            Err(ProbeError::TokenBudget(_)) => Ok(None),
+            Err(other) => Err(other),
+        }
+    }
+
+    /// Whether text after the first `n` words changes the vector; `None` when the
+    /// budget cannot pay for the longer input.
+    async fn cut(&mut self, n: usize) -> Result<Option<Cut>, ProbeError> {
+        let Some(alone) = self.send(words(n), n).await? else {
+            return Ok(None);
+        };
+        let longer = format!("{} {}", words(n), other_words(n));
+        let Some(with_more) = self.send(longer, 2 * n).await? else {
+            return Ok(None);
+        };
+        if !with_more.is_success() {
+            return Ok(Some(Cut::Refused(with_more)));
+        }
+        let first = |r: &Reply| r.float_vectors().ok().and_then(|v| v.into_iter().next());
+        Ok(Some(match (first(&alone), first(&with_more)) {
+            (Some(a), Some(b)) if self.noise.same(cosine(&a, &b)) => Cut::After(with_more),
+            (Some(_), Some(_)) => Cut::NotBefore,
+            _ => Cut::NoVectors(format!(
+                "an input of {n} words answered {} without usable vectors",
+                alone.summary()
+            )),
+        }))
     }
 }
 
-/// What a search found, and how many requests it sent.
-type Searched = (Result<Limit, NoLimit>, u32);
+/// `n` words of a stream that shares no word with [`words`]: what follows a prefix in
+/// the vector test, so that cutting it off or not changes half the input.
+fn other_words(n: usize) -> String {
+    TAIL.iter()
+        .cycle()
+        .take(n)
+        .copied()
+        .collect::<Vec<_>>()
+        .join(" ")
+}
 
-/// Doubles the length until an input is refused or truncated.
+/// Doubles the length until an input is refused or cut.
 async fn search(s: &Session) -> Result<Searched, ProbeError> {
+    let mut search = Search::new(s).await?;
     let mut accepted: Option<Accepted> = None;
     let mut n = FIRST_SEARCH_WORDS;
-    let mut sent = 0;
-    while n <= MAX_SEARCH_WORDS {
-        let Some(reply) = search_send(s, n).await? else {
-            return Ok((Err(NoLimit::Budget), sent));
+    while 2 * n <= MAX_SEARCH_WORDS {
+        let Some(reply) = search.send(words(n), n).await? else {
+            return Ok((Err(NoLimit::Budget), search.sent));
         };
-        sent += 1;
         if !reply.is_success() {
-            return refine(s, accepted.unwrap_or_default(), n, &reply, sent).await;
+            let found = refine(&mut search, accepted.unwrap_or_default(), n, &reply).await?;
+            return Ok((found, search.sent));
         }
-        let Some(tokens) = reply.prompt_tokens() else {
-            return Ok((Err(NoLimit::NoUsage), sent));
-        };
+        let tokens = reply.prompt_tokens().filter(|_| search.usage_counts_tokens);
         // Every word is at least one token: clearly fewer tokens means truncation.
-        if tokens * 4 < n as u64 * 3 {
+        if let Some(tokens) = tokens.filter(|&t| t * 4 < n as u64 * 3) {
             let because = LimitEvidence::Truncated { words: n, tokens };
             let limit = Limit {
                 tokens,
                 over_words: tokens as usize + 1,
                 because,
             };
-            return Ok((Ok(limit), sent));
+            return Ok((Ok(limit), search.sent));
         }
-        accepted = Some(Accepted { words: n, tokens });
+        match search.cut(n).await? {
+            None => return Ok((Err(NoLimit::Budget), search.sent)),
+            Some(Cut::After(longer)) => {
+                // A token count of the cut input, where usage counts tokens, is the
+                // limit; else the vectors narrow it down.
+                let counted = longer
+                    .prompt_tokens()
+                    .filter(|&t| search.usage_counts_tokens && t > 0 && t < 2 * n as u64);
+                let found = match counted {
+                    Some(tokens) => Limit {
+                        tokens,
+                        over_words: tokens as usize + 1,
+                        because: LimitEvidence::Truncated {
+                            words: 2 * n,
+                            tokens,
+                        },
+                    },
+                    None => bisect_cut(&mut search, accepted.map_or(0, |a| a.words), n).await?,
+                };
+                return Ok((Ok(found), search.sent));
+            }
+            Some(Cut::Refused(longer)) => {
+                let base = Accepted {
+                    words: n,
+                    tokens: tokens.unwrap_or(n as u64),
+                };
+                let found = refine(&mut search, base, 2 * n, &longer).await?;
+                return Ok((found, search.sent));
+            }
+            Some(Cut::NoVectors(why)) => return Ok((Err(NoLimit::NoVectors(why)), search.sent)),
+            Some(Cut::NotBefore) => {}
+        }
+        accepted = Some(Accepted {
+            words: n,
+            tokens: tokens.unwrap_or(n as u64),
+        });
         n *= 2;
     }
-    Ok((Err(NoLimit::NoneUpTo(n / 2)), sent))
+    Ok((Err(NoLimit::NoneUpTo(n)), search.sent))
+}
+
+/// Narrows a cut down between `lo` words (nothing cut before the text after them)
+/// and `hi` words (everything after them cut), within the request allowance: the
+/// server keeps about `hi` words of this stream, one token each.
+async fn bisect_cut(
+    search: &mut Search<'_>,
+    mut lo: usize,
+    mut hi: usize,
+) -> Result<Limit, ProbeError> {
+    while search.sent + 2 <= MAX_SEARCH_REQUESTS && hi - lo > (hi / 64).max(1) {
+        let mid = lo + (hi - lo) / 2;
+        match search.cut(mid).await? {
+            Some(Cut::After(_)) => hi = mid,
+            Some(Cut::NotBefore) => lo = mid,
+            _ => break,
+        }
+    }
+    Ok(Limit {
+        tokens: hi as u64,
+        over_words: hi + 1,
+        because: LimitEvidence::Vectors {
+            differs_at: lo,
+            same_at: hi,
+        },
+    })
 }
 
 /// Narrows a refusal down: the limit the refusal names, else a binary search on the
 /// number of words within the request allowance.
 async fn refine(
-    s: &Session,
+    search: &mut Search<'_>,
     accepted: Accepted,
     refused: usize,
     reply: &Reply,
-    mut sent: u32,
-) -> Result<Searched, ProbeError> {
+) -> Result<Result<Limit, NoLimit>, ProbeError> {
     let per_word = match accepted.words {
         0 => 1.0,
         w => accepted.tokens as f64 / w as f64,
@@ -245,35 +387,33 @@ async fn refine(
             status: reply.status,
             named,
         };
-        let limit = Limit {
+        return Ok(Ok(Limit {
             tokens: named,
             over_words: named as usize + 1,
             because,
-        };
-        return Ok((Ok(limit), sent));
+        }));
     }
     let (mut low, mut high, mut status) = (accepted, refused, reply.status);
-    while sent < MAX_SEARCH_REQUESTS && high - low.words > 1 {
+    while search.sent < MAX_SEARCH_REQUESTS && high - low.words > 1 {
         let mid = low.words + (high - low.words) / 2;
-        let Some(reply) = search_send(s, mid).await? else {
+        let Some(reply) = search.send(words(mid), mid).await? else {
             break;
         };
-        sent += 1;
         if reply.is_success() {
-            let Some(tokens) = reply.prompt_tokens() else {
-                return Ok((Err(NoLimit::NoUsage), sent));
+            let counted = reply.prompt_tokens().filter(|_| search.usage_counts_tokens);
+            low = Accepted {
+                words: mid,
+                tokens: counted.unwrap_or(mid as u64),
             };
-            low = Accepted { words: mid, tokens };
         } else {
             (high, status) = (mid, reply.status);
         }
     }
     if low.words == 0 {
-        let short = NoLimit::ShortInputsRefused {
+        return Ok(Err(NoLimit::ShortInputsRefused {
             words: high,
             status,
-        };
-        return Ok((Err(short), sent));
+        }));
     }
     let because = LimitEvidence::Bisected {
         accepted_words: low.words,
@@ -281,12 +421,11 @@ async fn refine(
         refused_words: high,
         status,
     };
-    let limit = Limit {
+    Ok(Ok(Limit {
         tokens: low.tokens,
         over_words: high,
         because,
-    };
-    Ok((Ok(limit), sent))
+    }))
 }
 
 /// The largest number in a refusal's message that can be the limit: at least the
@@ -342,9 +481,9 @@ async fn never_5xx(s: &Session) -> CheckResult {
         Err(verdict) => return Ok(verdict),
     };
     policy(s, &limit).await?;
-    let limit = &limit;
+    let (limit, lengths) = (&limit, limit.long_lengths(s));
     let finding = Property::new(s.settings(), GENERATED_LENGTHS)
-        .check(&limit.lengths(), move |n| async move {
+        .check(&lengths, move |n| async move {
             let reply = s.send(over_probe(s, n, limit)).await?;
             Ok::<_, ProbeError>(if reply.is_server_error() {
                 Case::Fails(
@@ -363,7 +502,6 @@ async fn never_5xx(s: &Session) -> CheckResult {
     Ok(finding.into_verdict(
         |n| format!("{n} words"),
         |cases, _| {
-            let lengths = limit.lengths();
             Verdict::pass(format!(
                 "{cases} generated inputs of {} to {} words (limit {} tokens): no 5xx",
                 lengths.start(),
@@ -395,8 +533,21 @@ fn improper_refusal(reply: &Reply) -> Option<String> {
 
 /// Why a truncating answer is not a proper truncation: usage above the limit, or a
 /// vector unlike the one of a longer input with the same beginning.
-fn improper_truncation(reply: &Reply, limit: &Limit, longer: Option<&[f64]>) -> Option<String> {
-    if let Some(tokens) = reply.prompt_tokens().filter(|&t| t > limit.tokens) {
+///
+/// Usage is read only where USE-005 found it to count tokens and the limit itself was
+/// counted in tokens; the vectors are judged against the server's own noise.
+fn improper_truncation(
+    reply: &Reply,
+    limit: &Limit,
+    longer: Option<&[f64]>,
+    facts: &Facts,
+) -> Option<String> {
+    let counted =
+        facts.usage_counts_tokens() && !matches!(limit.because, LimitEvidence::Vectors { .. });
+    if let Some(tokens) = reply
+        .prompt_tokens()
+        .filter(|&t| counted && t > limit.tokens)
+    {
         return Some(format!(
             "200 with usage.prompt_tokens {tokens}, above the {}-token limit: the input was not truncated",
             limit.tokens
@@ -407,9 +558,11 @@ fn improper_truncation(reply: &Reply, limit: &Limit, longer: Option<&[f64]>) -> 
         Err(verdict) => return Some(verdict.reason),
     };
     let similarity = cosine(&vector, longer?);
-    (similarity < SAME_EMBEDDING).then(|| {
+    let noise = facts.noise();
+    (!noise.same(similarity)).then(|| {
         format!(
-            "truncation does not keep the start: this input and a longer one beginning with the same words gave cosine {similarity:.6}"
+            "truncation does not keep the start: this input and a longer one beginning with the same words gave cosine {similarity:.6} (the server's noise allows 1 - {:.6})",
+            noise.threshold()
         )
     })
 }
@@ -445,7 +598,7 @@ async fn refused_or_truncated_properly(s: &Session) -> CheckResult {
             let problem = if reply.is_client_error() {
                 improper_refusal(&reply)
             } else if reply.is_success() {
-                improper_truncation(&reply, limit, longer)
+                improper_truncation(&reply, limit, longer, &s.facts())
             } else {
                 return Ok::<_, ProbeError>(Case::Inapplicable);
             };

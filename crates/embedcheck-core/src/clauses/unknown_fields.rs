@@ -7,15 +7,15 @@
 //! with no error anywhere.
 
 use super::judging;
-use super::{Check, CheckResult, check};
+use super::{Check, CheckResult, check, consistency};
 use crate::http::{Body, Probe, Reply};
 use crate::property::{Case, Property};
 use crate::session::facts::{
-    FieldHandling, InstructionField, UnknownField, instruction_line, token_counts,
+    FieldHandling, InstructionField, Noise, UnknownField, instruction_line, token_counts,
 };
 use crate::session::requests::{self, body};
 use crate::session::{ProbeError, Session};
-use crate::vectors::{SAME_EMBEDDING, cosine};
+use crate::vectors::cosine;
 use crate::verdict::Verdict;
 use proptest::prelude::Strategy;
 use serde_json::{Value, json};
@@ -204,7 +204,9 @@ fn bare_query_probe(s: &Session) -> Probe {
     Probe::embed(body(s, json!(QUERY), &[]))
 }
 
-fn handling(bare: &[f64], bare_reply: &Reply, reply: &Reply) -> FieldHandling {
+/// Judged against the server's own noise: on a nondeterministic server a vector that
+/// moves no more than identical requests do is the bare input's.
+fn handling(bare: &[f64], bare_reply: &Reply, reply: &Reply, noise: Noise) -> FieldHandling {
     if reply.is_client_error() {
         return FieldHandling::Refused {
             status: reply.status,
@@ -227,7 +229,7 @@ fn handling(bare: &[f64], bare_reply: &Reply, reply: &Reply) -> FieldHandling {
         bare_reply.prompt_tokens(),
         reply.prompt_tokens(),
     );
-    if cosine >= SAME_EMBEDDING && tokens == bare_tokens {
+    if noise.same(cosine) && tokens == bare_tokens {
         FieldHandling::Dropped {
             cosine,
             bare_tokens,
@@ -251,13 +253,14 @@ async fn instruction_fields_not_dropped(s: &Session) -> CheckResult {
         Ok(mut v) => v.remove(0),
         Err(verdict) => return Ok(verdict),
     };
+    let noise = consistency::noise(s).await?.unwrap_or(Noise::unmeasured());
     let mut fields = Vec::new();
     let mut dropped = Vec::new();
     let mut broken = Vec::new();
     let mut evidence = Vec::new();
     for (field, value) in instruction_fields(s) {
         let reply = s.send(instruction_probe(s, field, value)).await?;
-        let handling = handling(&bare, &bare_reply, &reply);
+        let handling = handling(&bare, &bare_reply, &reply, noise);
         match &handling {
             FieldHandling::Refused { .. } | FieldHandling::Honoured { .. } => {}
             FieldHandling::Dropped {
@@ -280,8 +283,16 @@ async fn instruction_fields_not_dropped(s: &Session) -> CheckResult {
     let seen = fact.value.iter().map(instruction_line).collect::<Vec<_>>();
     s.learn(|facts| facts.instruction_fields = Some(fact));
     if !dropped.is_empty() {
+        let within = if noise.deterministic() {
+            String::new()
+        } else {
+            format!(
+                " (judged against this nondeterministic server's own noise: identical requests gave cosine {:.6})",
+                noise.cosine
+            )
+        };
         broken.push(format!(
-            "silently dropped, 200 with the bare input's vector and usage: {}; the instruction never reached the model, and retrieval quality drops with no error",
+            "silently dropped, 200 with the bare input's vector and usage: {}{within}; the instruction never reached the model, and retrieval quality drops with no error",
             dropped.join("; ")
         ));
     }

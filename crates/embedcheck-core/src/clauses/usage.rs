@@ -1,11 +1,16 @@
-//! usage: token accounting (USE-001 … USE-003).
+//! usage: token accounting (USE-001 … USE-003, USE-005).
+//!
+//! USE-005 also establishes the `usage_unit` fact that everything leaning on usage
+//! reads first: the over-length limit search, the token budget, the migration's
+//! tokenizer remark. A count that is not in tokens is never read as one.
 
 use super::{Check, CheckResult, check};
-use crate::http::Reply;
-use crate::session::Session;
-use crate::session::requests::{self, BATCH};
+use crate::http::{Probe, Reply};
+use crate::session::facts::UsageUnit;
+use crate::session::requests::{self, BATCH, body};
+use crate::session::{ProbeError, Session};
 use crate::verdict::Verdict;
-use serde_json::Value;
+use serde_json::{Value, json};
 use std::sync::Arc;
 
 pub(crate) fn checks() -> Vec<Check> {
@@ -13,7 +18,65 @@ pub(crate) fn checks() -> Vec<Check> {
         check!("USE-001", integer_counts),
         check!("USE-002", positive_counts),
         check!("USE-003", batch_is_sum_of_items),
+        check!("USE-005", counts_tokens),
     ]
+}
+
+/// The word USE-005's text repeats: the commonest English word, one token in every
+/// subword vocabulary (WordPiece, BPE, SentencePiece) and in the reference server's.
+const COUNTED_WORD: &str = "the";
+
+/// How many times it is repeated: enough that characters (4 per word with the space)
+/// and tokens (1 per word, plus a few special ones) cannot be mistaken for each other.
+const COUNTED_WORDS: u64 = 200;
+
+/// What `usage.prompt_tokens` counts, and the answer that shows it; learned as the
+/// `usage_unit` fact (the request is cached, so asking again costs nothing).
+pub(crate) async fn usage_unit(s: &Session) -> Result<(UsageUnit, Arc<Reply>), ProbeError> {
+    let text = vec![COUNTED_WORD; COUNTED_WORDS as usize].join(" ");
+    let reply = s.send(Probe::embed(body(s, json!(text), &[]))).await?;
+    let unit = unit_of(reply.prompt_tokens().filter(|_| reply.is_success()), &text);
+    if s.facts().usage_unit.is_none() {
+        let fact = s.detected(unit.clone(), &reply.exchange);
+        s.learn(|facts| facts.usage_unit = Some(fact));
+    }
+    Ok((unit, reply))
+}
+
+fn unit_of(reported: Option<u64>, text: &str) -> UsageUnit {
+    let Some(reported) = reported else {
+        return UsageUnit::Absent;
+    };
+    let (words, chars) = (COUNTED_WORDS, text.chars().count() as u64);
+    // Special tokens ([CLS], [SEP], BOS, EOS) add a few; a tokenizer that splits the
+    // word adds at most a quarter more.
+    if (words..=words * 5 / 4 + 8).contains(&reported) {
+        UsageUnit::Tokens { reported, words }
+    } else if reported.abs_diff(chars) <= 4 {
+        UsageUnit::Characters { reported, chars }
+    } else {
+        UsageUnit::Other {
+            reported,
+            words,
+            chars,
+        }
+    }
+}
+
+/// USE-005: "usage.prompt_tokens counts tokens, not characters or bytes."
+async fn counts_tokens(s: &Session) -> CheckResult {
+    let (unit, reply) = usage_unit(s).await?;
+    if !reply.is_success() {
+        return Ok(no_success(&[reply]));
+    }
+    let verdict = match &unit {
+        UsageUnit::Tokens { .. } => Verdict::pass(format!("prompt_tokens counts {unit}")),
+        UsageUnit::Absent => Verdict::skip("no integer usage.prompt_tokens to judge; see USE-001"),
+        UsageUnit::Characters { .. } | UsageUnit::Other { .. } => Verdict::fail(format!(
+            "prompt_tokens counts {unit}: clients budgeting tokens or chunking by these counts are misled; report tokens"
+        )),
+    };
+    Ok(verdict.with(&reply.exchange))
 }
 
 fn no_success(replies: &[Arc<Reply>]) -> Verdict {
@@ -111,4 +174,29 @@ async fn batch_is_sum_of_items(s: &Session) -> CheckResult {
         ))
     }
     .with_all(evidence))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_are_read_as_tokens_characters_or_neither() {
+        let text = vec![COUNTED_WORD; COUNTED_WORDS as usize].join(" ");
+        assert!(unit_of(Some(202), &text).counts_tokens());
+        assert_eq!(
+            unit_of(Some(799), &text),
+            UsageUnit::Characters {
+                reported: 799,
+                chars: 799
+            }
+        );
+        assert_eq!(
+            reference_server::tokenize(&text, 50_000).len() as u64,
+            COUNTED_WORDS,
+            "one token a word for the reference server too"
+        );
+        assert!(matches!(unit_of(Some(50), &text), UsageUnit::Other { .. }));
+        assert_eq!(unit_of(None, &text), UsageUnit::Absent);
+    }
 }

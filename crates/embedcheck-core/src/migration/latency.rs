@@ -4,10 +4,12 @@
 //! Each server gets `sequential` requests one at a time and `concurrent` requests
 //! from `concurrency` closed-loop workers; the whole measurement is repeated
 //! (3 times by default) and the median of each figure reported beside the per-run
-//! values. So that machine noise hits both servers alike, sequential requests
-//! alternate between the servers one by one, and the concurrent phases alternate
-//! server by server, the order swapped every repeat (interleaving single requests
-//! inside a concurrent phase would load both servers at once).
+//! values. Each server's sequential and concurrent phases run as one block of its
+//! own, and the blocks alternate (A B, then B A, …) as whole-process benchmark
+//! tools alternate runs: alternating single requests between two servers that share
+//! a machine measured their interference (after each request to one, the other was
+//! starved for about a second), not the servers. That interference is measured once,
+//! by a short request-by-request alternation, and reported beside the figures.
 //!
 //! Latencies go into an HDR histogram (3 significant digits, microseconds): the
 //! percentiles are the histogram's, not hand-computed. Only the exchange is timed
@@ -158,7 +160,21 @@ pub struct Latency {
     pub requests_sent: u64,
     pub baseline: ServerLatency,
     pub candidate: ServerLatency,
+    /// Sequential p50 with requests alternating one by one between the servers,
+    /// beside the blocks' own: how much co-located servers slow each other down.
+    pub interference: Interference,
 }
+
+/// The interference probe: sequential p50 per server, alternating request by request.
+#[derive(Clone, Debug, Serialize)]
+pub struct Interference {
+    pub requests: usize,
+    pub baseline_p50_ms: f64,
+    pub candidate_p50_ms: f64,
+}
+
+/// Requests per server of the interference probe: enough for a median.
+const INTERFERENCE_REQUESTS: usize = 10;
 
 /// What one run collects before it becomes a [`Run`].
 struct Tally {
@@ -230,15 +246,16 @@ pub async fn measure_pair(
         } else {
             [(1, &candidate), (0, &baseline)]
         };
-        let (a, b) = (order[0].1.clone(), order[1].1.clone());
-        let (first, second) = sequential_alternating(a, b, plan.sequential).await;
-        runs[order[0].0].0.push(first);
-        runs[order[1].0].0.push(second);
         for (side, server) in order {
+            runs[side]
+                .0
+                .push(sequential(server.clone(), plan.sequential).await);
             let run = concurrent(server.clone(), plan.concurrent, plan.concurrency).await;
             runs[side].1.push(run);
         }
     }
+    let probe = INTERFERENCE_REQUESTS.min(plan.sequential);
+    let (b_alt, c_alt) = sequential_alternating(baseline.clone(), candidate.clone(), probe).await;
     let [(b_seq, b_conc), (c_seq, c_conc)] = runs;
     Latency {
         concurrency: plan.concurrency,
@@ -246,26 +263,35 @@ pub async fn measure_pair(
         concurrent_requests: plan.concurrent,
         repeats: plan.repeats,
         documents_per_request: baseline.docs_per_request,
-        requests_sent: 2 * plan.requests_per_server(),
+        requests_sent: 2 * (plan.requests_per_server() + probe as u64),
         baseline: server_latency(&baseline.label, b_seq, b_conc),
         candidate: server_latency(&candidate.label, c_seq, c_conc),
+        interference: Interference {
+            requests: probe,
+            baseline_p50_ms: b_alt.p50_ms,
+            candidate_p50_ms: c_alt.p50_ms,
+        },
     }
+}
+
+/// `n` requests to one server, one at a time.
+async fn sequential(server: Arc<Loaded>, n: usize) -> Run {
+    on_worker(async move {
+        let started = Instant::now();
+        let mut tally = Tally::new();
+        for i in 0..n {
+            tally.record(server.once(i).await);
+        }
+        tally.run(server.docs_per_request, Some(started.elapsed()))
+    })
+    .await
 }
 
 /// Measures one server alone (the oha comparison in `benches/`).
 pub async fn measure_one(server: Arc<Loaded>, plan: LoadPlan) -> ServerLatency {
     let (mut sequential_runs, mut concurrent_runs) = (Vec::new(), Vec::new());
     for _ in 0..plan.repeats {
-        let (one, n) = (server.clone(), plan.sequential);
-        let run = on_worker(async move {
-            let started = Instant::now();
-            let mut tally = Tally::new();
-            for i in 0..n {
-                tally.record(one.once(i).await);
-            }
-            tally.run(one.docs_per_request, Some(started.elapsed()))
-        });
-        sequential_runs.push(run.await);
+        sequential_runs.push(sequential(server.clone(), plan.sequential).await);
         concurrent_runs.push(concurrent(server.clone(), plan.concurrent, plan.concurrency).await);
     }
     server_latency(&server.label, sequential_runs, concurrent_runs)

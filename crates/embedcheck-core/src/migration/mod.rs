@@ -116,9 +116,13 @@ pub async fn audit_pair(
         audit::audit_session(&mut c, candidate.label, selected)
     );
     let unreachable = b_audit.aborted.clone().or_else(|| c_audit.aborted.clone());
+    let judged = vectors::Judged {
+        baseline: &b_audit.facts,
+        candidate: &c_audit.facts,
+    };
     let work = match &unreachable {
-        None => compare(&b, &c, plan).await,
-        Some(why) => Work::unavailable(plan, why),
+        None => compare(&b, &c, plan, judged).await,
+        Some(why) => Work::unavailable(plan, why, judged),
     };
     let behaviour_diff = behaviour::diff(&b, &c, &b_audit, &c_audit);
     let contract = match &unreachable {
@@ -181,7 +185,7 @@ struct Work {
 impl Work {
     /// Nothing could be probed: every section says why instead of spending requests
     /// (and timeouts) on a server that did not answer its audit.
-    fn unavailable(plan: &Plan, why: &str) -> Work {
+    fn unavailable(plan: &Plan, why: &str, judged: vectors::Judged<'_>) -> Work {
         let none = || Embedded {
             vectors: vec![None; plan.corpus.documents.len()],
             batch_tokens: vec![None; plan.corpus.batches().count()],
@@ -196,12 +200,18 @@ impl Work {
             candidate_prefixed: missing(),
         };
         Work {
-            equivalence: vectors::equivalence(&plan.corpus, &documents.0, &documents.1, Vec::new()),
+            equivalence: vectors::equivalence(
+                &plan.corpus,
+                (&documents.0, &documents.1),
+                Vec::new(),
+                judged,
+            ),
             retrieval: retrieval::analyse(
                 &plan.corpus,
                 (&documents.0, &documents.1),
                 &queries,
                 &plan.instruction,
+                judged.baseline_applied_instruction(),
                 plan.top_k,
             ),
             documents,
@@ -209,18 +219,19 @@ impl Work {
     }
 }
 
-async fn compare(b: &Session, c: &Session, plan: &Plan) -> Work {
+async fn compare(b: &Session, c: &Session, plan: &Plan, judged: vectors::Judged<'_>) -> Work {
     let (b_docs, c_docs) = futures::join!(
         vectors::embed_documents(b, &plan.corpus),
         vectors::embed_documents(c, &plan.corpus)
     );
     let queries = retrieval::embed_queries(b, c, &plan.corpus, &plan.instruction).await;
-    let equivalence = vectors::compare(b, c, &plan.corpus, &b_docs, &c_docs).await;
+    let equivalence = vectors::compare(b, c, &plan.corpus, (&b_docs, &c_docs), judged).await;
     let retrieval = retrieval::analyse(
         &plan.corpus,
         (&b_docs, &c_docs),
         &queries,
         &plan.instruction,
+        judged.baseline_applied_instruction(),
         plan.top_k,
     );
     Work {
@@ -238,18 +249,35 @@ async fn measure_load(
     load: LoadPlan,
     documents: &(Embedded, Embedded),
 ) -> (Option<Latency>, Option<String>) {
-    let room = room_for_load(b, &documents.0, load).and(room_for_load(c, &documents.1, load));
+    let room = room_for_load(b, &documents.0, &plan.corpus, load).and(room_for_load(
+        c,
+        &documents.1,
+        &plan.corpus,
+        load,
+    ));
     if let Err(why) = room {
         return (None, Some(why));
     }
-    let loaded = |s: &Session, label: &str| Arc::new(loaded(s, label, &plan.corpus, plan.timeout));
+    let answered = answered_by_both(&plan.corpus, documents);
+    if answered.is_empty() {
+        let why = "not measured: no full batch of the corpus was answered 200 by both servers";
+        return (None, Some(why.to_owned()));
+    }
+    let loaded = |s: &Session, label: &str| {
+        Arc::new(loaded(s, label, &plan.corpus, &answered, plan.timeout))
+    };
     let latency = latency::measure_pair(loaded(b, b_label), loaded(c, c_label), load).await;
     (Some(latency), None)
 }
 
 /// The load must fit in what the run's budgets have left, by the corpus batches'
 /// own token counts.
-fn room_for_load(s: &Session, documents: &Embedded, load: LoadPlan) -> Result<(), String> {
+fn room_for_load(
+    s: &Session,
+    documents: &Embedded,
+    corpus: &Corpus,
+    load: LoadPlan,
+) -> Result<(), String> {
     let settings = s.settings();
     let requests = load.requests_per_server();
     if s.requests_sent() + requests > settings.max_requests {
@@ -259,7 +287,13 @@ fn room_for_load(s: &Session, documents: &Embedded, load: LoadPlan) -> Result<()
             s.requests_sent()
         ));
     }
-    let counted: Vec<u64> = documents.batch_tokens.iter().flatten().copied().collect();
+    // The server's counts where they are tokens, else the suite's own estimate: a
+    // server counting characters must not spend a budget the user never set.
+    let counted: Vec<u64> = if s.facts().usage_counts_tokens() {
+        documents.batch_tokens.iter().flatten().copied().collect()
+    } else {
+        corpus.batches().map(|batch| estimated(s, batch)).collect()
+    };
     let per_request = counted.iter().sum::<u64>() / counted.len().max(1) as u64;
     let tokens = per_request * requests;
     if s.tokens_used() + tokens > settings.max_tokens {
@@ -272,13 +306,46 @@ fn room_for_load(s: &Session, documents: &Embedded, load: LoadPlan) -> Result<()
     Ok(())
 }
 
+/// The suite's own token estimate of one corpus batch.
+fn estimated(s: &Session, batch: &[corpus::Document]) -> u64 {
+    let texts: Vec<&str> = batch.iter().map(|d| d.text.as_str()).collect();
+    crate::http::Probe::embed(json!({"model": s.model(), "input": texts})).estimated_tokens()
+}
+
+/// The full corpus batches both servers embedded: a load of requests one server
+/// refuses would time refusals against real work, so only these are sent.
+fn answered_by_both(corpus: &Corpus, (b, c): &(Embedded, Embedded)) -> Vec<usize> {
+    let mut start = 0;
+    let mut answered = Vec::new();
+    for (i, batch) in corpus.batches().enumerate() {
+        let range = start..start + batch.len();
+        start += batch.len();
+        let embedded = |e: &Embedded| {
+            e.vectors
+                .get(range.clone())
+                .is_some_and(|v| v.iter().all(Option::is_some))
+        };
+        if batch.len() == corpus::BATCH_SIZE && embedded(b) && embedded(c) {
+            answered.push(i);
+        }
+    }
+    answered
+}
+
 /// The load generator's view of a session's server: its URL, key and the corpus's
 /// full batches as request bodies (a short last batch would lower docs per request).
-fn loaded(s: &Session, label: &str, corpus: &Corpus, timeout: Duration) -> Loaded {
+fn loaded(
+    s: &Session,
+    label: &str,
+    corpus: &Corpus,
+    answered: &[usize],
+    timeout: Duration,
+) -> Loaded {
     let bodies = corpus
         .batches()
-        .filter(|batch| batch.len() == corpus::BATCH_SIZE)
-        .map(|batch| {
+        .enumerate()
+        .filter(|(i, _)| answered.contains(i))
+        .map(|(_, batch)| {
             let texts: Vec<&str> = batch.iter().map(|d| d.text.as_str()).collect();
             json!({"model": s.model(), "input": texts})
                 .to_string()

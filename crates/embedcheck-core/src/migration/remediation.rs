@@ -137,37 +137,44 @@ fn server_error_evidence(e: &Expectation) -> String {
     format!("{}{tail}", shown.join("; "))
 }
 
+/// Re-embedding only when vectors differ beyond the noise on documents both servers
+/// embedded; a tokenizer remark only when both count tokens and the counts differ.
 fn for_vectors(v: &VectorEquivalence) -> Vec<Remedy> {
     let mut remedies = Vec::new();
-    if !v.equivalent {
-        let evidence = match (v.cosine_min, v.cosine_median) {
-            (Some(min), Some(median)) => format!(
-                "per-document cosine min {min:.4}, median {median:.4} over {} documents",
-                v.documents
-            ),
-            _ => format!(
-                "documents could not be compared: dimensions {:?} vs {:?}; {} failed batches",
-                v.dimensions_baseline,
-                v.dimensions_candidate,
-                v.failures_baseline.len() + v.failures_candidate.len()
-            ),
-        };
+    let dims_differ = matches!(
+        (v.dimensions_baseline, v.dimensions_candidate),
+        (Some(x), Some(y)) if x != y
+    );
+    if let (false, Some(min), Some(median)) = (v.equivalent, v.cosine_min, v.cosine_median) {
         remedies.push(remedy(
             "vectors",
             "re-embed the whole corpus with the candidate before it serves queries",
-            evidence,
+            format!(
+                "per-document cosine min {min:.4}, median {median:.4} over the {} documents both servers embedded (the same vector is at least {:.4})",
+                v.common, v.same_at
+            ),
+        ));
+    } else if dims_differ {
+        remedies.push(remedy(
+            "vectors",
+            "re-embed the whole corpus with the candidate before it serves queries",
+            format!(
+                "{:?}-value vectors on the baseline, {:?} on the candidate: the old index cannot be searched with new vectors",
+                v.dimensions_baseline, v.dimensions_candidate
+            ),
         ));
     }
-    if !v.token_differences.is_empty() {
+    if !v.token_differences.is_empty() && v.tokens_not_comparable.is_none() {
         remedies.push(remedy(
             "vectors",
             "recount chunk sizes and token budgets with the candidate's tokenizer",
             format!(
-                "{} of {} documents count differently; totals {} vs {} tokens",
+                "{} of {} documents count differently; totals {} vs {} tokens over the {} documents both embedded",
                 v.token_differences.len(),
                 v.documents,
                 v.tokens_baseline,
-                v.tokens_candidate
+                v.tokens_candidate,
+                v.common
             ),
         ));
     }
@@ -204,12 +211,14 @@ mod tests {
     fn vectors(min: f64, equivalent: bool) -> VectorEquivalence {
         VectorEquivalence {
             documents: 40,
+            common: 40,
             dimensions_baseline: Some(1024),
             dimensions_candidate: Some(1024),
             norm_baseline: Some(1.0),
             norm_candidate: Some(1.0),
             tokens_baseline: 3375,
             tokens_candidate: 3375,
+            tokens_not_comparable: None,
             cosine_min: Some(min),
             cosine_median: Some(min),
             cosine_max: Some(min),
@@ -217,12 +226,15 @@ mod tests {
             token_differences: Vec::new(),
             failures_baseline: Vec::new(),
             failures_candidate: Vec::new(),
+            same_at: 0.999,
             equivalent,
         }
     }
 
     fn retrieval() -> Retrieval {
         Retrieval {
+            documents: 40,
+            queries: 14,
             k: 5,
             instruction: InstructionEffect {
                 client_prefix: "Q: {text}".to_owned(),
@@ -232,6 +244,7 @@ mod tests {
             },
             scenarios: Vec::new(),
             not_ranked: Vec::new(),
+            migrated: "candidate_prefixed",
         }
     }
 

@@ -10,7 +10,13 @@
 //! | `baseline` | baseline | baseline, `input_type: "query"` |
 //! | `candidate_prefixed` | candidate | candidate, instruction prefixed by the client |
 //! | `candidate_bare` | candidate | candidate, bare string (the address swap) |
-//! | `baseline_index_candidate_queries` | baseline | candidate, prefixed (keep the old index) |
+//! | `baseline_index_candidate_queries` | baseline | candidate, as the migrated client sends them (keep the old index) |
+//!
+//! The migrated client prefixes the instruction itself only when the old server
+//! applied one (its `instruction_fields` fact says `input_type` was honoured); a client
+//! of a server that ignored `input_type` never had an instruction to move, so its
+//! migrated queries are the bare ones. [`Retrieval::migrated`] names the scenario that
+//! is the migrated client, and every summary reads that one.
 //!
 //! Against the reference: overlap@k, Spearman's ρ and Kendall's τ-b over the full
 //! ranking, and whether the top hit changed; against the relevance judgements:
@@ -148,11 +154,19 @@ pub struct QueryRanking {
 #[derive(Clone, Debug, Serialize)]
 pub struct Retrieval {
     pub k: usize,
+    /// Documents ranked: those both servers embedded, so every scenario ranks the same
+    /// index and a document one server failed moves no ranking.
+    pub documents: usize,
+    /// Queries ranked: those with a relevant document among the ranked ones.
+    pub queries: usize,
     pub instruction: InstructionEffect,
     /// The first scenario is the reference.
     pub scenarios: Vec<Scenario>,
     /// Scenarios that could not be ranked, and why.
     pub not_ranked: Vec<String>,
+    /// The scenario that is the migrated client: `candidate_prefixed` when the old
+    /// server applied the query instruction, else `candidate_bare`.
+    pub migrated: &'static str,
 }
 
 impl Retrieval {
@@ -175,9 +189,23 @@ pub fn analyse(
     documents: (&Embedded, &Embedded),
     queries: &QueryVectors,
     instruction: &Instruction,
+    baseline_applied_instruction: bool,
     k: usize,
 ) -> Retrieval {
-    let (b, c) = documents;
+    let (corpus, b, c, kept) = common(corpus, documents);
+    let (b, c) = (&b, &c);
+    let only = |q: &Result<Vec<Vec<f64>>, String>| {
+        q.as_ref()
+            .map(|v| kept.iter().filter_map(|&i| v.get(i).cloned()).collect())
+            .map_err(Clone::clone)
+    };
+    let all_queries = queries;
+    let queries = &QueryVectors {
+        baseline_instructed: only(&all_queries.baseline_instructed),
+        baseline_bare: only(&all_queries.baseline_bare),
+        candidate_bare: only(&all_queries.candidate_bare),
+        candidate_prefixed: only(&all_queries.candidate_prefixed),
+    };
     let plans = [
         Plan {
             name: "baseline",
@@ -199,9 +227,17 @@ pub fn analyse(
         },
         Plan {
             name: "baseline_index_candidate_queries",
-            description: "baseline index kept, candidate queries with the instruction prefixed",
+            description: if baseline_applied_instruction {
+                "baseline index kept, candidate queries with the instruction prefixed"
+            } else {
+                "baseline index kept, candidate queries as bare strings (the old server applied no instruction)"
+            },
             documents: b,
-            queries: &queries.candidate_prefixed,
+            queries: if baseline_applied_instruction {
+                &queries.candidate_prefixed
+            } else {
+                &queries.candidate_bare
+            },
         },
     ];
     let mut scenarios: Vec<Scenario> = Vec::new();
@@ -211,7 +247,7 @@ pub fn analyse(
     for (i, plan) in plans.iter().enumerate() {
         match scores(plan) {
             Ok(scores) => {
-                scenarios.push(rank(corpus, plan, &scores, reference.as_deref(), k));
+                scenarios.push(rank(&corpus, plan, &scores, reference.as_deref(), k));
                 if i == 0 {
                     reference = Some(scores);
                 }
@@ -221,10 +257,64 @@ pub fn analyse(
     }
     Retrieval {
         k,
+        documents: corpus.documents.len(),
+        queries: corpus.queries.len(),
         instruction: instruction_effect(queries, instruction),
         scenarios,
         not_ranked,
+        migrated: if baseline_applied_instruction {
+            "candidate_prefixed"
+        } else {
+            "candidate_bare"
+        },
     }
+}
+
+/// The documents both servers embedded, as a corpus of their own (with the queries
+/// that have a relevant document among them), each server's vectors of them, and the
+/// indices of the queries kept.
+fn common(
+    corpus: &Corpus,
+    (b, c): (&Embedded, &Embedded),
+) -> (Corpus, Embedded, Embedded, Vec<usize>) {
+    let kept: Vec<usize> = (0..corpus.documents.len())
+        .filter(|&i| {
+            matches!(
+                (b.vectors.get(i), c.vectors.get(i)),
+                (Some(Some(_)), Some(Some(_)))
+            )
+        })
+        .collect();
+    // With no document in common, rank each side on its own: nothing is hidden,
+    // and the scenarios say which failed.
+    if kept.is_empty() {
+        let every_query = (0..corpus.queries.len()).collect();
+        return (corpus.clone(), b.clone(), c.clone(), every_query);
+    }
+    let only = |e: &Embedded| Embedded {
+        vectors: kept.iter().map(|&i| e.vectors[i].clone()).collect(),
+        batch_tokens: Vec::new(),
+        failures: e.failures.clone(),
+    };
+    let documents: Vec<_> = kept.iter().map(|&i| corpus.documents[i].clone()).collect();
+    let ids: BTreeSet<&str> = documents.iter().map(|d| d.id.as_str()).collect();
+    let (kept_queries, queries): (Vec<usize>, Vec<_>) = corpus
+        .queries
+        .iter()
+        .enumerate()
+        .map(|(i, q)| {
+            let mut q = q.clone();
+            q.relevant.retain(|id| ids.contains(id.as_str()));
+            (i, q)
+        })
+        .filter(|(_, q)| !q.relevant.is_empty())
+        .unzip();
+    let corpus = Corpus {
+        documents,
+        queries,
+        origin: corpus.origin.clone(),
+    };
+    (corpus, only(b), only(c), kept_queries)
 }
 
 /// Cosine of every query with every document: `scores[query][document]`.

@@ -13,7 +13,7 @@
 
 use super::corpus::{Corpus, Document};
 use crate::http::Probe;
-use crate::session::Session;
+use crate::session::{Facts, Session};
 use crate::vectors::{cosine, norm};
 use serde::Serialize;
 use serde_json::{Value, json};
@@ -41,18 +41,26 @@ pub struct TokenDifference {
     pub candidate: Option<u64>,
 }
 
-/// Whether the two servers give the same vectors for the same documents.
+/// Whether the two servers give the same vectors for the same documents: judged on
+/// the documents both embedded, with their count, and the rest listed apart.
 #[derive(Clone, Debug, Serialize)]
 pub struct VectorEquivalence {
     pub documents: usize,
+    /// Documents both servers embedded, with vectors of the same length: every figure
+    /// below (cosines, token totals) is over these.
+    pub common: usize,
     pub dimensions_baseline: Option<usize>,
     pub dimensions_candidate: Option<usize>,
     /// L2 norm of the first document's vector.
     pub norm_baseline: Option<f64>,
     pub norm_candidate: Option<f64>,
-    /// `usage.prompt_tokens` summed over the batches each server embedded.
+    /// `usage.prompt_tokens` summed over the batches both servers embedded.
     pub tokens_baseline: u64,
     pub tokens_candidate: u64,
+    /// Why token counts are not compared, when they are not (a server's usage does
+    /// not count tokens).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tokens_not_comparable: Option<String>,
     /// Per-document cosine, baseline vs candidate; absent when no document could be
     /// compared (a side failed, or the dimensions differ).
     pub cosine_min: Option<f64>,
@@ -64,8 +72,61 @@ pub struct VectorEquivalence {
     pub token_differences: Vec<TokenDifference>,
     pub failures_baseline: Vec<String>,
     pub failures_candidate: Vec<String>,
-    /// Same dimensions, every document compared, every cosine ≥ [`EQUIVALENT_COSINE`].
+    /// The lowest cosine that counts as the same vector: [`EQUIVALENT_COSINE`], or
+    /// lower where a server's own noise between identical requests is larger.
+    pub same_at: f64,
+    /// At least one document compared, and every compared cosine ≥ `same_at`.
     pub equivalent: bool,
+}
+
+/// What each server's audit says about its usage counts and noise, for the comparison.
+#[derive(Clone, Copy, Debug)]
+pub struct Judged<'a> {
+    pub baseline: &'a Facts,
+    pub candidate: &'a Facts,
+}
+
+impl Judged<'_> {
+    /// The cosine at or above which two servers' vectors count as the same: the
+    /// study's tolerance, widened by the noisier server's own noise.
+    pub fn same_at(&self) -> f64 {
+        let noise = self
+            .baseline
+            .noise()
+            .threshold()
+            .max(self.candidate.noise().threshold());
+        EQUIVALENT_COSINE.min(1.0 - noise)
+    }
+
+    /// Whether the old server applied a query instruction for `input_type: "query"`
+    /// (UNK-003's finding), so that a migrated client must prefix it itself.
+    pub fn baseline_applied_instruction(&self) -> bool {
+        matches!(
+            self.baseline.input_type(),
+            Some(crate::session::facts::FieldHandling::Honoured { .. })
+        )
+    }
+
+    /// Why token counts cannot be compared, if they cannot.
+    pub fn tokens_not_comparable(&self) -> Option<String> {
+        let side = |name: &str, f: &Facts| {
+            (!f.usage_counts_tokens()).then(|| {
+                let unit = f
+                    .usage_unit
+                    .as_ref()
+                    .map_or("unknown".to_owned(), |u| u.value.to_string());
+                format!("the {name}'s usage counts {unit}")
+            })
+        };
+        let reasons: Vec<String> = [
+            side("baseline", self.baseline),
+            side("candidate", self.candidate),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        (!reasons.is_empty()).then(|| reasons.join("; "))
+    }
 }
 
 /// Embeds `texts` in one request with extra body fields; the vectors (float or
@@ -126,38 +187,51 @@ fn span(batch: &[Document]) -> String {
     }
 }
 
-/// Compares both servers' document vectors, localising token-count differences.
+/// Compares both servers' document vectors, localising token-count differences
+/// where both servers' usage counts tokens.
 pub async fn compare(
     baseline: &Session,
     candidate: &Session,
     corpus: &Corpus,
-    b: &Embedded,
-    c: &Embedded,
+    (b, c): (&Embedded, &Embedded),
+    judged: Judged<'_>,
 ) -> VectorEquivalence {
-    let differences = token_differences(baseline, candidate, corpus, b, c).await;
-    equivalence(corpus, b, c, differences)
+    let differences = match judged.tokens_not_comparable() {
+        None => token_differences(baseline, candidate, corpus, b, c).await,
+        Some(_) => Vec::new(),
+    };
+    equivalence(corpus, (b, c), differences, judged)
 }
 
 /// The comparison of two embedded corpora, given the token differences found.
 pub fn equivalence(
     corpus: &Corpus,
-    b: &Embedded,
-    c: &Embedded,
+    (b, c): (&Embedded, &Embedded),
     token_differences: Vec<TokenDifference>,
+    judged: Judged<'_>,
 ) -> VectorEquivalence {
     let first = |e: &Embedded| e.vectors.iter().flatten().next().cloned();
     let (first_b, first_c) = (first(b), first(c));
     let cosines = per_document(corpus, b, c);
     let stats = Spread::of(cosines.iter().map(|(_, x)| *x).collect());
-    let complete = cosines.len() == corpus.documents.len();
+    let same_at = judged.same_at();
+    let common_batches = |e: &Embedded, other: &Embedded| -> u64 {
+        e.batch_tokens
+            .iter()
+            .zip(&other.batch_tokens)
+            .filter_map(|(mine, theirs)| theirs.and(*mine))
+            .sum()
+    };
     VectorEquivalence {
         documents: corpus.documents.len(),
+        common: cosines.len(),
         dimensions_baseline: first_b.as_ref().map(Vec::len),
         dimensions_candidate: first_c.as_ref().map(Vec::len),
         norm_baseline: first_b.as_deref().map(norm),
         norm_candidate: first_c.as_deref().map(norm),
-        tokens_baseline: b.batch_tokens.iter().flatten().sum(),
-        tokens_candidate: c.batch_tokens.iter().flatten().sum(),
+        tokens_baseline: common_batches(b, c),
+        tokens_candidate: common_batches(c, b),
+        tokens_not_comparable: judged.tokens_not_comparable(),
         cosine_min: stats.map(|s| s.min),
         cosine_median: stats.map(|s| s.median),
         cosine_max: stats.map(|s| s.max),
@@ -168,7 +242,8 @@ pub fn equivalence(
         token_differences,
         failures_baseline: b.failures.clone(),
         failures_candidate: c.failures.clone(),
-        equivalent: complete && stats.is_some_and(|s| s.min >= EQUIVALENT_COSINE),
+        same_at,
+        equivalent: stats.is_some_and(|s| s.min >= same_at),
     }
 }
 

@@ -44,7 +44,8 @@ pub struct MigrationView<'a> {
 
 impl Report {
     /// A report of `servers` (their gates already set) and their comparisons; the
-    /// run summary is derived here, so it always agrees with the results.
+    /// run summary is derived here, so it always agrees with the results. With
+    /// comparisons, their candidates gate the run; otherwise every server does.
     pub fn new(
         tool: Tool,
         strict: bool,
@@ -53,7 +54,13 @@ impl Report {
         comparisons: Vec<Comparison>,
         interrupted: bool,
     ) -> Self {
-        let summary = RunSummary::of(&servers.iter().collect::<Vec<_>>(), interrupted);
+        let all: Vec<&ServerAudit> = servers.iter().collect();
+        let gating: Vec<&ServerAudit> = if comparisons.is_empty() {
+            all.clone()
+        } else {
+            comparisons.iter().map(|c| &servers[c.candidate]).collect()
+        };
+        let summary = RunSummary::of(&all, &gating, interrupted);
         Report {
             tool,
             strict,

@@ -83,7 +83,7 @@ fn migration_line(report: &Report) -> Option<String> {
         .count();
     let ranking = m
         .retrieval
-        .scenario("candidate_prefixed")
+        .scenario(m.retrieval.migrated)
         .and_then(|s| {
             Some((
                 s.versus_reference.as_ref()?.top_hit_changed.len(),

@@ -38,6 +38,10 @@ pub enum ProbeError {
     /// more is sent to it.
     #[error("the server stopped answering after an earlier probe ({0}); nothing more was sent")]
     ServerDown(String),
+    /// Requests stopped getting answers (timeouts, or 429 past the retry wait); the
+    /// rest of the run sends nothing to this server.
+    #[error("{0}; nothing more was sent")]
+    Stalled(String),
     /// A property clause could not build its inputs (a strategy rejected every draw).
     #[error("could not generate a test case: {0}")]
     Generation(String),
@@ -105,7 +109,15 @@ pub struct Session {
     down_after: Mutex<Option<Exchange>>,
     /// The clause now running, recorded with each exchange it sends.
     current_clause: Mutex<Option<&'static str>>,
+    /// Requests in a row that got no answer in time, or a 429 past the retry wait.
+    unanswered_in_a_row: AtomicU64,
+    /// Why the session stopped sending, once it has.
+    stalled: Mutex<Option<String>>,
 }
+
+/// Requests in a row without an answer after which a server is taken to have stopped
+/// answering embeddings requests: a few, so a dead server costs seconds, not a run.
+const STALL_AFTER: u64 = 3;
 
 impl Session {
     pub fn new(transport: Transport, settings: Settings, interrupt: Interrupt) -> Self {
@@ -122,7 +134,14 @@ impl Session {
             waited_for_429: Mutex::default(),
             down_after: Mutex::default(),
             current_clause: Mutex::default(),
+            unanswered_in_a_row: AtomicU64::new(0),
+            stalled: Mutex::default(),
         }
+    }
+
+    /// Why the session stopped sending to the server, if it did.
+    pub fn stalled(&self) -> Option<String> {
+        lock(&self.stalled).clone()
     }
 
     pub fn settings(&self) -> &Settings {
@@ -227,6 +246,12 @@ impl Session {
             let wait = retry_delay(reply.retry_after.as_deref(), attempt);
             let waited = *lock(&self.waited_for_429);
             if waited + wait > self.settings.max_retry_wait {
+                self.count_unanswered(|in_a_row| {
+                    format!(
+                        "every request is answered 429: {in_a_row} in a row after --max-retry-wait ({} s) was spent",
+                        self.settings.max_retry_wait.as_secs()
+                    )
+                });
                 return Err(ProbeError::RateLimited(waited.as_secs()));
             }
             tokio::select! {
@@ -250,6 +275,9 @@ impl Session {
         if let Some(killer) = self.down_after() {
             return Err(ProbeError::ServerDown(describe_request(&killer)));
         }
+        if let Some(why) = self.stalled() {
+            return Err(ProbeError::Stalled(why));
+        }
         self.reserve(probe)?;
         let sent = tokio::select! {
             sent = self.transport.send(probe, response_limit(probe)) => sent,
@@ -257,13 +285,10 @@ impl Session {
         };
         match sent {
             Ok(reply) => {
-                let tokens = reply.total_tokens().unwrap_or_else(|| {
-                    if reply.is_success() {
-                        probe.estimated_tokens()
-                    } else {
-                        0
-                    }
-                });
+                if reply.status != 429 {
+                    self.unanswered_in_a_row.store(0, Ordering::Relaxed);
+                }
+                let tokens = self.tokens_spent(probe, &reply);
                 self.tokens.fetch_add(tokens, Ordering::Relaxed);
                 self.record(probe, reply.exchange.clone(), Some(Arc::new(reply.clone())));
                 Ok(reply)
@@ -271,8 +296,48 @@ impl Session {
             Err((error, exchange)) => {
                 self.record(probe, exchange.clone(), None);
                 self.note_if_down(&error, exchange).await;
+                if let TransportError::Timeout(secs) = error {
+                    let models = self.transport.ping().await;
+                    self.count_unanswered(|in_a_row| {
+                        let listing = if models {
+                            "while GET /models still answers"
+                        } else {
+                            "and GET /models does not answer either"
+                        };
+                        format!(
+                            "embeddings requests time out: {in_a_row} in a row got no answer within {secs} s, {listing}"
+                        )
+                    });
+                }
                 Err(ProbeError::Transport(error))
             }
+        }
+    }
+
+    /// Tokens a request spent: the server's count where USE-005 found it counts tokens
+    /// (or before that is known), else the suite's own estimate, so a server that counts
+    /// characters does not spend the budget five times over.
+    fn tokens_spent(&self, probe: &Probe, reply: &Reply) -> u64 {
+        let unit = lock(&self.facts)
+            .usage_unit
+            .as_ref()
+            .map(|f| f.value.counts_tokens());
+        let counted = reply.total_tokens().filter(|_| unit != Some(false));
+        counted.unwrap_or_else(|| {
+            if reply.is_success() {
+                probe.estimated_tokens()
+            } else {
+                0
+            }
+        })
+    }
+
+    /// Counts one more request in a row without an answer; after [`STALL_AFTER`] the
+    /// session stops sending, for the reason `why` gives.
+    fn count_unanswered(&self, why: impl FnOnce(u64) -> String) {
+        let in_a_row = self.unanswered_in_a_row.fetch_add(1, Ordering::Relaxed) + 1;
+        if in_a_row >= STALL_AFTER {
+            lock(&self.stalled).get_or_insert_with(|| why(in_a_row));
         }
     }
 

@@ -128,6 +128,10 @@ pub enum LimitEvidence {
         status: u16,
         named: u64,
     },
+    /// Found from vectors: an input of `same_at` stream words followed by more words
+    /// got the vector of those words alone (the rest was cut), one of `differs_at`
+    /// words did not.
+    Vectors { differs_at: usize, same_at: usize },
     /// The longest accepted and the shortest refused input of a binary search.
     Bisected {
         accepted_words: usize,
@@ -151,6 +155,13 @@ impl fmt::Display for LimitEvidence {
             } => write!(
                 f,
                 "found: {words} words refused with {status}, naming {named}"
+            ),
+            LimitEvidence::Vectors {
+                differs_at,
+                same_at,
+            } => write!(
+                f,
+                "found from vectors: text after the first {same_at} words changes nothing, after {differs_at} words it does"
             ),
             LimitEvidence::Bisected {
                 accepted_words,
@@ -265,6 +276,118 @@ pub struct TokenIdForm {
     pub status: u16,
 }
 
+/// What `usage.prompt_tokens` counts, judged on a text whose token count is known
+/// within a margin for any subword tokenizer (many repetitions of one common word).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "unit", rename_all = "snake_case")]
+pub enum UsageUnit {
+    /// Tokens: `reported` for `words` one-token words.
+    Tokens { reported: u64, words: u64 },
+    /// Characters (or bytes, the same for this ASCII text): `reported` for `chars`.
+    Characters { reported: u64, chars: u64 },
+    /// Neither: `reported` for `words` words of `chars` characters.
+    Other {
+        reported: u64,
+        words: u64,
+        chars: u64,
+    },
+    /// The answer carried no integer `usage.prompt_tokens`.
+    Absent,
+}
+
+impl UsageUnit {
+    /// Whether counts can be read as tokens (limits, budgets, tokenizer remarks).
+    pub fn counts_tokens(&self) -> bool {
+        matches!(self, UsageUnit::Tokens { .. })
+    }
+}
+
+impl fmt::Display for UsageUnit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            UsageUnit::Tokens { reported, words } => {
+                write!(f, "tokens ({reported} for {words} one-token words)")
+            }
+            UsageUnit::Characters { reported, chars } => write!(
+                f,
+                "characters, not tokens ({reported} for a text of {chars} characters)"
+            ),
+            UsageUnit::Other {
+                reported,
+                words,
+                chars,
+            } => write!(
+                f,
+                "neither tokens nor characters ({reported} for {words} words, {chars} characters)"
+            ),
+            UsageUnit::Absent => f.write_str("absent (no usage.prompt_tokens)"),
+        }
+    }
+}
+
+/// The server's own variation between identical requests, measured on CONS-001's
+/// repeated request: what "differs" and "is the same" are judged against.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct Noise {
+    /// Cosine between the vectors of two identical requests.
+    pub cosine: f64,
+    /// The largest difference of one value between them.
+    pub max_abs: f64,
+}
+
+/// The least distance from 1 that counts as an effect on a deterministic server:
+/// vectors closer than this are the same embedding (float noise of one runtime).
+const LEAST_EFFECT: f64 = 1.0 - crate::vectors::SAME_EMBEDDING;
+
+/// How many times its own noise an effect must be to count as one.
+const NOISE_MARGIN: f64 = 3.0;
+
+impl Noise {
+    /// Identical requests gave the same vector, to the last float bit or nearly.
+    pub fn deterministic(&self) -> bool {
+        1.0 - self.cosine <= LEAST_EFFECT / NOISE_MARGIN
+    }
+
+    /// Two vectors this far apart are the same embedding as far as this server's
+    /// noise lets anyone tell.
+    pub fn same(&self, cosine: f64) -> bool {
+        1.0 - cosine <= self.threshold()
+    }
+
+    /// The distance from 1 beyond which a cosine is an effect, not noise.
+    pub fn threshold(&self) -> f64 {
+        (NOISE_MARGIN * (1.0 - self.cosine)).max(LEAST_EFFECT)
+    }
+
+    /// The noise of a server never measured: the fixed tolerance alone.
+    pub fn unmeasured() -> Noise {
+        Noise {
+            cosine: 1.0,
+            max_abs: 0.0,
+        }
+    }
+}
+
+impl fmt::Display for Noise {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.deterministic() {
+            write!(
+                f,
+                "deterministic: identical requests gave cosine {:.6}",
+                self.cosine
+            )
+        } else {
+            write!(
+                f,
+                "nondeterministic: identical requests gave cosine {:.6} (values differ by up to {:.2e}); effects must exceed 1 - {:.6}",
+                self.cosine,
+                self.max_abs,
+                1.0 - self.threshold()
+            )
+        }
+    }
+}
+
 /// Everything one audit learned about its server.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct Facts {
@@ -297,6 +420,12 @@ pub struct Facts {
     /// The request after which the server stopped answering.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub server_down_after: Option<Fact<String>>,
+    /// What `usage.prompt_tokens` counts (USE-005).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub usage_unit: Option<Fact<UsageUnit>>,
+    /// The server's variation between identical requests (CONS-001).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub noise: Option<Fact<Noise>>,
 }
 
 impl Facts {
@@ -307,6 +436,18 @@ impl Facts {
             .iter()
             .find(|f| f.field == "input_type")
             .map(|f| &f.handling)
+    }
+
+    /// The server's measured noise, or the fixed tolerance when none was measured.
+    pub fn noise(&self) -> Noise {
+        self.noise.as_ref().map_or(Noise::unmeasured(), |f| f.value)
+    }
+
+    /// Whether usage counts were found to count tokens (unknown counts as not).
+    pub fn usage_counts_tokens(&self) -> bool {
+        self.usage_unit
+            .as_ref()
+            .is_some_and(|f| f.value.counts_tokens())
     }
 
     /// The known input limit in tokens and the over-length input size in words.
@@ -408,6 +549,18 @@ impl Facts {
         put(
             "server_down_after",
             self.server_down_after.as_ref().map(|f| f.value.clone()),
+        );
+        put(
+            "usage_counts",
+            self.usage_unit.as_ref().map(|f| f.value.to_string()),
+        );
+        put("noise", self.noise.as_ref().map(|f| f.value.to_string()));
+        put(
+            "token_budget",
+            self.usage_unit
+                .as_ref()
+                .filter(|f| !f.value.counts_tokens())
+                .map(|_| "counted with the suite's own estimate (about 4 characters a token): usage does not count tokens".to_owned()),
         );
         lines
     }

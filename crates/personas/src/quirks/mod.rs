@@ -183,6 +183,10 @@ pub enum Quirk {
     FloatUsage,
     /// Reports zero tokens for any input (LM Studio, per cheshire-cat-ai/core#1014).
     ZeroUsage,
+    /// Reports characters, not tokens, in `usage`: Infinity's default (its usage is
+    /// `len(text)` per input), as the lab's Infinity 0.0.78 showed with 799 "tokens"
+    /// for a text of 799 characters (breaks USE-005).
+    UsageInCharacters,
     /// Adds this many tokens per request to the usage counts, as a server that counts
     /// special tokens once per request rather than per input (breaks USE-003).
     PaddedUsage(u64),

@@ -58,6 +58,15 @@ pub(super) fn edit(quirk: Quirk, request: &Incoming, answer: &mut Answer, config
         Quirk::FloatUsage => map_usage(&mut body, |n| json!(n as f64)),
         Quirk::ZeroUsage => map_usage(&mut body, |_| json!(0)),
         Quirk::PaddedUsage(extra) => map_usage(&mut body, |n| json!(n + extra)),
+        Quirk::UsageInCharacters => {
+            let chars: usize = request
+                .texts()
+                .iter()
+                .flatten()
+                .map(|t| t.chars().count())
+                .sum();
+            map_usage(&mut body, |_| json!(chars));
+        }
         Quirk::NoiseOnRepeat if request.repeat > 0 => map_vectors(&mut body, |i, v| {
             // Any id distinct per request and item gives an independent direction.
             let seed = (request.number * 4096 + i as u64) as u32;

@@ -164,47 +164,48 @@ fn vectors(doc: &mut String, v: &VectorEquivalence, b: &ServerAudit, c: &ServerA
             &number(v.norm_candidate, 4),
         ],
     );
-    let tokens = format!("total tokens over the {} documents", v.documents);
-    table_row(
-        doc,
-        &[
-            &tokens,
-            &text::thousands(v.tokens_baseline),
-            &text::thousands(v.tokens_candidate),
-        ],
+    let both = format!(
+        "documents embedded by both: {} of {}",
+        v.common, v.documents
     );
+    table_row(doc, &[&both, "", ""]);
+    match &v.tokens_not_comparable {
+        None => {
+            let tokens = format!("total tokens over the {} documents both embedded", v.common);
+            table_row(
+                doc,
+                &[
+                    &tokens,
+                    &text::thousands(v.tokens_baseline),
+                    &text::thousands(v.tokens_candidate),
+                ],
+            );
+        }
+        Some(why) => table_row(doc, &["token counts", &format!("not compared: {why}"), ""]),
+    }
     table_row(
         doc,
         &["per-document cosine, baseline vs candidate", &cosines, ""],
     );
     doc.push('\n');
-    if v.token_differences.is_empty() {
-        doc.push_str("Token counts matched for every document. ");
-    } else {
-        let shown: Vec<String> = v
-            .token_differences
-            .iter()
-            .map(|d| format!("{} ({} vs {})", d.id, opt(d.baseline), opt(d.candidate)))
-            .collect();
-        let _ = write!(
-            doc,
-            "Token counts differ for {} documents: {}. ",
-            shown.len(),
-            shown.join(", ")
-        );
+    if v.tokens_not_comparable.is_none() {
+        if v.token_differences.is_empty() {
+            doc.push_str("Token counts matched for every document both embedded. ");
+        } else {
+            let shown: Vec<String> = v
+                .token_differences
+                .iter()
+                .map(|d| format!("{} ({} vs {})", d.id, opt(d.baseline), opt(d.candidate)))
+                .collect();
+            let _ = write!(
+                doc,
+                "Token counts differ for {} documents: {}. ",
+                shown.len(),
+                shown.join(", ")
+            );
+        }
     }
-    let verdict = match (v.equivalent, v.cosine_min) {
-        (true, _) => format!(
-            "Every document's cosine is at least {}: the servers give the same vectors.",
-            crate::migration::vectors::EQUIVALENT_COSINE
-        ),
-        (false, Some(min)) => format!(
-            "The lowest cosine is {min:.4} ({}): the servers do not give the same vectors.",
-            v.least_similar.as_deref().unwrap_or("?")
-        ),
-        (false, None) => "No document could be compared.".to_owned(),
-    };
-    let _ = writeln!(doc, "{verdict}");
+    let _ = writeln!(doc, "{}", vector_verdict(v));
     for failure in v
         .failures_baseline
         .iter()
@@ -212,6 +213,35 @@ fn vectors(doc: &mut String, v: &VectorEquivalence, b: &ServerAudit, c: &ServerA
         .chain(v.failures_candidate.iter().map(|f| (&c.label, f)))
     {
         let _ = writeln!(doc, "- {}: {}", failure.0, text::flat(failure.1));
+    }
+}
+
+/// One sentence that agrees with the numbers above it: over how many documents, and
+/// whether the lowest cosine is above the same-vector line.
+fn vector_verdict(v: &VectorEquivalence) -> String {
+    let over = if v.common == v.documents {
+        format!("every one of the {} documents", v.documents)
+    } else {
+        format!(
+            "the {} of {} documents both servers embedded ({} failed on a server, listed below)",
+            v.common,
+            v.documents,
+            v.documents - v.common
+        )
+    };
+    match (v.equivalent, v.cosine_min) {
+        (true, _) => format!(
+            "On {over} the cosine is at least {:.4}: the servers give the same vectors.",
+            v.same_at
+        ),
+        (false, Some(min)) => format!(
+            "On {over} the lowest cosine is {min:.4} ({}), below {:.4}: the servers do not give the same vectors.",
+            v.least_similar.as_deref().unwrap_or("?"),
+            v.same_at
+        ),
+        (false, None) => {
+            "No document was embedded by both servers: nothing could be compared.".to_owned()
+        }
     }
 }
 
@@ -405,9 +435,13 @@ fn retrieval(doc: &mut String, r: &Retrieval) {
     spread_row(doc, "no instruction on either side", e.both_bare);
     let _ = writeln!(
         doc,
-        "\n### Rankings\n\nEach query ranks every document; the first scenario is the reference the others are compared with \
-         (overlap@{k}, Spearman's ρ and Kendall's τ over the full ranking, averaged over queries).\n",
-        k = r.k
+        "\n### Rankings\n\nEach of {q} queries ranks the {d} documents both servers embedded (the queries with a relevant document among them); \
+         the first scenario is the reference the others are compared with \
+         (overlap@{k}, Spearman's ρ and Kendall's τ over the full ranking, averaged over queries); `{m}` is the migrated client.\n",
+        k = r.k,
+        q = r.queries,
+        d = r.documents,
+        m = r.migrated
     );
     let _ = writeln!(
         doc,
@@ -507,8 +541,8 @@ fn latency_table(doc: &mut String, l: &Latency) {
     let n = l.concurrency;
     let _ = writeln!(
         doc,
-        "Batch of {} documents per request; {} sequential requests (alternating servers) and {} at concurrency {n}; \
-         median of {} runs.\n",
+        "Batch of {} documents per request (only batches both servers embedded); {} sequential requests and {} at concurrency {n} \
+         per server, each server's phases as one block, the blocks alternating; median of {} runs.\n",
         l.documents_per_request, l.sequential_requests, l.concurrent_requests, l.repeats
     );
     let _ = writeln!(
@@ -517,19 +551,34 @@ fn latency_table(doc: &mut String, l: &Latency) {
     );
     for s in [&l.baseline, &l.candidate] {
         let (q, c) = (&s.sequential, &s.concurrent);
+        let errors = q.errors + c.errors;
+        // A figure built on errors times refusals against real work: not printed.
+        let shown = |x: String| if errors == 0 { x } else { "—".to_owned() };
         table_row(
             doc,
             &[
                 &s.label,
-                &ms(q.p50_ms),
-                &ms(q.p99_ms),
-                &ms(c.p50_ms),
-                &ms(c.p99_ms),
-                &format!("{:.1} docs/s", c.docs_per_second),
-                &(q.errors + c.errors).to_string(),
+                &shown(ms(q.p50_ms)),
+                &shown(ms(q.p99_ms)),
+                &shown(ms(c.p50_ms)),
+                &shown(ms(c.p99_ms)),
+                &shown(format!("{:.1} docs/s", c.docs_per_second)),
+                &errors.to_string(),
             ],
         );
     }
+    let i = &l.interference;
+    let _ = writeln!(
+        doc,
+        "\nInterference, measured apart: with {} requests alternating one by one between the servers, sequential p50 is {} on {} and {} on {} (against {} and {} in blocks).",
+        i.requests,
+        ms(i.baseline_p50_ms),
+        l.baseline.label,
+        ms(i.candidate_p50_ms),
+        l.candidate.label,
+        ms(l.baseline.sequential.p50_ms),
+        ms(l.candidate.sequential.p50_ms)
+    );
     let runs = |p: &Phase| {
         p.runs
             .iter()
