@@ -116,7 +116,7 @@ pub enum TemplateError {
 impl QueryTemplate {
     /// The string a client would send bare: the template with `{task}` and `{text}`
     /// filled in.
-    pub fn fill(&self, task: &str, text: &str) -> String {
+    pub(crate) fn fill(&self, task: &str, text: &str) -> String {
         // Split on `{text}` first, so a task containing "{text}" stays literal text.
         self.0
             .split("{text}")

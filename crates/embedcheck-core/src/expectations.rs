@@ -115,7 +115,7 @@ impl Expectations {
     }
 
     /// The entry for clause `id`, if any, and whether `outcome` is the expected one.
-    pub fn matched(&self, id: &str, outcome: Outcome) -> Option<Matched> {
+    pub(crate) fn matched(&self, id: &str, outcome: Outcome) -> Option<Matched> {
         self.by_clause.get(id).map(|e| Matched {
             as_expected: Outcome::from(e.expect) == outcome,
             expectation: e.clone(),

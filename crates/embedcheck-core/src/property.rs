@@ -27,11 +27,11 @@ use thiserror::Error;
 
 /// Most shrink steps after a failure: each may cost a request, and budgets must hold.
 /// proptest halves ranges and lengths, so 32 steps reach the minimum of most inputs.
-pub const MAX_SHRINK_STEPS: u32 = 32;
+pub(crate) const MAX_SHRINK_STEPS: u32 = 32;
 
 /// What one generated case showed.
 #[derive(Debug)]
-pub enum Case<F> {
+pub(crate) enum Case<F> {
     /// The property holds for this input.
     Holds,
     /// The input does not exercise the property (say, the server refused it and
@@ -44,7 +44,7 @@ pub enum Case<F> {
 /// The strategy rejected a draw (only strategies with filters do).
 #[derive(Clone, Debug, Error, PartialEq, Eq)]
 #[error("{0}")]
-pub struct GenerationError(pub String);
+pub(crate) struct GenerationError(pub String);
 
 impl From<GenerationError> for crate::session::ProbeError {
     fn from(error: GenerationError) -> Self {
@@ -54,7 +54,7 @@ impl From<GenerationError> for crate::session::ProbeError {
 
 /// The outcome of a whole property.
 #[derive(Debug)]
-pub enum Finding<T, F> {
+pub(crate) enum Finding<T, F> {
     /// No case failed; `applicable` of `cases` exercised the property.
     Held { cases: u32, applicable: u32 },
     /// A case failed; the smallest failing input found.
@@ -63,7 +63,7 @@ pub enum Finding<T, F> {
 
 /// The smallest failing input found, and how it was found.
 #[derive(Debug)]
-pub struct Counterexample<T, F> {
+pub(crate) struct Counterexample<T, F> {
     /// The shrunk input.
     pub input: T,
     /// What failed on the shrunk input.
@@ -79,7 +79,7 @@ pub struct Counterexample<T, F> {
 
 /// Why shrinking ended.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Shrinking {
+pub(crate) enum Shrinking {
     /// No simpler input fails: the input is minimal for the strategy.
     Complete,
     /// [`MAX_SHRINK_STEPS`] were spent.
@@ -91,7 +91,7 @@ pub enum Shrinking {
 
 impl<T, F> Counterexample<T, F> {
     /// "case 3 of 8 failed (seed 42); shrunk in 5 steps to d=1".
-    pub fn describe(&self, show: impl Fn(&T) -> String) -> String {
+    pub(crate) fn describe(&self, show: impl Fn(&T) -> String) -> String {
         let input = show(&self.input);
         let how = match &self.shrinking {
             Shrinking::Complete if self.steps == 0 => format!("minimal input {input}"),
@@ -111,7 +111,7 @@ impl<T, F> Counterexample<T, F> {
 impl<T> Finding<T, Verdict> {
     /// The clause's verdict: the failing case's own verdict prefixed with how it was
     /// found (its evidence is the shrunk input's exchanges), or `held` otherwise.
-    pub fn into_verdict(
+    pub(crate) fn into_verdict(
         self,
         show: impl Fn(&T) -> String,
         held: impl FnOnce(u32, u32) -> Verdict,
@@ -124,7 +124,7 @@ impl<T> Finding<T, Verdict> {
 
     /// The cases and applicable cases of a property that held, or the failing verdict,
     /// for clauses that judge more after the property.
-    pub fn held(self, show: impl Fn(&T) -> String) -> Result<(u32, u32), Verdict> {
+    pub(crate) fn held(self, show: impl Fn(&T) -> String) -> Result<(u32, u32), Verdict> {
         match self {
             Finding::Held { cases, applicable } => Ok((cases, applicable)),
             Finding::Failed(example) => {
@@ -141,7 +141,7 @@ impl<T> Finding<T, Verdict> {
 }
 
 /// One property of one clause: a seeded runner and the number of cases to draw.
-pub struct Property {
+pub(crate) struct Property {
     runner: TestRunner,
     cases: u32,
     seed: u64,
@@ -161,7 +161,7 @@ impl Property {
     /// Runs `property` on `cases` values of `strategy`, shrinking the first failure.
     /// An error from the property ends the run, except while shrinking, where the
     /// failure already found is kept.
-    pub async fn check<S, F, E, P, Fut>(
+    pub(crate) async fn check<S, F, E, P, Fut>(
         mut self,
         strategy: &S,
         mut property: P,

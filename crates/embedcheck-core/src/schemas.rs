@@ -52,12 +52,12 @@ impl Schemas {
     }
 
     /// Violations of the success-response schema, one line each (empty when valid).
-    pub fn response_problems(&self, body: &Value) -> Vec<String> {
+    pub(crate) fn response_problems(&self, body: &Value) -> Vec<String> {
         problems(&self.response, body)
     }
 
     /// Violations of the OpenAI error-body schema.
-    pub fn error_problems(&self, body: &Value) -> Vec<String> {
+    pub(crate) fn error_problems(&self, body: &Value) -> Vec<String> {
         problems(&self.error, body)
     }
 

@@ -3,15 +3,15 @@
 /// Cosine at or above which two vectors count as the same embedding of the same
 /// tokens: a field that changed nothing, two truncations of one input, two inputs a
 /// server could not tell apart.
-pub const SAME_EMBEDDING: f64 = 0.9999;
+pub(crate) const SAME_EMBEDDING: f64 = 0.9999;
 
 /// Euclidean (L2) norm.
-pub fn norm(v: &[f64]) -> f64 {
+pub(crate) fn norm(v: &[f64]) -> f64 {
     v.iter().map(|x| x * x).sum::<f64>().sqrt()
 }
 
 /// Cosine similarity; 0 when either vector is zero or the lengths differ.
-pub fn cosine(a: &[f64], b: &[f64]) -> f64 {
+pub(crate) fn cosine(a: &[f64], b: &[f64]) -> f64 {
     if a.len() != b.len() {
         return 0.0;
     }
@@ -23,7 +23,7 @@ pub fn cosine(a: &[f64], b: &[f64]) -> f64 {
 }
 
 /// The first `d` components, re-normalised: what a Matryoshka server returns.
-pub fn renormalised_prefix(v: &[f64], d: usize) -> Vec<f64> {
+pub(crate) fn renormalised_prefix(v: &[f64], d: usize) -> Vec<f64> {
     let prefix = &v[..d.min(v.len())];
     let n = norm(prefix);
     if n == 0.0 {

@@ -46,31 +46,31 @@ impl Verdict {
         }
     }
 
-    pub fn pass(reason: impl Into<String>) -> Self {
+    pub(crate) fn pass(reason: impl Into<String>) -> Self {
         Self::new(Outcome::Pass, reason)
     }
 
-    pub fn fail(reason: impl Into<String>) -> Self {
+    pub(crate) fn fail(reason: impl Into<String>) -> Self {
         Self::new(Outcome::Fail, reason)
     }
 
-    pub fn skip(reason: impl Into<String>) -> Self {
+    pub(crate) fn skip(reason: impl Into<String>) -> Self {
         Self::new(Outcome::Skip, reason)
     }
 
-    pub fn inconclusive(reason: impl Into<String>) -> Self {
+    pub(crate) fn inconclusive(reason: impl Into<String>) -> Self {
         Self::new(Outcome::Inconclusive, reason)
     }
 
     /// Attaches one exchange as evidence (once, even if attached twice).
-    pub fn with(mut self, exchange: &Exchange) -> Self {
+    pub(crate) fn with(mut self, exchange: &Exchange) -> Self {
         if !self.evidence.contains(exchange) {
             self.evidence.push(exchange.clone());
         }
         self
     }
 
-    pub fn with_all<'a>(self, exchanges: impl IntoIterator<Item = &'a Exchange>) -> Self {
+    pub(crate) fn with_all<'a>(self, exchanges: impl IntoIterator<Item = &'a Exchange>) -> Self {
         exchanges.into_iter().fold(self, Verdict::with)
     }
 }

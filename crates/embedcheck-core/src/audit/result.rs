@@ -104,7 +104,7 @@ pub struct ServerAudit {
 }
 
 impl ServerAudit {
-    pub fn count(&self, outcome: Outcome) -> usize {
+    pub(crate) fn count(&self, outcome: Outcome) -> usize {
         self.results.iter().filter(|r| r.outcome == outcome).count()
     }
 
@@ -154,7 +154,7 @@ impl RunSummary {
     /// Summarises audits whose gates are set ([`ServerAudit::judge`]). Every audit
     /// counts for "not audited"; only those in `gating` decide whether a clause
     /// failure fails the run (a migration's candidate, not the baseline it leaves).
-    pub fn of(audits: &[&ServerAudit], gating: &[&ServerAudit], interrupted: bool) -> Self {
+    pub(crate) fn of(audits: &[&ServerAudit], gating: &[&ServerAudit], interrupted: bool) -> Self {
         let total = |gate| gating.iter().map(|a| a.gated(gate)).sum::<usize>();
         let not_audited: Vec<String> = audits
             .iter()

@@ -7,7 +7,7 @@ use crate::verdict::Verdict;
 
 /// Sends each labelled client mistake and passes only if every one is refused with a
 /// 4xx; a failure lists each mistake that was not, with its answer.
-pub async fn expect_all_refused(
+pub(crate) async fn expect_all_refused(
     s: &Session,
     mistakes: Vec<(String, Probe)>,
     pass_reason: &str,
@@ -34,7 +34,7 @@ pub async fn expect_all_refused(
 /// The float vectors of a 200 answer, or the verdict to return when there are none:
 /// skip when the server did not answer 200 (another clause judges that), fail when
 /// a 200 carries no usable vectors.
-pub fn vectors_or_verdict(reply: &Reply, expected: usize) -> Result<Vec<Vec<f64>>, Verdict> {
+pub(crate) fn vectors_or_verdict(reply: &Reply, expected: usize) -> Result<Vec<Vec<f64>>, Verdict> {
     if !reply.is_success() {
         return Err(Verdict::skip(format!(
             "the probe was answered {}, not 200; nothing to judge",
@@ -56,7 +56,7 @@ pub fn vectors_or_verdict(reply: &Reply, expected: usize) -> Result<Vec<Vec<f64>
 }
 
 /// A 4xx whose message (or `param`) names `field`, or why the answer is not one.
-pub fn refused_naming(reply: &Reply, field: &str) -> Result<(), String> {
+pub(crate) fn refused_naming(reply: &Reply, field: &str) -> Result<(), String> {
     if !reply.is_client_error() {
         return Err(format!("answered {}, expected a 4xx", reply.summary()));
     }

@@ -23,11 +23,11 @@ pub(crate) mod usage;
 pub(crate) use unknown_fields::TEMPLATE_COSINE;
 
 /// What a check returns: a verdict, or why no answer could be had.
-pub type CheckResult = Result<Verdict, ProbeError>;
+pub(crate) type CheckResult = Result<Verdict, ProbeError>;
 
 /// When a check runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Stage {
+pub(crate) enum Stage {
     /// Sends its own probes.
     Probe,
     /// Judges everything the run sent; runs after every probe stage check.
@@ -35,7 +35,7 @@ pub enum Stage {
 }
 
 /// One clause implementation.
-pub struct Check {
+pub(crate) struct Check {
     pub id: &'static str,
     pub stage: Stage,
     pub run: for<'a> fn(&'a Session) -> BoxFuture<'a, CheckResult>,
@@ -61,7 +61,7 @@ macro_rules! check {
 pub(crate) use check;
 
 /// Every implemented check.
-pub fn all() -> Vec<Check> {
+pub(crate) fn all() -> Vec<Check> {
     [
         response_shape::checks(),
         input::checks(),

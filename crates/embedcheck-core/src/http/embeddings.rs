@@ -23,7 +23,7 @@ pub enum Encoding {
 
 /// The vectors of a success body, whatever their encoding.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Embeddings {
+pub(crate) struct Embeddings {
     pub vectors: Vec<Vec<f64>>,
     /// The encoding of the first item (`None` for an empty `data`).
     pub encoding: Option<Encoding>,
@@ -31,7 +31,7 @@ pub struct Embeddings {
 
 impl Reply {
     /// The `data` array of a success body.
-    pub fn data(&self) -> Result<&[Value], String> {
+    pub(crate) fn data(&self) -> Result<&[Value], String> {
         self.json
             .as_ref()
             .and_then(|j| j.get("data"))
@@ -42,7 +42,7 @@ impl Reply {
 
     /// Every item's embedding as floats; any non-float embedding is an error naming
     /// the item.
-    pub fn float_vectors(&self) -> Result<Vec<Vec<f64>>, String> {
+    pub(crate) fn float_vectors(&self) -> Result<Vec<Vec<f64>>, String> {
         self.data()?
             .iter()
             .enumerate()
@@ -51,7 +51,7 @@ impl Reply {
     }
 
     /// Every item's embedding, float arrays or base64 strings alike.
-    pub fn embeddings(&self) -> Result<Embeddings, String> {
+    pub(crate) fn embeddings(&self) -> Result<Embeddings, String> {
         let data = self.data()?;
         let vectors = data
             .iter()
@@ -75,11 +75,11 @@ impl Reply {
     }
 
     /// `usage.prompt_tokens` when it is a non-negative integer.
-    pub fn prompt_tokens(&self) -> Option<u64> {
+    pub(crate) fn prompt_tokens(&self) -> Option<u64> {
         self.usage_field("prompt_tokens")
     }
 
-    pub fn total_tokens(&self) -> Option<u64> {
+    pub(crate) fn total_tokens(&self) -> Option<u64> {
         self.usage_field("total_tokens")
     }
 
@@ -89,7 +89,7 @@ impl Reply {
 }
 
 /// The encoding of one `data` item, if its embedding is an array or a string.
-pub fn encoding(item: &Value) -> Option<Encoding> {
+pub(crate) fn encoding(item: &Value) -> Option<Encoding> {
     match item.get("embedding")? {
         Value::Array(_) => Some(Encoding::Float),
         Value::String(_) => Some(Encoding::Base64),
@@ -98,7 +98,7 @@ pub fn encoding(item: &Value) -> Option<Encoding> {
 }
 
 /// A base64 embedding as floats (little-endian float32).
-pub fn decode_base64(text: &str) -> Result<Vec<f64>, String> {
+pub(crate) fn decode_base64(text: &str) -> Result<Vec<f64>, String> {
     let bytes = base64_bytes(text)?;
     if bytes.len() % 4 != 0 {
         return Err(format!(
@@ -113,7 +113,7 @@ pub fn decode_base64(text: &str) -> Result<Vec<f64>, String> {
 }
 
 /// The bytes of a base64 string.
-pub fn base64_bytes(text: &str) -> Result<Vec<u8>, String> {
+pub(crate) fn base64_bytes(text: &str) -> Result<Vec<u8>, String> {
     base64::engine::general_purpose::STANDARD
         .decode(text)
         .map_err(|e| format!("invalid base64: {e}"))

@@ -12,7 +12,7 @@ const MAX_STRING: usize = 120;
 const MAX_ARRAY: usize = 8;
 
 /// An excerpt of a body: JSON is summarised structurally, anything else is cut text.
-pub fn of_body(bytes: &[u8]) -> String {
+pub(crate) fn of_body(bytes: &[u8]) -> String {
     match serde_json::from_slice::<Value>(bytes) {
         Ok(value) => of_json(&value),
         Err(_) => cut(&String::from_utf8_lossy(bytes), MAX_EXCERPT),
@@ -20,7 +20,7 @@ pub fn of_body(bytes: &[u8]) -> String {
 }
 
 /// An excerpt of a JSON value.
-pub fn of_json(value: &Value) -> String {
+pub(crate) fn of_json(value: &Value) -> String {
     cut(&summarise(value).to_string(), MAX_EXCERPT)
 }
 
@@ -67,7 +67,7 @@ fn is_vector(items: &[Value]) -> bool {
 }
 
 /// Cuts text to `max` characters, saying how much was left out.
-pub fn cut(text: &str, max: usize) -> String {
+pub(crate) fn cut(text: &str, max: usize) -> String {
     let total = text.chars().count();
     if total <= max {
         return text.to_owned();

@@ -1,19 +1,19 @@
 //! Talking to the endpoint: targets, probes, bounded transport, replies, evidence text.
 
-pub mod curl;
-pub mod embeddings;
-pub mod excerpt;
+pub(crate) mod curl;
+pub(crate) mod embeddings;
+pub(crate) mod excerpt;
 mod exchange;
-pub mod probe;
-pub mod reply;
-pub mod secret;
+pub(crate) mod probe;
+pub(crate) mod reply;
+pub(crate) mod secret;
 pub mod target;
-pub mod transport;
+pub(crate) mod transport;
 
-pub use embeddings::{Embeddings, Encoding};
-pub use exchange::Exchange;
-pub use probe::{Body, Probe, Resource, Validity};
-pub use reply::Reply;
+pub(crate) use embeddings::Encoding;
+pub(crate) use exchange::Exchange;
+pub(crate) use probe::{Body, Probe, Validity};
+pub(crate) use reply::Reply;
 pub use secret::Secret;
 pub use target::{Target, TargetError};
 pub use transport::{Transport, TransportError};

@@ -8,14 +8,14 @@ use serde_json::Value;
 
 /// Which resource a probe addresses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Resource {
+pub(crate) enum Resource {
     Embeddings,
     Models,
 }
 
 /// The request body of a probe.
 #[derive(Clone, Debug, PartialEq)]
-pub enum Body {
+pub(crate) enum Body {
     None,
     Json(Value),
     /// Bytes sent as they are, with the given content type (malformed JSON, wrong
@@ -36,7 +36,7 @@ pub enum Validity {
 
 /// One request to send.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Probe {
+pub(crate) struct Probe {
     pub method: reqwest::Method,
     pub resource: Resource,
     pub body: Body,
@@ -49,7 +49,7 @@ pub struct Probe {
 
 impl Probe {
     /// A valid `POST /embeddings` with a JSON body.
-    pub fn embed(body: Value) -> Self {
+    pub(crate) fn embed(body: Value) -> Self {
         Probe {
             method: reqwest::Method::POST,
             resource: Resource::Embeddings,
@@ -61,7 +61,7 @@ impl Probe {
     }
 
     /// A `POST /embeddings` the contract does not allow, with why.
-    pub fn invalid(body: Body, why: impl Into<String>) -> Self {
+    pub(crate) fn invalid(body: Body, why: impl Into<String>) -> Self {
         Probe {
             body,
             validity: Validity::Invalid(why.into()),
@@ -70,7 +70,7 @@ impl Probe {
     }
 
     /// `GET /models`.
-    pub fn list_models() -> Self {
+    pub(crate) fn list_models() -> Self {
         Probe {
             method: reqwest::Method::GET,
             resource: Resource::Models,
@@ -79,23 +79,23 @@ impl Probe {
         }
     }
 
-    pub fn with_method(mut self, method: reqwest::Method) -> Self {
+    pub(crate) fn with_method(mut self, method: reqwest::Method) -> Self {
         self.method = method;
         self
     }
 
-    pub fn unauthenticated(mut self) -> Self {
+    pub(crate) fn unauthenticated(mut self) -> Self {
         self.authenticated = false;
         self
     }
 
-    pub fn fresh(mut self) -> Self {
+    pub(crate) fn fresh(mut self) -> Self {
         self.fresh = true;
         self
     }
 
     /// The body bytes and content type to send.
-    pub fn payload(&self) -> Option<(Vec<u8>, &'static str)> {
+    pub(crate) fn payload(&self) -> Option<(Vec<u8>, &'static str)> {
         match &self.body {
             Body::None => None,
             Body::Json(value) => Some((value.to_string().into_bytes(), "application/json")),
@@ -107,7 +107,7 @@ impl Probe {
     }
 
     /// Identity of the probe for caching: same method, resource, body and auth.
-    pub fn cache_key(&self) -> String {
+    pub(crate) fn cache_key(&self) -> String {
         let body = match &self.body {
             Body::None => String::new(),
             Body::Json(v) => v.to_string(),
@@ -123,7 +123,7 @@ impl Probe {
     }
 
     /// A rough token count of the inputs, for the token budget before any answer.
-    pub fn estimated_tokens(&self) -> u64 {
+    pub(crate) fn estimated_tokens(&self) -> u64 {
         match &self.body {
             Body::Json(v) => estimate(v.get("input").unwrap_or(&Value::Null)),
             Body::Raw { bytes, .. } => bytes.len() as u64 / 4,

@@ -17,20 +17,20 @@ pub struct Reply {
 }
 
 impl Reply {
-    pub fn is_success(&self) -> bool {
+    pub(crate) fn is_success(&self) -> bool {
         (200..300).contains(&self.status)
     }
 
-    pub fn is_client_error(&self) -> bool {
+    pub(crate) fn is_client_error(&self) -> bool {
         (400..500).contains(&self.status)
     }
 
-    pub fn is_server_error(&self) -> bool {
+    pub(crate) fn is_server_error(&self) -> bool {
         self.status >= 500
     }
 
     /// Whether the Content-Type is `application/json` (parameters allowed).
-    pub fn has_json_content_type(&self) -> bool {
+    pub(crate) fn has_json_content_type(&self) -> bool {
         self.content_type.as_deref().is_some_and(|ct| {
             ct.split(';')
                 .next()
@@ -40,7 +40,7 @@ impl Reply {
 
     /// The human-readable message of an error body: OpenAI's `error.message`, the flat
     /// `message` of vLLM (old), Dynamo and TEI, or FastAPI's `detail`.
-    pub fn error_message(&self) -> Option<String> {
+    pub(crate) fn error_message(&self) -> Option<String> {
         let json = self.json.as_ref()?;
         let candidates = [
             json.pointer("/error/message"),
@@ -57,7 +57,7 @@ impl Reply {
 
     /// The whole error text a client could search for a field name: the message plus
     /// `param`, lower-cased.
-    pub fn error_text(&self) -> String {
+    pub(crate) fn error_text(&self) -> String {
         let param = self
             .json
             .as_ref()
@@ -68,7 +68,7 @@ impl Reply {
     }
 
     /// One line for a reason: status and, for errors, the message.
-    pub fn summary(&self) -> String {
+    pub(crate) fn summary(&self) -> String {
         match self.error_message().filter(|_| !self.is_success()) {
             Some(message) => format!(
                 "{} \"{}\"",

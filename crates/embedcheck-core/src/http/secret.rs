@@ -23,7 +23,7 @@ impl Secret {
 
     /// Removes every occurrence of the key from `text`, as a last line of defence for
     /// text that came from elsewhere (a server echoing the header back, an error).
-    pub fn scrub(&self, text: &str) -> String {
+    pub(crate) fn scrub(&self, text: &str) -> String {
         if self.0.is_empty() {
             text.to_owned()
         } else {
@@ -34,7 +34,7 @@ impl Secret {
 
 impl Secret {
     /// [`Secret::scrub`] for bytes that may not be UTF-8 (a response body).
-    pub fn scrub_bytes(&self, bytes: Vec<u8>) -> Vec<u8> {
+    pub(crate) fn scrub_bytes(&self, bytes: Vec<u8>) -> Vec<u8> {
         let needle = self.0.as_bytes();
         if needle.is_empty() || !bytes.windows(needle.len()).any(|w| w == needle) {
             return bytes;

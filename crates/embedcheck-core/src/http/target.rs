@@ -47,7 +47,7 @@ impl Target {
         &self.embeddings
     }
 
-    pub fn models_url(&self) -> &Url {
+    pub(crate) fn models_url(&self) -> &Url {
         &self.models
     }
 

@@ -62,13 +62,13 @@ impl Transport {
         &self.target
     }
 
-    pub fn key(&self) -> Option<&Secret> {
+    pub(crate) fn key(&self) -> Option<&Secret> {
         self.key.as_ref()
     }
 
     /// Whether the server answers anything at all (any status) to `GET /models`
     /// within a few seconds: the liveness check after a probe got no answer.
-    pub async fn ping(&self) -> bool {
+    pub(crate) async fn ping(&self) -> bool {
         let mut request = self
             .http
             .get(self.target.models_url().clone())
@@ -81,7 +81,7 @@ impl Transport {
 
     /// Sends `probe`, reading at most `max_body` bytes of the answer. On failure the
     /// exchange still comes back, so evidence shows what was sent.
-    pub async fn send(
+    pub(crate) async fn send(
         &self,
         probe: &Probe,
         max_body: usize,

@@ -103,7 +103,7 @@ pub struct VerdictRow {
 
 impl Answer {
     /// The answer to one logged exchange.
-    pub fn of(logged: &Logged) -> Answer {
+    pub(crate) fn of(logged: &Logged) -> Answer {
         match &logged.reply {
             Some(reply) => Answer::of_reply(reply),
             None => Answer {
@@ -119,7 +119,7 @@ impl Answer {
     }
 
     /// The answer a reply carries.
-    pub fn of_reply(reply: &Reply) -> Answer {
+    pub(crate) fn of_reply(reply: &Reply) -> Answer {
         let first = reply
             .json
             .as_ref()
@@ -165,11 +165,7 @@ impl Answer {
         )
     }
 
-    pub fn is_success(&self) -> bool {
-        self.status.is_some_and(|s| (200..300).contains(&s))
-    }
-
-    pub fn is_server_error(&self) -> bool {
+    pub(crate) fn is_server_error(&self) -> bool {
         self.status.is_some_and(|s| s >= 500)
     }
 }
@@ -216,7 +212,7 @@ impl Shape {
         }
     }
 
-    pub fn is_error(self) -> bool {
+    pub(crate) fn is_error(self) -> bool {
         matches!(
             self,
             Shape::OpenaiError | Shape::FlatError | Shape::DetailError
@@ -242,7 +238,7 @@ fn shape(json: Option<&Value>, empty: bool) -> Shape {
 }
 
 /// Builds the side-by-side view from both sessions' logs and both audits.
-pub fn diff(
+pub(crate) fn diff(
     baseline: &Session,
     candidate: &Session,
     baseline_audit: &ServerAudit,
@@ -322,7 +318,7 @@ fn key(logged: &Logged, model: &str) -> String {
 }
 
 /// A short description of a request: its input and every field but the model.
-pub fn describe(logged: &Logged, model: &str) -> String {
+pub(crate) fn describe(logged: &Logged, model: &str) -> String {
     let exchange = &logged.exchange;
     let Some(body) = &exchange.request_body else {
         return format!("{} {}", exchange.method, exchange.path);

@@ -106,7 +106,7 @@ pub async fn judge(b: Side<'_>, c: Side<'_>, diff: &BehaviourDiff) -> Vec<Expect
 
 /// Every topic "not probed", when a server could not be audited: nothing is sent to
 /// a server that did not answer its audit.
-pub fn unavailable(why: &str) -> Vec<Expectation> {
+pub(crate) fn unavailable(why: &str) -> Vec<Expectation> {
     let topics = [
         Topic::Matryoshka,
         Topic::Instruction,

@@ -138,11 +138,11 @@ impl Corpus {
     }
 
     /// The documents in request-sized batches, in corpus order.
-    pub fn batches(&self) -> impl Iterator<Item = &[Document]> {
+    pub(crate) fn batches(&self) -> impl Iterator<Item = &[Document]> {
         self.documents.chunks(BATCH_SIZE)
     }
 
-    pub fn summary(&self) -> CorpusSummary {
+    pub(crate) fn summary(&self) -> CorpusSummary {
         let mut languages = BTreeMap::new();
         for document in &self.documents {
             *languages.entry(document.lang.clone()).or_insert(0) += 1;

@@ -51,7 +51,7 @@ impl Default for LoadPlan {
 
 impl LoadPlan {
     /// Requests each server receives over the whole measurement.
-    pub fn requests_per_server(&self) -> u64 {
+    pub(crate) fn requests_per_server(&self) -> u64 {
         ((self.sequential + self.concurrent) * self.repeats) as u64
     }
 }
@@ -234,7 +234,7 @@ impl Tally {
 }
 
 /// Measures both servers, alternating between them.
-pub async fn measure_pair(
+pub(crate) async fn measure_pair(
     baseline: Arc<Loaded>,
     candidate: Arc<Loaded>,
     plan: LoadPlan,

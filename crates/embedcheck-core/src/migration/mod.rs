@@ -17,13 +17,13 @@
 //! counters stop where their clause runs end, and [`Migration::requests`] and
 //! [`Migration::tokens`] count what the comparison sent on top.
 
-pub mod behaviour;
+pub(crate) mod behaviour;
 pub mod contract;
 pub mod corpus;
 pub mod latency;
-pub mod remediation;
+pub(crate) mod remediation;
 pub mod retrieval;
-pub mod vectors;
+pub(crate) mod vectors;
 
 use crate::audit;
 use crate::audit::ServerAudit;

@@ -25,7 +25,7 @@ pub struct Remedy {
 }
 
 /// Every action the findings imply, in the order a migration would apply them.
-pub fn derive(
+pub(crate) fn derive(
     contract: &[Expectation],
     vectors: &VectorEquivalence,
     retrieval: &Retrieval,

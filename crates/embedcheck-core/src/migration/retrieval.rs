@@ -45,14 +45,14 @@ impl Instruction {
     /// reference server's `DEFAULT_QUERY_INSTRUCTION` followed by the text.
     pub const QWEN3_TEMPLATE: &'static str = r"Instruct: {task}\nQuery: {text}";
 
-    pub fn prefixed(&self, text: &str) -> String {
+    pub(crate) fn prefixed(&self, text: &str) -> String {
         self.template.fill(&self.task, text)
     }
 }
 
 /// Query vectors from both servers: each `Err` says why that set is missing.
 #[derive(Clone, Debug)]
-pub struct QueryVectors {
+pub(crate) struct QueryVectors {
     pub baseline_instructed: Result<Vec<Vec<f64>>, String>,
     pub baseline_bare: Result<Vec<Vec<f64>>, String>,
     pub candidate_bare: Result<Vec<Vec<f64>>, String>,
@@ -61,7 +61,7 @@ pub struct QueryVectors {
 
 /// Three requests: the baseline's queries with `input_type: "query"` and bare, and
 /// one candidate batch holding the bare queries followed by the prefixed ones.
-pub async fn embed_queries(
+pub(crate) async fn embed_queries(
     baseline: &Session,
     candidate: &Session,
     corpus: &Corpus,
@@ -184,7 +184,7 @@ struct Plan<'a> {
 }
 
 /// Ranks every scenario and compares it with the reference.
-pub fn analyse(
+pub(crate) fn analyse(
     corpus: &Corpus,
     documents: (&Embedded, &Embedded),
     queries: &QueryVectors,
@@ -457,7 +457,7 @@ fn average_ranks(values: &[f64]) -> Vec<f64> {
 
 /// Spearman's ρ: the Pearson correlation of the average ranks, which handles ties.
 /// Two constant score lists (no ranking at all) agree perfectly: 1.
-pub fn spearman(x: &[f64], y: &[f64]) -> f64 {
+pub(crate) fn spearman(x: &[f64], y: &[f64]) -> f64 {
     let (rx, ry) = (average_ranks(x), average_ranks(y));
     let n = rx.len() as f64;
     let (mx, my) = (rx.iter().sum::<f64>() / n, ry.iter().sum::<f64>() / n);
@@ -472,7 +472,7 @@ pub fn spearman(x: &[f64], y: &[f64]) -> f64 {
 
 /// Kendall's τ-b over all pairs, O(n²): 40 documents are 780 pairs. τ-b rather than
 /// τ-a so tied scores (identical vectors) neither agree nor disagree.
-pub fn kendall_tau_b(x: &[f64], y: &[f64]) -> f64 {
+pub(crate) fn kendall_tau_b(x: &[f64], y: &[f64]) -> f64 {
     let (mut concordant, mut discordant, mut ties_x, mut ties_y, mut pairs) =
         (0i64, 0i64, 0i64, 0i64, 0i64);
     for i in 0..x.len() {

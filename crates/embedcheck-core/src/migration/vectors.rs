@@ -20,11 +20,11 @@ use serde_json::{Value, json};
 
 /// Lowest per-document cosine at which two servers count as giving the same vectors:
 /// the study saw 0.9996 for one model under two runtimes ("the vectors matched").
-pub const EQUIVALENT_COSINE: f64 = 0.999;
+pub(crate) const EQUIVALENT_COSINE: f64 = 0.999;
 
 /// The documents embedded by one server.
 #[derive(Clone, Debug, Default)]
-pub struct Embedded {
+pub(crate) struct Embedded {
     /// One entry per document, in corpus order; `None` where its batch failed.
     pub vectors: Vec<Option<Vec<f64>>>,
     /// `usage.prompt_tokens` of each batch, in batch order.
@@ -81,7 +81,7 @@ pub struct VectorEquivalence {
 
 /// What each server's audit says about its usage counts and noise, for the comparison.
 #[derive(Clone, Copy, Debug)]
-pub struct Judged<'a> {
+pub(crate) struct Judged<'a> {
     pub baseline: &'a Facts,
     pub candidate: &'a Facts,
 }
@@ -89,7 +89,7 @@ pub struct Judged<'a> {
 impl Judged<'_> {
     /// The cosine at or above which two servers' vectors count as the same: the
     /// study's tolerance, widened by the noisier server's own noise.
-    pub fn same_at(&self) -> f64 {
+    pub(crate) fn same_at(&self) -> f64 {
         let noise = self
             .baseline
             .noise()
@@ -100,7 +100,7 @@ impl Judged<'_> {
 
     /// Whether the old server applied a query instruction for `input_type: "query"`
     /// (UNK-003's finding), so that a migrated client must prefix it itself.
-    pub fn baseline_applied_instruction(&self) -> bool {
+    pub(crate) fn baseline_applied_instruction(&self) -> bool {
         matches!(
             self.baseline.input_type(),
             Some(crate::session::facts::FieldHandling::Honoured { .. })
@@ -108,7 +108,7 @@ impl Judged<'_> {
     }
 
     /// Why token counts cannot be compared, if they cannot.
-    pub fn tokens_not_comparable(&self) -> Option<String> {
+    pub(crate) fn tokens_not_comparable(&self) -> Option<String> {
         let side = |name: &str, f: &Facts| {
             (!f.usage_counts_tokens()).then(|| {
                 let unit = f
@@ -159,7 +159,7 @@ pub(crate) async fn embed(
 }
 
 /// Embeds the corpus on one server, batch by batch.
-pub async fn embed_documents(s: &Session, corpus: &Corpus) -> Embedded {
+pub(crate) async fn embed_documents(s: &Session, corpus: &Corpus) -> Embedded {
     let mut embedded = Embedded::default();
     for (i, batch) in corpus.batches().enumerate() {
         let texts: Vec<&str> = batch.iter().map(|d| d.text.as_str()).collect();
@@ -189,7 +189,7 @@ fn span(batch: &[Document]) -> String {
 
 /// Compares both servers' document vectors, localising token-count differences
 /// where both servers' usage counts tokens.
-pub async fn compare(
+pub(crate) async fn compare(
     baseline: &Session,
     candidate: &Session,
     corpus: &Corpus,
@@ -204,7 +204,7 @@ pub async fn compare(
 }
 
 /// The comparison of two embedded corpora, given the token differences found.
-pub fn equivalence(
+pub(crate) fn equivalence(
     corpus: &Corpus,
     (b, c): (&Embedded, &Embedded),
     token_differences: Vec<TokenDifference>,
@@ -271,7 +271,7 @@ pub struct Spread {
 impl Spread {
     /// `None` for an empty sample; the median of an even sample is the mean of the
     /// middle two.
-    pub fn of(mut values: Vec<f64>) -> Option<Spread> {
+    pub(crate) fn of(mut values: Vec<f64>) -> Option<Spread> {
         values.retain(|v| v.is_finite());
         values.sort_by(f64::total_cmp);
         let n = values.len();

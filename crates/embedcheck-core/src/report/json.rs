@@ -24,7 +24,7 @@ use std::collections::BTreeMap;
 /// The version of `specs/schemas/report.schema.json` this build writes. 1.1 added
 /// `facts`, each result's `gate`, the run's `summary` and the comparison's own counts;
 /// every 1.0 field is still written.
-pub const REPORT_SCHEMA_VERSION: &str = "1.1";
+pub(crate) const REPORT_SCHEMA_VERSION: &str = "1.1";
 
 /// Pretty-printed JSON of the whole report, newline-terminated like any text file.
 pub fn render(report: &Report) -> String {

@@ -16,15 +16,14 @@
 //! ```
 
 mod document;
-pub mod json;
-pub mod junit;
+pub(crate) mod json;
+pub(crate) mod junit;
 pub mod markdown;
 pub mod terminal;
 mod text;
 
 use crate::schemas::Schemas;
 pub use document::{Comparison, MigrationView, Report, Tool};
-pub use json::REPORT_SCHEMA_VERSION;
 use std::fs;
 use std::path::{Path, PathBuf};
 

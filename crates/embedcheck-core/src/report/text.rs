@@ -76,7 +76,7 @@ pub(crate) fn expectation_counts(audit: &ServerAudit) -> String {
 
 /// The observations a report shows for `audit`: its facts, one line each, and what
 /// the run's behaviour snapshots found.
-pub(crate) fn observations(report: &Report, audit: &ServerAudit) -> BTreeMap<String, String> {
+pub fn observations(report: &Report, audit: &ServerAudit) -> BTreeMap<String, String> {
     let mut lines = audit.facts.observations();
     if let Some(snapshots) = &report.behaviour_snapshots {
         lines.insert("behaviour_snapshots".to_owned(), snapshots.clone());

@@ -71,7 +71,7 @@ impl Interrupt {
     }
 
     /// Resolves once `trigger` was called.
-    pub async fn triggered(&self) {
+    pub(crate) async fn triggered(&self) {
         let mut receiver = self.sender.subscribe();
         // An error means the sender is gone, which cannot happen while self lives.
         let _ = receiver.wait_for(|fired| *fired).await;
@@ -140,7 +140,7 @@ impl Session {
     }
 
     /// Why the session stopped sending to the server, if it did.
-    pub fn stalled(&self) -> Option<String> {
+    pub(crate) fn stalled(&self) -> Option<String> {
         lock(&self.stalled).clone()
     }
 
@@ -148,16 +148,16 @@ impl Session {
         &self.settings
     }
 
-    pub fn transport(&self) -> &Transport {
+    pub(crate) fn transport(&self) -> &Transport {
         &self.transport
     }
 
-    pub fn model(&self) -> &str {
+    pub(crate) fn model(&self) -> &str {
         self.settings.model.as_deref().unwrap_or_default()
     }
 
     /// Sets the model once it is known (from `--model` or `GET /models`).
-    pub fn set_model(&mut self, model: String) {
+    pub(crate) fn set_model(&mut self, model: String) {
         self.settings.model = Some(model);
     }
 
@@ -165,16 +165,16 @@ impl Session {
         self.requests.load(Ordering::Relaxed)
     }
 
-    pub fn tokens_used(&self) -> u64 {
+    pub(crate) fn tokens_used(&self) -> u64 {
         self.tokens.load(Ordering::Relaxed)
     }
 
-    pub fn interrupted(&self) -> bool {
+    pub(crate) fn interrupted(&self) -> bool {
         self.interrupt.is_triggered()
     }
 
     /// Records what the running clause learned about the server.
-    pub fn learn(&self, write: impl FnOnce(&mut Facts)) {
+    pub(crate) fn learn(&self, write: impl FnOnce(&mut Facts)) {
         write(&mut lock(&self.facts));
     }
 
@@ -184,7 +184,7 @@ impl Session {
     }
 
     /// A fact the running clause learned from one exchange.
-    pub fn detected<T>(&self, value: T, exchange: &Exchange) -> Fact<T> {
+    pub(crate) fn detected<T>(&self, value: T, exchange: &Exchange) -> Fact<T> {
         Fact {
             value,
             learned: Learned::Detected {
@@ -195,7 +195,7 @@ impl Session {
     }
 
     /// A fact the running clause found over `requests` requests.
-    pub fn searched<T>(&self, value: T, requests: u32) -> Fact<T> {
+    pub(crate) fn searched<T>(&self, value: T, requests: u32) -> Fact<T> {
         Fact {
             value,
             learned: Learned::Searched {
@@ -211,18 +211,18 @@ impl Session {
     }
 
     /// Starts attributing exchanges to `clause`, and clears the pending list.
-    pub fn begin_clause(&self, clause: &'static str) {
+    pub(crate) fn begin_clause(&self, clause: &'static str) {
         *lock(&self.current_clause) = Some(clause);
         self.take_pending();
     }
 
     /// The exchanges the running clause touched; clears the list for the next clause.
-    pub fn take_pending(&self) -> Vec<Exchange> {
+    pub(crate) fn take_pending(&self) -> Vec<Exchange> {
         std::mem::take(&mut *lock(&self.pending))
     }
 
     /// Sends a probe (or answers it from the cache) and returns the server's answer.
-    pub async fn send(&self, probe: Probe) -> Result<Arc<Reply>, ProbeError> {
+    pub(crate) async fn send(&self, probe: Probe) -> Result<Arc<Reply>, ProbeError> {
         let key = probe.cache_key();
         let cached = (!probe.fresh)
             .then(|| lock(&self.cache).get(&key).cloned())
@@ -264,7 +264,7 @@ impl Session {
     }
 
     /// The probe after which the server stopped answering, if it did.
-    pub fn down_after(&self) -> Option<Exchange> {
+    pub(crate) fn down_after(&self) -> Option<Exchange> {
         lock(&self.down_after).clone()
     }
 

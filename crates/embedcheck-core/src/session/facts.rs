@@ -38,7 +38,7 @@ pub struct Fact<T> {
 }
 
 impl<T> Fact<T> {
-    pub fn declared(value: T, option: &'static str) -> Self {
+    pub(crate) fn declared(value: T, option: &'static str) -> Self {
         Fact {
             value,
             learned: Learned::Declared { option },
@@ -194,7 +194,7 @@ pub enum Base64 {
 
 impl Base64 {
     /// Whether a base64 request gets base64 strings back.
-    pub fn honoured(&self) -> bool {
+    pub(crate) fn honoured(&self) -> bool {
         matches!(self, Base64::Float32 | Base64::Mismatch(_))
     }
 }
@@ -297,7 +297,7 @@ pub enum UsageUnit {
 
 impl UsageUnit {
     /// Whether counts can be read as tokens (limits, budgets, tokenizer remarks).
-    pub fn counts_tokens(&self) -> bool {
+    pub(crate) fn counts_tokens(&self) -> bool {
         matches!(self, UsageUnit::Tokens { .. })
     }
 }
@@ -344,23 +344,23 @@ const NOISE_MARGIN: f64 = 3.0;
 
 impl Noise {
     /// Identical requests gave the same vector, to the last float bit or nearly.
-    pub fn deterministic(&self) -> bool {
+    pub(crate) fn deterministic(&self) -> bool {
         1.0 - self.cosine <= LEAST_EFFECT / NOISE_MARGIN
     }
 
     /// Two vectors this far apart are the same embedding as far as this server's
     /// noise lets anyone tell.
-    pub fn same(&self, cosine: f64) -> bool {
+    pub(crate) fn same(&self, cosine: f64) -> bool {
         1.0 - cosine <= self.threshold()
     }
 
     /// The distance from 1 beyond which a cosine is an effect, not noise.
-    pub fn threshold(&self) -> f64 {
+    pub(crate) fn threshold(&self) -> f64 {
         (NOISE_MARGIN * (1.0 - self.cosine)).max(LEAST_EFFECT)
     }
 
     /// The noise of a server never measured: the fixed tolerance alone.
-    pub fn unmeasured() -> Noise {
+    pub(crate) fn unmeasured() -> Noise {
         Noise {
             cosine: 1.0,
             max_abs: 0.0,
@@ -430,7 +430,7 @@ pub struct Facts {
 
 impl Facts {
     /// How `input_type: "query"` was handled, when UNK-003 sent it.
-    pub fn input_type(&self) -> Option<&FieldHandling> {
+    pub(crate) fn input_type(&self) -> Option<&FieldHandling> {
         let fields = &self.instruction_fields.as_ref()?.value;
         fields
             .iter()
@@ -439,19 +439,19 @@ impl Facts {
     }
 
     /// The server's measured noise, or the fixed tolerance when none was measured.
-    pub fn noise(&self) -> Noise {
+    pub(crate) fn noise(&self) -> Noise {
         self.noise.as_ref().map_or(Noise::unmeasured(), |f| f.value)
     }
 
     /// Whether usage counts were found to count tokens (unknown counts as not).
-    pub fn usage_counts_tokens(&self) -> bool {
+    pub(crate) fn usage_counts_tokens(&self) -> bool {
         self.usage_unit
             .as_ref()
             .is_some_and(|f| f.value.counts_tokens())
     }
 
     /// The known input limit in tokens and the over-length input size in words.
-    pub fn known_limit(&self) -> Option<(u64, usize)> {
+    pub(crate) fn known_limit(&self) -> Option<(u64, usize)> {
         match &self.input_limit.as_ref()?.value {
             InputLimit::Known {
                 tokens, over_words, ..
@@ -568,7 +568,7 @@ impl Facts {
 
 impl Matryoshka {
     /// How the support is known: `detected: dimensions=192 refused with 400`.
-    pub fn how(&self) -> String {
+    pub(crate) fn how(&self) -> String {
         let m = self;
         match &m.because {
             MatryoshkaEvidence::NothingToTruncate { native } => {
@@ -613,7 +613,7 @@ fn base64_line(b: &Base64) -> String {
 }
 
 /// `input_type: honoured (cosine 0.8213; prompt tokens 9 bare, 28 with the field)`.
-pub fn instruction_line(f: &InstructionField) -> String {
+pub(crate) fn instruction_line(f: &InstructionField) -> String {
     let field = f.field;
     match &f.handling {
         FieldHandling::Refused { status } => format!("{field}: rejected ({status})"),
@@ -631,7 +631,7 @@ pub fn instruction_line(f: &InstructionField) -> String {
 }
 
 /// `prompt tokens 9 bare, 28 with the field`.
-pub fn token_counts(bare_tokens: Option<u64>, tokens: Option<u64>) -> String {
+pub(crate) fn token_counts(bare_tokens: Option<u64>, tokens: Option<u64>) -> String {
     let show = |t: Option<u64>| t.map_or("no".to_owned(), |t| t.to_string());
     format!(
         "prompt tokens {} bare, {} with the field",
@@ -646,7 +646,7 @@ fn token_id_line(form: &TokenIdForm) -> String {
 }
 
 /// `POST /v1/embeddings {"input":[[999999]]}`: which request it was, in one line.
-pub fn describe_request(exchange: &Exchange) -> String {
+pub(crate) fn describe_request(exchange: &Exchange) -> String {
     let body = exchange.request_body.as_deref().unwrap_or_default();
     format!(
         "{} {} {}",

@@ -4,9 +4,10 @@
 
 mod connection;
 pub mod facts;
-pub mod requests;
+pub(crate) mod requests;
 mod settings;
 
 pub use connection::{Interrupt, Logged, ProbeError, Session};
-pub use facts::{Fact, Facts, Learned};
+pub(crate) use facts::Fact;
+pub use facts::Facts;
 pub use settings::{DEFAULT_CASES, Settings};

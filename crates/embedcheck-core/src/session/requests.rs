@@ -12,10 +12,10 @@ use serde_json::{Value, json};
 use std::sync::Arc;
 
 /// A plain English sentence: the single-string probe.
-pub const SENTENCE: &str = "The quick brown fox jumps over the lazy dog.";
+pub(crate) const SENTENCE: &str = "The quick brown fox jumps over the lazy dog.";
 
 /// Four distinct documents: the batch probe. Distinct so that order can be checked.
-pub const BATCH: [&str; 4] = [
+pub(crate) const BATCH: [&str; 4] = [
     "Embeddings map text to vectors.",
     "Retrieval ranks documents by cosine similarity.",
     "서울은 대한민국의 수도입니다.",
@@ -23,7 +23,7 @@ pub const BATCH: [&str; 4] = [
 ];
 
 /// A request body for the session's model with the given input and extra fields.
-pub fn body(s: &Session, input: Value, extra: &[(&str, Value)]) -> Value {
+pub(crate) fn body(s: &Session, input: Value, extra: &[(&str, Value)]) -> Value {
     let mut body = json!({"model": s.model(), "input": input});
     for (key, value) in extra {
         body[*key] = value.clone();
@@ -32,17 +32,17 @@ pub fn body(s: &Session, input: Value, extra: &[(&str, Value)]) -> Value {
 }
 
 /// The single-string probe.
-pub async fn single(s: &Session) -> Result<Arc<Reply>, ProbeError> {
+pub(crate) async fn single(s: &Session) -> Result<Arc<Reply>, ProbeError> {
     s.send(Probe::embed(body(s, json!(SENTENCE), &[]))).await
 }
 
 /// The batch probe.
-pub async fn batch(s: &Session) -> Result<Arc<Reply>, ProbeError> {
+pub(crate) async fn batch(s: &Session) -> Result<Arc<Reply>, ProbeError> {
     s.send(Probe::embed(body(s, json!(BATCH), &[]))).await
 }
 
 /// Each batch document embedded alone, in batch order.
-pub async fn batch_items_alone(s: &Session) -> Result<Vec<Arc<Reply>>, ProbeError> {
+pub(crate) async fn batch_items_alone(s: &Session) -> Result<Vec<Arc<Reply>>, ProbeError> {
     let mut replies = Vec::with_capacity(BATCH.len());
     for text in BATCH {
         replies.push(s.send(Probe::embed(body(s, json!(text), &[]))).await?);
@@ -51,7 +51,7 @@ pub async fn batch_items_alone(s: &Session) -> Result<Vec<Arc<Reply>>, ProbeErro
 }
 
 /// A `POST /embeddings` with a raw body and content type, invalid for `why`.
-pub fn raw(bytes: &[u8], content_type: &'static str, why: &str) -> Probe {
+pub(crate) fn raw(bytes: &[u8], content_type: &'static str, why: &str) -> Probe {
     Probe::invalid(
         Body::Raw {
             bytes: bytes.to_vec(),
@@ -63,22 +63,22 @@ pub fn raw(bytes: &[u8], content_type: &'static str, why: &str) -> Probe {
 
 /// A query, for the instruction fields and the migration's instruction probes: the kind
 /// of text query instructions are meant for.
-pub const QUERY: &str = "What is the capital of South Korea?";
+pub(crate) const QUERY: &str = "What is the capital of South Korea?";
 
 /// The word stream inputs are cut from: short, common, one token each.
-pub const WORDS: [&str; 16] = [
+pub(crate) const WORDS: [&str; 16] = [
     "the", "cat", "sat", "on", "a", "mat", "and", "then", "it", "ran", "to", "see", "my", "dog",
     "run", "far",
 ];
 
 /// Words that never occur in the stream: the end of the "still longer" input, so a
 /// server that keeps the end of an input gives it another vector.
-pub const TAIL: [&str; 8] = [
+pub(crate) const TAIL: [&str; 8] = [
     "zeta", "quay", "oryx", "lynx", "kiwi", "yurt", "jinx", "wasp",
 ];
 
 /// The first `n` words of the stream.
-pub fn words(n: usize) -> String {
+pub(crate) fn words(n: usize) -> String {
     WORDS
         .iter()
         .cycle()

@@ -17,7 +17,7 @@ const MAX_STRING: usize = 80;
 const MAX_ITEMS: usize = 8;
 
 /// The snapshot text of one request and its answer (or its transport error).
-pub fn exchange(
+pub(crate) fn exchange(
     method: &str,
     path: &str,
     request: Option<&[u8]>,
@@ -51,7 +51,7 @@ fn body_text(bytes: &[u8]) -> String {
 }
 
 /// The normalised form of a JSON body.
-pub fn normalise(value: &Value) -> Value {
+pub(crate) fn normalise(value: &Value) -> Value {
     match value {
         Value::Object(map) => Value::Object(normalise_object(map)),
         Value::Array(items) if items.len() > MAX_ITEMS && items.iter().all(Value::is_number) => {
