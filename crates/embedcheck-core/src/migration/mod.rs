@@ -111,7 +111,7 @@ pub async fn audit_pair(
     let started = Instant::now();
     let mut b = Session::new(baseline.transport, baseline.settings, interrupt.clone());
     let mut c = Session::new(candidate.transport, candidate.settings, interrupt);
-    let (b_audit, c_audit) = futures::join!(
+    let (b_audit, c_audit) = tokio::join!(
         audit::audit_session(&mut b, baseline.label, selected),
         audit::audit_session(&mut c, candidate.label, selected)
     );
@@ -220,7 +220,7 @@ impl Work {
 }
 
 async fn compare(b: &Session, c: &Session, plan: &Plan, judged: vectors::Judged<'_>) -> Work {
-    let (b_docs, c_docs) = futures::join!(
+    let (b_docs, c_docs) = tokio::join!(
         vectors::embed_documents(b, &plan.corpus),
         vectors::embed_documents(c, &plan.corpus)
     );
