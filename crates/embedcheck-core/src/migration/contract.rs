@@ -43,6 +43,18 @@ pub enum Topic {
     ServerErrors,
 }
 
+impl Topic {
+    /// Every topic, in the order reports show them.
+    pub const ALL: [Topic; 6] = [
+        Topic::Matryoshka,
+        Topic::Instruction,
+        Topic::Overlength,
+        Topic::Encoding,
+        Topic::ErrorShape,
+        Topic::ServerErrors,
+    ];
+}
+
 /// How the candidate measures up to one expectation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -107,16 +119,8 @@ pub async fn judge(b: Side<'_>, c: Side<'_>, diff: &BehaviourDiff) -> Vec<Expect
 /// Every topic "not probed", when a server could not be audited: nothing is sent to
 /// a server that did not answer its audit.
 pub(crate) fn unavailable(why: &str) -> Vec<Expectation> {
-    let topics = [
-        Topic::Matryoshka,
-        Topic::Instruction,
-        Topic::Overlength,
-        Topic::Encoding,
-        Topic::ErrorShape,
-        Topic::ServerErrors,
-    ];
     let not_probed = format!("not probed: {why}");
-    topics
+    Topic::ALL
         .into_iter()
         .map(|topic| expectation(topic, None, not_probed.clone(), not_probed.clone(), true))
         .collect()
