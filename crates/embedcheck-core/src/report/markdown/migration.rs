@@ -214,6 +214,33 @@ fn vectors(doc: &mut String, v: &VectorEquivalence, b: &ServerAudit, c: &ServerA
     {
         let _ = writeln!(doc, "- {}: {}", failure.0, text::flat(failure.1));
     }
+    if let Some(why) = overlength_cause(v, b, c) {
+        let _ = writeln!(doc, "\n{why}");
+    }
+}
+
+/// When only the candidate failed documents and the two servers' over-length facts
+/// differ as the study's did (the baseline truncates, the candidate does not), the
+/// likely cause in one sentence, from those facts alone.
+fn overlength_cause(v: &VectorEquivalence, b: &ServerAudit, c: &ServerAudit) -> Option<String> {
+    use crate::session::facts::OverlengthPolicy;
+    if v.failures_candidate.is_empty() || !v.failures_baseline.is_empty() {
+        return None;
+    }
+    let policy = |a: &ServerAudit| a.facts.overlength_policy.as_ref().map(|f| f.value);
+    let (Some(OverlengthPolicy::Truncate), Some(candidate)) = (policy(b), policy(c)) else {
+        return None;
+    };
+    let answer = match candidate {
+        OverlengthPolicy::Reject(status) | OverlengthPolicy::Neither(status) => status,
+        OverlengthPolicy::Truncate => return None,
+    };
+    let (b_limit, c_limit) = (b.facts.known_limit()?.0, c.facts.known_limit()?.0);
+    Some(format!(
+        "{} answers input over its {c_limit}-token limit with {answer}, and {} truncated input over {b_limit} tokens silently: documents longer than that embed (cut) on the old server and fail on the new one. Truncate them before sending (see What to change).",
+        text::flat(&c.label),
+        text::flat(&b.label)
+    ))
 }
 
 /// One sentence that agrees with the numbers above it: over how many documents, and
@@ -614,5 +641,62 @@ fn remediation(doc: &mut String, m: &Migration) {
             text::flat(&r.action),
             text::flat(&r.evidence)
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::sample;
+    use crate::session::facts::{Fact, InputLimit, LimitEvidence, OverlengthPolicy};
+
+    fn with_overlength(policy: OverlengthPolicy) -> ServerAudit {
+        let mut audit = sample::audit();
+        audit.facts.overlength_policy = Some(Fact::declared(policy, "--overlength"));
+        let limit = InputLimit::Known {
+            tokens: 256,
+            over_words: 257,
+            because: LimitEvidence::Declared,
+        };
+        audit.facts.input_limit = Some(Fact::declared(limit, "--max-input-tokens"));
+        audit
+    }
+
+    #[test]
+    fn failed_documents_are_tied_to_the_over_length_facts() {
+        let (old, new) = (
+            with_overlength(OverlengthPolicy::Truncate),
+            with_overlength(OverlengthPolicy::Neither(500)),
+        );
+        let mut v = sample_equivalence();
+        v.failures_candidate = vec!["batch 3 (ko-01…ko-08): 500".to_owned()];
+        let why = overlength_cause(&v, &old, &new).expect("the study's case");
+        assert!(why.contains("over its 256-token limit with 500"), "{why}");
+        assert_eq!(overlength_cause(&v, &old, &old), None, "both truncate");
+        v.failures_candidate.clear();
+        assert_eq!(overlength_cause(&v, &old, &new), None, "nothing failed");
+    }
+
+    fn sample_equivalence() -> VectorEquivalence {
+        VectorEquivalence {
+            documents: 40,
+            common: 16,
+            dimensions_baseline: Some(384),
+            dimensions_candidate: Some(384),
+            norm_baseline: Some(1.0),
+            norm_candidate: Some(1.0),
+            tokens_baseline: 0,
+            tokens_candidate: 0,
+            tokens_not_comparable: None,
+            cosine_min: Some(1.0),
+            cosine_median: Some(1.0),
+            cosine_max: Some(1.0),
+            least_similar: None,
+            token_differences: Vec::new(),
+            failures_baseline: Vec::new(),
+            failures_candidate: Vec::new(),
+            same_at: 0.999,
+            equivalent: true,
+        }
     }
 }
