@@ -104,15 +104,15 @@ fn problems(schema: &Value, instance: &Value) -> Vec<String> {
     check(schema, instance, "", &mut found);
     found
         .into_iter()
-        .map(|(path, message)| {
-            let at = if path.is_empty() {
-                "/".to_owned()
-            } else {
-                path
-            };
-            format!("{at}: {message}")
-        })
+        .map(|(path, message)| problem_line(&path, message))
         .collect()
+}
+
+/// `/json/pointer: message`, the root shown as `/`: one wording for this validator and
+/// the complete implementation its self-test compares it with.
+fn problem_line(path: &str, message: impl std::fmt::Display) -> String {
+    let at = if path.is_empty() { "/" } else { path };
+    format!("{at}: {message}")
 }
 
 type Found = Vec<(String, String)>;
@@ -309,15 +309,7 @@ pub(crate) mod full {
         let validator = jsonschema::validator_for(&schema).expect("shipped schema compiles");
         validator
             .iter_errors(instance)
-            .map(|e| {
-                let path = e.instance_path().to_string();
-                let at = if path.is_empty() {
-                    "/".to_owned()
-                } else {
-                    path
-                };
-                format!("{at}: {e}")
-            })
+            .map(|e| super::problem_line(&e.instance_path().to_string(), &e))
             .collect()
     }
 }
