@@ -2,5 +2,5 @@
 //! options as `cargo test -- …`.
 
 fn main() -> std::process::ExitCode {
-    embedcheck::main()
+    embedcheck_cli::main()
 }

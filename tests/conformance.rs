@@ -2,5 +2,5 @@
 //! Without `--endpoint`, audits the bundled reference server.
 
 fn main() -> std::process::ExitCode {
-    embedcheck::main()
+    embedcheck_cli::main()
 }
