@@ -16,7 +16,8 @@ use embedcheck_core::migration::{Migration, PairAudit, Plan, Server, audit_pair}
 use embedcheck_core::report::{Comparison, Report, Tool};
 use embedcheck_core::schemas::Schemas;
 use embedcheck_core::session::{Interrupt, Settings};
-use personas::{Persona, PersonaServer};
+use personas::{Persona, PersonaServer, Quirk};
+use reference_server::{Config, OverlengthPolicy};
 use serde_json::Value;
 use std::time::Duration;
 
@@ -250,7 +251,7 @@ async fn the_studys_servers_reproduce_the_studys_findings() {
     for expected in [
         "stop sending `dimensions`",
         "prepend the query instruction yourself",
-        "truncate inputs to 1024 tokens before sending",
+        "truncate inputs to 1024 tokens with the model's tokenizer before sending",
         "do not retry 5xx",
         "decode base64",
     ] {
@@ -345,4 +346,62 @@ async fn identical_servers_are_equivalent_and_rank_alike() {
         m.contract
     );
     assert!(m.remediation.is_empty(), "{:#?}", m.remediation);
+}
+
+/// The study's over-length hazard in small: both servers cut input at 64 tokens, the
+/// old one silently, the new one with a refusal.
+fn limited(overlength: OverlengthPolicy, quirks: Vec<Quirk>) -> Persona {
+    Persona {
+        name: "limited",
+        config: Config {
+            max_input_tokens: 64,
+            overlength,
+            ..Config::default()
+        },
+        quirks,
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cutting_refused_documents_restores_the_old_vectors() {
+    let old = start(&limited(OverlengthPolicy::Truncate, Vec::new())).await;
+    let new = start(&limited(OverlengthPolicy::Reject, Vec::new())).await;
+    let pair = migrate(&old, &new).await;
+    let report = written(&pair, "fixes");
+    let m = &pair.migration;
+    assert!(!m.vector_equivalence.failures_candidate.is_empty());
+    let f = m.fixes_applied.as_ref().expect("documents to cut");
+    assert_eq!(f.embedded, f.documents, "{f:#?}");
+    assert!(!f.cut.is_empty() && f.cut.iter().all(|c| c.kept < c.chars));
+    assert!(f.restored, "{f:#?}");
+    let markdown = embedcheck_core::report::markdown::render(&report);
+    assert!(
+        markdown.contains("the migrated client gets what the old one got"),
+        "{markdown}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn what_the_fixes_do_not_restore_is_named() {
+    let drifted = vec![Quirk::DriftedVectors { cosine: 0.99 }];
+    let old = start(&limited(OverlengthPolicy::Truncate, Vec::new())).await;
+    let new = start(&limited(OverlengthPolicy::Reject, drifted)).await;
+    let pair = migrate(&old, &new).await;
+    let report = written(&pair, "fixes-drifted");
+    let f = pair
+        .migration
+        .fixes_applied
+        .as_ref()
+        .expect("documents to cut");
+    assert_eq!(f.embedded, f.documents, "{f:#?}");
+    assert!(!f.restored && f.below.len() == f.compared, "{f:#?}");
+    let markdown = embedcheck_core::report::markdown::render(&report);
+    assert!(
+        markdown.contains(&format!(
+            "{} of {} documents are below",
+            f.compared, f.compared
+        )),
+        "{markdown}"
+    );
+    assert!(!markdown.contains("the migrated client gets what the old one got"));
 }

@@ -87,6 +87,8 @@ pub struct Expectation {
 pub(crate) struct Findings {
     /// The native size the `dimensions` probes were built from.
     pub native: Option<usize>,
+    /// The reduced size the baseline honoured, when it did.
+    pub reduced: Option<usize>,
     /// The candidate refused `dimensions` even at the native size.
     pub refuses_native: bool,
     /// The baseline truncated over-length input to this many tokens.
@@ -185,7 +187,8 @@ fn expectation(
 }
 
 /// The single-string probe with `dimensions: d`, as DIM-001 … DIM-005 send it.
-fn dimensions_probe(s: &Session, d: usize) -> Probe {
+/// The old client's `dimensions` request, as DIM-002 sent it.
+pub(crate) fn dimensions_probe(s: &Session, d: usize) -> Probe {
     Probe::embed(body(s, json!(SENTENCE), &[("dimensions", json!(d))]))
 }
 
@@ -252,6 +255,7 @@ async fn matryoshka(b: Side<'_>, c: Side<'_>) -> Expectation {
     ]);
     e.findings.native = Some(n);
     e.findings.refuses_native = !c_accepts_native;
+    e.findings.reduced = b_honours.then_some(d);
     e
 }
 

@@ -11,7 +11,8 @@
 //!   with and without the instruction;
 //! - [`behaviour`]: every logged request side by side, every clause's verdict for both;
 //! - [`latency`] (only with `--load`): the study's load, alternating servers;
-//! - [`remediation`]: the client-side changes the findings imply.
+//! - [`remediation`]: the client-side changes the findings imply;
+//! - [`fixed`]: the corpus and queries sent again with those changes applied.
 //!
 //! A migration is two audits plus a comparison, each with its own counts: the audits'
 //! counters stop where their clause runs end, and [`Migration::requests`] and
@@ -20,6 +21,7 @@
 pub(crate) mod behaviour;
 pub mod contract;
 pub mod corpus;
+pub mod fixed;
 pub mod latency;
 pub(crate) mod remediation;
 pub mod retrieval;
@@ -33,6 +35,7 @@ use crate::session::{Interrupt, Session, Settings};
 use behaviour::BehaviourDiff;
 use contract::Expectation;
 use corpus::{Corpus, CorpusSummary};
+use fixed::FixesApplied;
 use latency::{Latency, LoadPlan, Loaded};
 use remediation::Remedy;
 use retrieval::{Instruction, QueryVectors, Retrieval};
@@ -91,6 +94,10 @@ pub struct Migration {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub latency_skipped: Option<String>,
     pub remediation: Vec<Remedy>,
+    /// The re-run with the remediation applied on the client side; absent when
+    /// nothing needed fixing or the servers could not be compared.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fixes_applied: Option<FixesApplied>,
 }
 
 /// Both audits and their comparison.
@@ -148,6 +155,20 @@ pub async fn audit_pair(
         (None, _) => (None, None),
     };
     let remediation = remediation::derive(&contract, &work.equivalence, &work.retrieval);
+    let fixes_applied = match &unreachable {
+        None => {
+            let findings = fixed::Findings {
+                corpus: &plan.corpus,
+                documents: &work.documents,
+                queries: &work.queries,
+                contract: &contract,
+                judged,
+                k: plan.top_k,
+            };
+            fixed::run(&b, &c, findings).await
+        }
+        Some(_) => None,
+    };
     let requests = Pair {
         baseline: b.requests_sent() - b_audit.requests_sent,
         candidate: c.requests_sent() - c_audit.requests_sent,
@@ -171,6 +192,7 @@ pub async fn audit_pair(
             latency,
             latency_skipped,
             remediation,
+            fixes_applied,
         },
     }
 }
@@ -178,6 +200,7 @@ pub async fn audit_pair(
 /// The corpus and query part of the comparison, before it is judged.
 struct Work {
     documents: (Embedded, Embedded),
+    queries: QueryVectors,
     equivalence: VectorEquivalence,
     retrieval: Retrieval,
 }
@@ -215,6 +238,7 @@ impl Work {
                 plan.top_k,
             ),
             documents,
+            queries,
         }
     }
 }
@@ -236,6 +260,7 @@ async fn compare(b: &Session, c: &Session, plan: &Plan, judged: vectors::Judged<
     );
     Work {
         documents: (b_docs, c_docs),
+        queries,
         equivalence,
         retrieval,
     }

@@ -75,7 +75,7 @@ fn for_expectation(e: &Expectation, retrieval: &Retrieval) -> Option<Remedy> {
         Topic::Overlength => remedy(
             "overlength",
             match e.findings.truncates_at {
-                Some(n) => format!("truncate inputs to {n} tokens before sending"),
+                Some(n) => format!("truncate inputs to {n} tokens with the model's tokenizer before sending (a cut at whole characters can end a token or two away from the old server's cut)"),
                 None => "keep truncating inputs before sending; the candidate's answer to over-length input is not a clean 4xx".to_owned(),
             },
             seen,

@@ -50,13 +50,16 @@ impl Instruction {
     }
 }
 
+/// One set of query vectors, or why it is missing.
+pub(crate) type QueryResult = Result<Vec<Vec<f64>>, String>;
+
 /// Query vectors from both servers: each `Err` says why that set is missing.
 #[derive(Clone, Debug)]
 pub(crate) struct QueryVectors {
-    pub baseline_instructed: Result<Vec<Vec<f64>>, String>,
-    pub baseline_bare: Result<Vec<Vec<f64>>, String>,
-    pub candidate_bare: Result<Vec<Vec<f64>>, String>,
-    pub candidate_prefixed: Result<Vec<Vec<f64>>, String>,
+    pub baseline_instructed: QueryResult,
+    pub baseline_bare: QueryResult,
+    pub candidate_bare: QueryResult,
+    pub candidate_prefixed: QueryResult,
 }
 
 /// Three requests: the baseline's queries with `input_type: "query"` and bare, and
@@ -180,7 +183,7 @@ struct Plan<'a> {
     name: &'static str,
     description: &'static str,
     documents: &'a Embedded,
-    queries: &'a Result<Vec<Vec<f64>>, String>,
+    queries: &'a QueryResult,
 }
 
 /// Ranks every scenario and compares it with the reference.
@@ -194,17 +197,12 @@ pub(crate) fn analyse(
 ) -> Retrieval {
     let (corpus, b, c, kept) = common(corpus, documents);
     let (b, c) = (&b, &c);
-    let only = |q: &Result<Vec<Vec<f64>>, String>| {
-        q.as_ref()
-            .map(|v| kept.iter().filter_map(|&i| v.get(i).cloned()).collect())
-            .map_err(Clone::clone)
-    };
     let all_queries = queries;
     let queries = &QueryVectors {
-        baseline_instructed: only(&all_queries.baseline_instructed),
-        baseline_bare: only(&all_queries.baseline_bare),
-        candidate_bare: only(&all_queries.candidate_bare),
-        candidate_prefixed: only(&all_queries.candidate_prefixed),
+        baseline_instructed: kept_queries(&all_queries.baseline_instructed, &kept),
+        baseline_bare: kept_queries(&all_queries.baseline_bare, &kept),
+        candidate_bare: kept_queries(&all_queries.candidate_bare, &kept),
+        candidate_prefixed: kept_queries(&all_queries.candidate_prefixed, &kept),
     };
     let plans = [
         Plan {
@@ -268,6 +266,50 @@ pub(crate) fn analyse(
             "candidate_bare"
         },
     }
+}
+
+/// The old client's rankings and the migrated client's once the fixes are applied
+/// (its documents and queries as the fixed re-run sent them), compared, over the
+/// documents both embedded.
+pub(crate) fn against_reference(
+    corpus: &Corpus,
+    documents: (&Embedded, &Embedded),
+    (old, fixed): (&QueryResult, &QueryResult),
+    k: usize,
+) -> Result<[Scenario; 2], String> {
+    let (corpus, b, c, kept) = common(corpus, documents);
+    let (old, fixed) = (kept_queries(old, &kept), kept_queries(fixed, &kept));
+    let reference = Plan {
+        name: "baseline",
+        description: "baseline index, baseline queries with input_type \"query\" (the old client)",
+        documents: &b,
+        queries: &old,
+    };
+    let migrated = Plan {
+        name: "candidate_fixed",
+        description: "candidate index and queries, sent with the fixes applied",
+        documents: &c,
+        queries: &fixed,
+    };
+    let reference_scores = scores(&reference).map_err(|why| format!("baseline: {why}"))?;
+    let migrated_scores = scores(&migrated)?;
+    Ok([
+        rank(&corpus, &reference, &reference_scores, None, k),
+        rank(
+            &corpus,
+            &migrated,
+            &migrated_scores,
+            Some(&reference_scores),
+            k,
+        ),
+    ])
+}
+
+/// The vectors of the queries kept (by index).
+fn kept_queries(q: &QueryResult, kept: &[usize]) -> QueryResult {
+    q.as_ref()
+        .map(|v| kept.iter().filter_map(|&i| v.get(i).cloned()).collect())
+        .map_err(Clone::clone)
 }
 
 /// The documents both servers embedded, as a corpus of their own (with the queries
@@ -499,7 +541,7 @@ pub(crate) fn kendall_tau_b(x: &[f64], y: &[f64]) -> f64 {
 }
 
 fn instruction_effect(queries: &QueryVectors, instruction: &Instruction) -> InstructionEffect {
-    let pairwise = |a: &Result<Vec<Vec<f64>>, String>, b: &Result<Vec<Vec<f64>>, String>| {
+    let pairwise = |a: &QueryResult, b: &QueryResult| {
         let (a, b) = (a.as_ref().ok()?, b.as_ref().ok()?);
         Spread::of(a.iter().zip(b).map(|(x, y)| cosine(x, y)).collect())
     };

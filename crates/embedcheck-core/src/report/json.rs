@@ -6,7 +6,7 @@
 //!
 //! ```json
 //! {
-//!   "schema_version": "1.1",
+//!   "schema_version": "1.2",
 //!   "tool": { "name": "embedcheck", "version": "0.1.0" },
 //!   "label": "staging", "endpoint": "http://…/v1/embeddings", "model": null,
 //!   "results": [{ "id": "RESP-001", "outcome": "pass", "evidence": [ … ], … }],
@@ -23,8 +23,8 @@ use std::collections::BTreeMap;
 
 /// The version of `specs/schemas/report.schema.json` this build writes. 1.1 added
 /// `facts`, each result's `gate`, the run's `summary` and the comparison's own counts;
-/// every 1.0 field is still written.
-pub(crate) const REPORT_SCHEMA_VERSION: &str = "1.1";
+/// 1.2 the migration's `fixes_applied`. Every earlier field is still written.
+pub(crate) const REPORT_SCHEMA_VERSION: &str = "1.2";
 
 /// Pretty-printed JSON of the whole report, newline-terminated like any text file.
 pub fn render(report: &Report) -> String {

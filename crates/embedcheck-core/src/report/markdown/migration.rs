@@ -40,6 +40,9 @@ pub(super) fn render(view: MigrationView<'_>) -> String {
     retrieval(&mut doc, &m.retrieval);
     latency(&mut doc, m);
     remediation(&mut doc, m);
+    if let Some(f) = &m.fixes_applied {
+        super::fixed::render(&mut doc, f, &c.label);
+    }
     doc.push('\n');
     doc
 }
@@ -484,7 +487,7 @@ fn retrieval(doc: &mut String, r: &Retrieval) {
     top_k_table(doc, r);
 }
 
-fn scenario_row(doc: &mut String, s: &Scenario) {
+pub(super) fn scenario_row(doc: &mut String, s: &Scenario) {
     let (overlap, rho, tau, changed) = match &s.versus_reference {
         Some(a) => (
             format!("{:.2}", a.overlap_at_k),

@@ -16,6 +16,7 @@
 //! ```
 
 mod audit;
+mod fixed;
 mod migration;
 mod table;
 

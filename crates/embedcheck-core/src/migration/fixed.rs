@@ -1,0 +1,457 @@
+//! With the fixes applied: the corpus and the queries sent again to the candidate as
+//! a migrated client sends them once it follows "What to change", and compared with
+//! what the old client got from the baseline. This turns the advice into a
+//! demonstrated fix, or shows what still differs.
+//!
+//! Each client-side change is applied only when its finding is there:
+//! - **over-length** (the baseline truncated silently, the candidate refuses): a
+//!   document the candidate refuses alone is cut to the longest prefix it accepts.
+//!   The suite has no tokenizer, so the cut is at whole characters, found by
+//!   bisection against the candidate's own refusals (its limit, in its tokens);
+//!   a document that failed only with its batch is sent whole;
+//! - **instruction** (the baseline applied one for `input_type`, the candidate does
+//!   not): the queries go with the instruction prefixed by the client;
+//! - **dimensions** (the baseline honoured `dimensions`, the candidate does not): the
+//!   old client's reduced-size request is sent without `dimensions`, and the vector
+//!   is cut to that size and re-normalised in the client.
+//!
+//! ```text
+//! 40 of 40 documents embedded (20 cut: 161–202 characters kept, 177 requests)
+//! cosine with the old client's vectors: min 0.9934 (ko-17) · median 1.0000
+//! rankings: overlap@5 1.00 · top hit changed for none of 14 queries
+//! ```
+
+use super::contract::{self, Expectation, Judgement, Topic};
+use super::corpus::Corpus;
+use super::retrieval::{self, QueryResult, QueryVectors, Scenario};
+use super::vectors::{self, Embedded, Judged, Spread};
+use crate::http::{Probe, Reply};
+use crate::session::Session;
+use crate::session::requests::{SENTENCE, body};
+use crate::vectors::{cosine, norm};
+use serde::Serialize;
+use serde_json::json;
+use std::sync::Arc;
+
+/// The re-run with the client-side fixes, and how close it comes to the old client.
+#[derive(Clone, Debug, Serialize)]
+pub struct FixesApplied {
+    /// Each client-side change as applied.
+    pub applied: Vec<String>,
+    pub documents: usize,
+    /// Documents the candidate embedded with the fixes.
+    pub embedded: usize,
+    /// Documents compared: embedded with the fixes and by the baseline.
+    pub compared: usize,
+    /// Documents cut before sending, with how far.
+    pub cut: Vec<Cut>,
+    /// Documents that had failed only with their batch and embed whole.
+    pub whole: Vec<String>,
+    /// Documents still not embedded, or not comparable, and why.
+    pub not_embedded: Vec<String>,
+    /// Per-document cosine, fixed candidate vs the baseline, over `compared`.
+    pub cosine: Option<Spread>,
+    /// Compared documents below `same_at`, lowest first.
+    pub below: Vec<DocumentCosine>,
+    pub same_at: f64,
+    /// k of recall@k and overlap@k.
+    pub k: usize,
+    /// The old client's rankings (the reference) and the migrated client's, over the
+    /// compared documents; empty with `rankings_not_compared`.
+    pub rankings: Vec<Scenario>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rankings_not_compared: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dimensions: Option<DimensionsFix>,
+    /// Every document embedded, every compared cosine at least `same_at`, no top hit
+    /// changed and the dimensions fix (when applied) at least `same_at`.
+    pub restored: bool,
+}
+
+/// One document cut before sending.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct Cut {
+    pub id: String,
+    pub chars: usize,
+    /// Characters kept: the longest prefix the candidate accepted.
+    pub kept: usize,
+    /// The candidate's `prompt_tokens` for the kept prefix, where its usage counts
+    /// tokens.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tokens: Option<u64>,
+    /// The candidate's answer to the whole document alone.
+    pub refused: String,
+    /// Requests the search for the cut took.
+    pub requests: u32,
+    /// Cosine of the cut document's vector with the old client's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cosine: Option<f64>,
+}
+
+/// A document's cosine with the old client's vector.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct DocumentCosine {
+    pub id: String,
+    pub cosine: f64,
+}
+
+/// `dimensions` dropped: the candidate's full vector cut to `dimensions` values and
+/// re-normalised, against the baseline's answer to `dimensions`.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct DimensionsFix {
+    pub dimensions: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cosine: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub not_compared: Option<String>,
+}
+
+/// What the pair's comparison already holds, for the re-run.
+pub(crate) struct Findings<'a> {
+    pub corpus: &'a Corpus,
+    pub documents: &'a (Embedded, Embedded),
+    pub queries: &'a QueryVectors,
+    pub contract: &'a [Expectation],
+    pub judged: Judged<'a>,
+    pub k: usize,
+}
+
+/// Re-runs the corpus and queries with the fixes the findings call for; `None` when
+/// there is nothing to fix.
+pub(crate) async fn run(b: &Session, c: &Session, f: Findings<'_>) -> Option<FixesApplied> {
+    let broken = |topic: Topic| {
+        f.contract
+            .iter()
+            .find(|e| e.topic == topic && e.judgement == Judgement::Broken)
+    };
+    let truncate = broken(Topic::Overlength).and_then(|e| e.findings.truncates_at);
+    let instruction = broken(Topic::Instruction).is_some();
+    let reduced = broken(Topic::Matryoshka).and_then(|e| e.findings.reduced);
+    let failed = f.documents.1.vectors.iter().any(Option::is_none);
+    if truncate.is_none() && !instruction && reduced.is_none() && !failed {
+        return None;
+    }
+    let counts_tokens = c.facts().usage_counts_tokens();
+    let texts = prepare(c, f.corpus, f.documents, truncate.is_some(), counts_tokens).await;
+    let mut applied = Vec::new();
+    match (truncate, texts.cut.len()) {
+        (Some(tokens), 0) => applied.push(format!(
+            "inputs over {tokens} tokens are to be cut before sending (the baseline truncated them); no corpus document is over the candidate's limit, so none was cut"
+        )),
+        (Some(tokens), _) => applied.push(format!(
+            "documents the candidate refuses are cut before sending (the baseline truncated at {tokens} tokens): to the longest prefix of whole characters the candidate accepts"
+        )),
+        (None, _) => {}
+    }
+    if instruction {
+        applied.push("queries are sent with the instruction prefixed by the client".to_owned());
+    }
+    if let Some(d) = reduced {
+        applied.push(format!(
+            "`dimensions: {d}` is not sent; the client keeps the first {d} values and re-normalises them"
+        ));
+    }
+    let fixed = embed_fixed(c, f.corpus, &texts.texts).await;
+    let queries = migrated_queries(f.queries, f.judged);
+    let dimensions = match reduced {
+        Some(d) => Some(dimensions_fix(b, c, d).await),
+        None => None,
+    };
+    Some(judge(f, texts, fixed, queries, dimensions, applied))
+}
+
+/// The texts the migrated client sends, and what was done to them.
+struct Prepared {
+    /// One per document; `None` where it cannot be sent at all.
+    texts: Vec<Option<String>>,
+    cut: Vec<Cut>,
+    whole: Vec<String>,
+    not_embedded: Vec<String>,
+}
+
+/// Each document the candidate failed, sent alone: whole when it embeds so, cut when
+/// it is refused and truncating is the fix, else left out with its answer.
+async fn prepare(
+    c: &Session,
+    corpus: &Corpus,
+    (b, cand): &(Embedded, Embedded),
+    cut: bool,
+    counts_tokens: bool,
+) -> Prepared {
+    let mut p = Prepared {
+        texts: Vec::with_capacity(corpus.documents.len()),
+        cut: Vec::new(),
+        whole: Vec::new(),
+        not_embedded: Vec::new(),
+    };
+    for (i, doc) in corpus.documents.iter().enumerate() {
+        let baseline_has = b.vectors.get(i).is_some_and(Option::is_some);
+        if cand.vectors.get(i).is_some_and(Option::is_some) {
+            p.texts.push(Some(doc.text.clone()));
+            continue;
+        }
+        let alone = send(c, &doc.text).await;
+        let text = match alone {
+            Ok(reply) if reply.is_success() => {
+                p.whole.push(doc.id.clone());
+                Some(doc.text.clone())
+            }
+            Ok(reply) if cut && baseline_has && reply.status != 429 => {
+                match longest_accepted(c, &doc.text).await {
+                    Ok(found) => {
+                        let text: String = doc.text.chars().take(found.kept).collect();
+                        p.cut.push(Cut {
+                            id: doc.id.clone(),
+                            chars: doc.text.chars().count(),
+                            kept: found.kept,
+                            tokens: found.tokens.filter(|_| counts_tokens),
+                            refused: reply.summary(),
+                            requests: found.requests,
+                            cosine: None,
+                        });
+                        Some(text)
+                    }
+                    Err(why) => {
+                        p.not_embedded.push(format!("{}: {why}", doc.id));
+                        None
+                    }
+                }
+            }
+            Ok(reply) => {
+                p.not_embedded
+                    .push(format!("{}: {} when sent alone", doc.id, reply.summary()));
+                None
+            }
+            Err(why) => {
+                p.not_embedded.push(format!("{}: {why}", doc.id));
+                None
+            }
+        };
+        p.texts.push(text);
+    }
+    p
+}
+
+async fn send(s: &Session, text: &str) -> Result<Arc<Reply>, String> {
+    s.send(Probe::embed(body(s, json!(text), &[])))
+        .await
+        .map_err(|e| e.to_string())
+}
+
+/// The longest accepted prefix of a refused text.
+struct Found {
+    kept: usize,
+    tokens: Option<u64>,
+    requests: u32,
+}
+
+/// Bisection on characters between the empty prefix and the whole (refused) text:
+/// at most ⌈log₂ chars⌉ requests. A refusal is any answer but 200; no answer at all
+/// ends the search with its reason.
+async fn longest_accepted(s: &Session, text: &str) -> Result<Found, String> {
+    let chars: Vec<char> = text.chars().collect();
+    let (mut accepted, mut refused) = (0usize, chars.len());
+    let mut found = Found {
+        kept: 0,
+        tokens: None,
+        requests: 0,
+    };
+    while refused - accepted > 1 {
+        let mid = accepted + (refused - accepted) / 2;
+        let prefix: String = chars[..mid].iter().collect();
+        let reply = send(s, &prefix).await?;
+        found.requests += 1;
+        if reply.is_success() {
+            accepted = mid;
+            found.tokens = reply.prompt_tokens();
+        } else {
+            refused = mid;
+        }
+    }
+    if accepted == 0 {
+        return Err("no prefix of it was accepted".to_owned());
+    }
+    found.kept = accepted;
+    Ok(found)
+}
+
+/// The fixed corpus in batches of the corpus's size, as the client sends it; a
+/// document left out leaves its batch shorter.
+async fn embed_fixed(c: &Session, corpus: &Corpus, texts: &[Option<String>]) -> Embedded {
+    let mut embedded = Embedded {
+        vectors: vec![None; texts.len()],
+        ..Embedded::default()
+    };
+    let sendable: Vec<usize> = (0..texts.len()).filter(|&i| texts[i].is_some()).collect();
+    for chunk in sendable.chunks(super::corpus::BATCH_SIZE) {
+        let batch: Vec<&str> = chunk.iter().filter_map(|&i| texts[i].as_deref()).collect();
+        match vectors::embed(c, &batch, &[]).await {
+            Ok((vectors, _)) => {
+                for (&i, v) in chunk.iter().zip(vectors) {
+                    embedded.vectors[i] = Some(v);
+                }
+            }
+            Err(why) => {
+                let ids: Vec<&str> = chunk
+                    .iter()
+                    .map(|&i| corpus.documents[i].id.as_str())
+                    .collect();
+                embedded.failures.push(format!("{}: {why}", ids.join(", ")));
+            }
+        }
+    }
+    embedded
+}
+
+/// The old client's queries and the migrated client's: the baseline with
+/// `input_type: "query"`, the candidate as the migrated scenario sends them.
+fn migrated_queries(q: &QueryVectors, judged: Judged<'_>) -> (QueryResult, QueryResult) {
+    let migrated = if judged.baseline_applied_instruction() {
+        &q.candidate_prefixed
+    } else {
+        &q.candidate_bare
+    };
+    (q.baseline_instructed.clone(), migrated.clone())
+}
+
+/// The old client's reduced-size request on the baseline (its cached answer), and the
+/// same text without `dimensions` on the candidate, cut and re-normalised.
+async fn dimensions_fix(b: &Session, c: &Session, d: usize) -> DimensionsFix {
+    let old = b.send(contract::dimensions_probe(b, d)).await;
+    let new = send(c, SENTENCE).await;
+    let vector = |r: Result<Arc<Reply>, String>| -> Result<Vec<f64>, String> {
+        let reply = r?;
+        if !reply.is_success() {
+            return Err(reply.summary());
+        }
+        reply
+            .embeddings()?
+            .vectors
+            .into_iter()
+            .next()
+            .ok_or_else(|| "no vector".to_owned())
+    };
+    let old = vector(old.map_err(|e| e.to_string()));
+    let new = vector(new).and_then(|v| cut_and_normalise(&v, d));
+    match (old, new) {
+        (Ok(old), Ok(new)) if old.len() == d => DimensionsFix {
+            dimensions: d,
+            cosine: Some(cosine(&old, &new)),
+            not_compared: None,
+        },
+        (Ok(old), Ok(_)) => DimensionsFix {
+            dimensions: d,
+            cosine: None,
+            not_compared: Some(format!("the baseline returned {} values", old.len())),
+        },
+        (Err(why), _) => not_compared(d, format!("baseline: {why}")),
+        (_, Err(why)) => not_compared(d, format!("candidate: {why}")),
+    }
+}
+
+fn not_compared(d: usize, why: String) -> DimensionsFix {
+    DimensionsFix {
+        dimensions: d,
+        cosine: None,
+        not_compared: Some(why),
+    }
+}
+
+/// The first `d` values at unit length, as a client does for a Matryoshka model.
+fn cut_and_normalise(v: &[f64], d: usize) -> Result<Vec<f64>, String> {
+    if v.len() < d {
+        return Err(format!("{} values, fewer than {d}", v.len()));
+    }
+    let cut = &v[..d];
+    let n = norm(cut);
+    if n == 0.0 {
+        return Err("the first values are all zero".to_owned());
+    }
+    Ok(cut.iter().map(|x| x / n).collect())
+}
+
+fn judge(
+    f: Findings<'_>,
+    prepared: Prepared,
+    fixed: Embedded,
+    queries: (QueryResult, QueryResult),
+    dimensions: Option<DimensionsFix>,
+    applied: Vec<String>,
+) -> FixesApplied {
+    let baseline = &f.documents.0;
+    let mut not_embedded = prepared.not_embedded;
+    not_embedded.extend(fixed.failures.iter().cloned());
+    let mut cosines: Vec<DocumentCosine> = Vec::new();
+    for (i, doc) in f.corpus.documents.iter().enumerate() {
+        match (baseline.vectors.get(i), fixed.vectors.get(i)) {
+            (Some(Some(old)), Some(Some(new))) if old.len() == new.len() => cosines.push(DocumentCosine {
+                id: doc.id.clone(),
+                cosine: cosine(old, new),
+            }),
+            (Some(None), Some(Some(_))) => not_embedded.push(format!(
+                "{}: not compared, the baseline did not embed it (the old client had no vector for it)",
+                doc.id
+            )),
+            _ => {}
+        }
+    }
+    let mut cut = prepared.cut;
+    for c in &mut cut {
+        c.cosine = cosines.iter().find(|d| d.id == c.id).map(|d| d.cosine);
+    }
+    let same_at = f.judged.same_at();
+    let mut below: Vec<DocumentCosine> = cosines
+        .iter()
+        .filter(|d| d.cosine < same_at)
+        .cloned()
+        .collect();
+    below.sort_by(|x, y| x.cosine.total_cmp(&y.cosine));
+    let ranked =
+        retrieval::against_reference(f.corpus, (baseline, &fixed), (&queries.0, &queries.1), f.k);
+    let (rankings, rankings_not_compared) = match ranked {
+        Ok(scenarios) => (scenarios.to_vec(), None),
+        Err(why) => (Vec::new(), Some(why)),
+    };
+    let embedded = fixed.vectors.iter().filter(|v| v.is_some()).count();
+    let unchanged = rankings
+        .last()
+        .and_then(|s| s.versus_reference.as_ref())
+        .is_some_and(|a| a.top_hit_changed.is_empty());
+    let dimensions_ok = dimensions
+        .as_ref()
+        .is_none_or(|d| d.cosine.is_some_and(|x| x >= same_at));
+    FixesApplied {
+        applied,
+        documents: f.corpus.documents.len(),
+        embedded,
+        compared: cosines.len(),
+        cut,
+        whole: prepared.whole,
+        restored: embedded == f.corpus.documents.len()
+            && below.is_empty()
+            && !cosines.is_empty()
+            && unchanged
+            && dimensions_ok,
+        not_embedded,
+        cosine: Spread::of(cosines.iter().map(|d| d.cosine).collect()),
+        below,
+        same_at,
+        k: f.k,
+        rankings,
+        rankings_not_compared,
+        dimensions,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cut_vector_is_unit_length_and_keeps_direction() {
+        let v = cut_and_normalise(&[3.0, 4.0, 12.0], 2).unwrap();
+        assert!((v[0] - 0.6).abs() < 1e-12 && (v[1] - 0.8).abs() < 1e-12);
+        assert!(cut_and_normalise(&[1.0], 2).is_err());
+        assert!(cut_and_normalise(&[0.0, 0.0, 1.0], 2).is_err());
+    }
+}
