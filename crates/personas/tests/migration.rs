@@ -405,3 +405,18 @@ async fn what_the_fixes_do_not_restore_is_named() {
     );
     assert!(!markdown.contains("the migrated client gets what the old one got"));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_old_client_that_already_cuts_keeps_its_vectors() {
+    let old = start(&limited(OverlengthPolicy::Reject, Vec::new())).await;
+    let new = start(&limited(OverlengthPolicy::Reject, Vec::new())).await;
+    let pair = migrate(&old, &new).await;
+    let f = pair
+        .migration
+        .fixes_applied
+        .as_ref()
+        .expect("documents to cut");
+    assert!(!f.old_client_cut.is_empty() && f.cut.is_empty(), "{f:#?}");
+    assert_eq!((f.embedded, f.compared), (f.documents, f.documents));
+    assert!(f.restored, "{f:#?}");
+}

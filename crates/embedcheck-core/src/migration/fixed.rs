@@ -43,12 +43,17 @@ pub struct FixesApplied {
     pub embedded: usize,
     /// Documents compared: embedded with the fixes and by the baseline.
     pub compared: usize,
-    /// Documents cut before sending, with how far.
+    /// Documents cut before sending to the candidate, with how far.
     pub cut: Vec<Cut>,
+    /// Documents the baseline refuses, cut as its client must already cut them (the
+    /// candidate is sent the same text).
+    pub old_client_cut: Vec<Cut>,
     /// Documents that had failed only with their batch and embed whole.
     pub whole: Vec<String>,
-    /// Documents still not embedded, or not comparable, and why.
+    /// Documents still not embedded, and why.
     pub not_embedded: Vec<String>,
+    /// Documents the candidate embedded that the old client had no vector for.
+    pub not_compared: Vec<String>,
     /// Per-document cosine, fixed candidate vs the baseline, over `compared`.
     pub cosine: Option<Spread>,
     /// Compared documents below `same_at`, lowest first.
@@ -63,7 +68,7 @@ pub struct FixesApplied {
     pub rankings_not_compared: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub dimensions: Option<DimensionsFix>,
-    /// Every document embedded, every compared cosine at least `same_at`, no top hit
+    /// Every document embedded and compared, every cosine at least `same_at`, no top hit
     /// changed and the dimensions fix (when applied) at least `same_at`.
     pub restored: bool,
 }
@@ -131,9 +136,50 @@ pub(crate) async fn run(b: &Session, c: &Session, f: Findings<'_>) -> Option<Fix
     if truncate.is_none() && !instruction && reduced.is_none() && !failed {
         return None;
     }
-    let counts_tokens = c.facts().usage_counts_tokens();
-    let texts = prepare(c, f.corpus, f.documents, truncate.is_some(), counts_tokens).await;
+    let old_cuts = f
+        .judged
+        .baseline
+        .overlength_policy
+        .as_ref()
+        .is_some_and(|p| !matches!(p.value, crate::session::facts::OverlengthPolicy::Truncate));
+    let clients = Clients {
+        old: Client {
+            session: b,
+            cuts: old_cuts,
+            counts_tokens: f.judged.baseline.usage_counts_tokens(),
+        },
+        new: Client {
+            session: c,
+            cuts: old_cuts || truncate.is_some(),
+            counts_tokens: c.facts().usage_counts_tokens(),
+        },
+    };
+    let texts = prepare(&clients, f.corpus, f.documents).await;
+    let applied = changes(truncate, instruction, reduced, &texts);
+    let old = embed_fixed(b, f.corpus, &texts.old_texts).await;
+    let fixed = embed_fixed(c, f.corpus, &texts.texts).await;
+    let queries = migrated_queries(f.queries, f.judged);
+    let dimensions = match reduced {
+        Some(d) => Some(dimensions_fix(b, c, d).await),
+        None => None,
+    };
+    Some(judge(f, texts, (old, fixed), queries, dimensions, applied))
+}
+
+/// Each client-side change as applied, in words.
+fn changes(
+    truncate: Option<u64>,
+    instruction: bool,
+    reduced: Option<usize>,
+    texts: &Prepared,
+) -> Vec<String> {
     let mut applied = Vec::new();
+    if !texts.old_client_cut.is_empty() {
+        applied.push(format!(
+            "the {} documents the baseline refuses are cut as its client must already cut them, to the longest prefix of whole characters the baseline accepts; the candidate is sent the same cut text",
+            texts.old_client_cut.len()
+        ));
+    }
     match (truncate, texts.cut.len()) {
         (Some(tokens), 0) => applied.push(format!(
             "inputs over {tokens} tokens are to be cut before sending (the baseline truncated them); no corpus document is over the candidate's limit, so none was cut"
@@ -141,7 +187,10 @@ pub(crate) async fn run(b: &Session, c: &Session, f: Findings<'_>) -> Option<Fix
         (Some(tokens), _) => applied.push(format!(
             "documents the candidate refuses are cut before sending (the baseline truncated at {tokens} tokens): to the longest prefix of whole characters the candidate accepts"
         )),
-        (None, _) => {}
+        (None, 0) => {}
+        (None, _) => applied.push(
+            "documents the candidate still refuses are cut further, to the longest prefix of whole characters it accepts".to_owned(),
+        ),
     }
     if instruction {
         applied.push("queries are sent with the instruction prefixed by the client".to_owned());
@@ -151,85 +200,128 @@ pub(crate) async fn run(b: &Session, c: &Session, f: Findings<'_>) -> Option<Fix
             "`dimensions: {d}` is not sent; the client keeps the first {d} values and re-normalises them"
         ));
     }
-    let fixed = embed_fixed(c, f.corpus, &texts.texts).await;
-    let queries = migrated_queries(f.queries, f.judged);
-    let dimensions = match reduced {
-        Some(d) => Some(dimensions_fix(b, c, d).await),
-        None => None,
-    };
-    Some(judge(f, texts, fixed, queries, dimensions, applied))
+    applied
 }
 
-/// The texts the migrated client sends, and what was done to them.
+/// The old client and the migrated one: which server each talks to, and whether it
+/// cuts what its server refuses.
+struct Clients<'a> {
+    old: Client<'a>,
+    new: Client<'a>,
+}
+
+struct Client<'a> {
+    session: &'a Session,
+    /// Cutting is this client's practice: its server refuses over-length input (the
+    /// old client), or the old server truncated it (the migrated client).
+    cuts: bool,
+    /// Whether the server's usage counts tokens, so a cut's count can be shown.
+    counts_tokens: bool,
+}
+
+/// The texts both clients send, and what was done to them.
 struct Prepared {
-    /// One per document; `None` where it cannot be sent at all.
+    /// What the old client sends, one per document; `None` where it had no vector.
+    old_texts: Vec<Option<String>>,
+    /// What the migrated client sends; `None` where it cannot be sent at all.
     texts: Vec<Option<String>>,
+    old_client_cut: Vec<Cut>,
     cut: Vec<Cut>,
     whole: Vec<String>,
     not_embedded: Vec<String>,
 }
 
-/// Each document the candidate failed, sent alone: whole when it embeds so, cut when
-/// it is refused and truncating is the fix, else left out with its answer.
+/// One document as a client sends it to its server.
+enum Sent {
+    /// Embedded in the corpus run, as it is.
+    AsIs(String),
+    /// Failed only with its batch: embedded alone, whole.
+    Whole(String),
+    Cut(String, Cut),
+    Refused(String),
+}
+
+impl Sent {
+    fn text(&self) -> Option<&str> {
+        match self {
+            Sent::AsIs(t) | Sent::Whole(t) | Sent::Cut(t, _) => Some(t),
+            Sent::Refused(_) => None,
+        }
+    }
+}
+
+/// Each document as the old client sent it (its server's refusals cut, when that is
+/// its practice), then the same text as the migrated client sends it to the
+/// candidate.
 async fn prepare(
-    c: &Session,
+    clients: &Clients<'_>,
     corpus: &Corpus,
-    (b, cand): &(Embedded, Embedded),
-    cut: bool,
-    counts_tokens: bool,
+    (b, c): &(Embedded, Embedded),
 ) -> Prepared {
     let mut p = Prepared {
+        old_texts: Vec::with_capacity(corpus.documents.len()),
         texts: Vec::with_capacity(corpus.documents.len()),
+        old_client_cut: Vec::new(),
         cut: Vec::new(),
         whole: Vec::new(),
         not_embedded: Vec::new(),
     };
+    let embedded = |e: &Embedded, i: usize| e.vectors.get(i).is_some_and(Option::is_some);
     for (i, doc) in corpus.documents.iter().enumerate() {
-        let baseline_has = b.vectors.get(i).is_some_and(Option::is_some);
-        if cand.vectors.get(i).is_some_and(Option::is_some) {
-            p.texts.push(Some(doc.text.clone()));
-            continue;
+        let old = as_sent(&clients.old, &doc.id, &doc.text, embedded(b, i)).await;
+        let start = old.text().unwrap_or(&doc.text).to_owned();
+        let in_batch = embedded(c, i) && start == doc.text;
+        let new = as_sent(&clients.new, &doc.id, &start, in_batch).await;
+        p.old_texts.push(old.text().map(str::to_owned));
+        p.texts.push(new.text().map(str::to_owned));
+        if let Sent::Cut(_, cut) = old {
+            p.old_client_cut.push(cut);
         }
-        let alone = send(c, &doc.text).await;
-        let text = match alone {
-            Ok(reply) if reply.is_success() => {
-                p.whole.push(doc.id.clone());
-                Some(doc.text.clone())
-            }
-            Ok(reply) if cut && baseline_has && reply.status != 429 => {
-                match longest_accepted(c, &doc.text).await {
-                    Ok(found) => {
-                        let text: String = doc.text.chars().take(found.kept).collect();
-                        p.cut.push(Cut {
-                            id: doc.id.clone(),
-                            chars: doc.text.chars().count(),
-                            kept: found.kept,
-                            tokens: found.tokens.filter(|_| counts_tokens),
-                            refused: reply.summary(),
-                            requests: found.requests,
-                            cosine: None,
-                        });
-                        Some(text)
-                    }
-                    Err(why) => {
-                        p.not_embedded.push(format!("{}: {why}", doc.id));
-                        None
-                    }
-                }
-            }
-            Ok(reply) => {
-                p.not_embedded
-                    .push(format!("{}: {} when sent alone", doc.id, reply.summary()));
-                None
-            }
-            Err(why) => {
-                p.not_embedded.push(format!("{}: {why}", doc.id));
-                None
-            }
-        };
-        p.texts.push(text);
+        match new {
+            Sent::Cut(_, cut) => p.cut.push(cut),
+            // Whole as the corpus has it; the old client's cut text accepted as it is
+            // needs no mention of its own.
+            Sent::Whole(_) if start == doc.text => p.whole.push(doc.id.clone()),
+            Sent::Whole(_) => {}
+            Sent::Refused(why) => p.not_embedded.push(format!("{}: {why}", doc.id)),
+            Sent::AsIs(_) => {}
+        }
     }
     p
+}
+
+/// A document as `client` sends it: as it is when the corpus run embedded it, else
+/// alone, and cut to the longest accepted prefix when refused and cutting is the
+/// client's practice.
+async fn as_sent(client: &Client<'_>, id: &str, text: &str, embedded: bool) -> Sent {
+    if embedded {
+        return Sent::AsIs(text.to_owned());
+    }
+    let reply = match send(client.session, text).await {
+        Ok(reply) => reply,
+        Err(why) => return Sent::Refused(why),
+    };
+    if reply.is_success() {
+        return Sent::Whole(text.to_owned());
+    }
+    if !client.cuts || reply.status == 429 {
+        return Sent::Refused(format!("{} when sent alone", reply.summary()));
+    }
+    match longest_accepted(client.session, text).await {
+        Ok(found) => Sent::Cut(
+            text.chars().take(found.kept).collect(),
+            Cut {
+                id: id.to_owned(),
+                chars: text.chars().count(),
+                kept: found.kept,
+                tokens: found.tokens.filter(|_| client.counts_tokens),
+                refused: reply.summary(),
+                requests: found.requests,
+                cosine: None,
+            },
+        ),
+        Err(why) => Sent::Refused(why),
+    }
 }
 
 async fn send(s: &Session, text: &str) -> Result<Arc<Reply>, String> {
@@ -373,30 +465,36 @@ fn cut_and_normalise(v: &[f64], d: usize) -> Result<Vec<f64>, String> {
 fn judge(
     f: Findings<'_>,
     prepared: Prepared,
-    fixed: Embedded,
+    (baseline, fixed): (Embedded, Embedded),
     queries: (QueryResult, QueryResult),
     dimensions: Option<DimensionsFix>,
     applied: Vec<String>,
 ) -> FixesApplied {
-    let baseline = &f.documents.0;
+    let baseline = &baseline;
     let mut not_embedded = prepared.not_embedded;
+    not_embedded.extend(
+        baseline
+            .failures
+            .iter()
+            .map(|why| format!("baseline: {why}")),
+    );
     not_embedded.extend(fixed.failures.iter().cloned());
     let mut cosines: Vec<DocumentCosine> = Vec::new();
+    let mut not_compared = Vec::new();
     for (i, doc) in f.corpus.documents.iter().enumerate() {
         match (baseline.vectors.get(i), fixed.vectors.get(i)) {
-            (Some(Some(old)), Some(Some(new))) if old.len() == new.len() => cosines.push(DocumentCosine {
-                id: doc.id.clone(),
-                cosine: cosine(old, new),
-            }),
-            (Some(None), Some(Some(_))) => not_embedded.push(format!(
-                "{}: not compared, the baseline did not embed it (the old client had no vector for it)",
-                doc.id
-            )),
+            (Some(Some(old)), Some(Some(new))) if old.len() == new.len() => {
+                cosines.push(DocumentCosine {
+                    id: doc.id.clone(),
+                    cosine: cosine(old, new),
+                })
+            }
+            (Some(None), Some(Some(_))) => not_compared.push(doc.id.clone()),
             _ => {}
         }
     }
-    let mut cut = prepared.cut;
-    for c in &mut cut {
+    let (mut cut, mut old_client_cut) = (prepared.cut, prepared.old_client_cut);
+    for c in cut.iter_mut().chain(old_client_cut.iter_mut()) {
         c.cosine = cosines.iter().find(|d| d.id == c.id).map(|d| d.cosine);
     }
     let same_at = f.judged.same_at();
@@ -426,13 +524,15 @@ fn judge(
         embedded,
         compared: cosines.len(),
         cut,
+        old_client_cut,
         whole: prepared.whole,
         restored: embedded == f.corpus.documents.len()
+            && cosines.len() == f.corpus.documents.len()
             && below.is_empty()
-            && !cosines.is_empty()
             && unchanged
             && dimensions_ok,
         not_embedded,
+        not_compared,
         cosine: Spread::of(cosines.iter().map(|d| d.cosine).collect()),
         below,
         same_at,

@@ -32,8 +32,13 @@ pub(super) fn render(doc: &mut String, f: &FixesApplied, candidate: &str) {
             &format!("{} of {}", f.embedded, f.documents),
         ],
     );
+    if !f.old_client_cut.is_empty() {
+        let row = cut_summary(&f.old_client_cut, "the baseline's");
+        table_row(doc, &["documents the old client cuts", &row]);
+    }
     if !f.cut.is_empty() {
-        table_row(doc, &["documents cut before sending", &cut_summary(&f.cut)]);
+        let row = cut_summary(&f.cut, "the candidate's");
+        table_row(doc, &["documents cut before sending", &row]);
     }
     if !f.whole.is_empty() {
         let ids = f.whole.join(", ");
@@ -64,12 +69,20 @@ pub(super) fn render(doc: &mut String, f: &FixesApplied, candidate: &str) {
     for why in &f.not_embedded {
         let _ = writeln!(doc, "- not embedded: {}", text::flat(why));
     }
-    cut_table(doc, f);
+    if !f.not_compared.is_empty() {
+        let _ = writeln!(
+            doc,
+            "- not compared (the old client had no vector for them): {}",
+            f.not_compared.join(", ")
+        );
+    }
+    cut_table(doc, "Documents the old client cuts", &f.old_client_cut);
+    cut_table(doc, "Documents cut before sending to the candidate", &f.cut);
 }
 
 /// `20 (ko-01…ko-20): 160–202 of 192–247 characters kept, 254–256 tokens by the
 /// candidate's count; 177 requests to find the cuts`.
-fn cut_summary(cut: &[Cut]) -> String {
+fn cut_summary(cut: &[Cut], whose: &str) -> String {
     let range = |values: Vec<u64>| {
         let (lo, hi) = (values.iter().min(), values.iter().max());
         match (lo, hi) {
@@ -82,7 +95,7 @@ fn cut_summary(cut: &[Cut]) -> String {
     let chars = range(cut.iter().map(|c| c.chars as u64).collect());
     let tokens: Vec<u64> = cut.iter().filter_map(|c| c.tokens).collect();
     let tokens = if tokens.len() == cut.len() {
-        format!(", {} tokens by the candidate's count", range(tokens))
+        format!(", {} tokens by {whose} count", range(tokens))
     } else {
         String::new()
     };
@@ -151,6 +164,12 @@ fn verdict(f: &FixesApplied) -> Vec<String> {
             f.documents
         ));
     }
+    if !f.not_compared.is_empty() {
+        lines.push(format!(
+            "- {} documents embed but cannot be compared: the old client had no vector for them.",
+            f.not_compared.len()
+        ));
+    }
     if !f.below.is_empty() {
         lines.push(below_line(f));
     }
@@ -177,7 +196,7 @@ fn verdict(f: &FixesApplied) -> Vec<String> {
 /// The documents under the line, with how each was cut; the tokenizer remark only
 /// when every one of them was cut.
 fn below_line(f: &FixesApplied) -> String {
-    let cut_of = |id: &str| f.cut.iter().find(|c| c.id == id);
+    let cut_of = |id: &str| f.cut.iter().chain(&f.old_client_cut).find(|c| c.id == id);
     let shown: Vec<String> = f
         .below
         .iter()
@@ -208,13 +227,13 @@ fn below_line(f: &FixesApplied) -> String {
     )
 }
 
-fn cut_table(doc: &mut String, f: &FixesApplied) {
-    if f.cut.is_empty() {
+fn cut_table(doc: &mut String, title: &str, cut: &[Cut]) {
+    if cut.is_empty() {
         return;
     }
-    doc.push_str("\n<details><summary>Documents cut before sending</summary>\n\n");
-    doc.push_str("| document | characters | kept | tokens (candidate) | cosine with the old vector | the whole document alone | requests |\n|---|---|---|---|---|---|---|\n");
-    for c in &f.cut {
+    let _ = writeln!(doc, "\n<details><summary>{title}</summary>\n");
+    doc.push_str("| document | characters | kept | tokens | cosine with the old vector | the whole document alone | requests |\n|---|---|---|---|---|---|---|\n");
+    for c in cut {
         let cosine = c.cosine.map_or("—".to_owned(), |x| format!("{x:.4}"));
         table_row(
             doc,
