@@ -31,6 +31,9 @@ pub enum Overlength {
     Reject,
     /// The client expects the server to truncate.
     Truncate,
+    /// The client expects the whole input embedded in chunks and pooled (vLLM's
+    /// chunked processing, LangChain's own chunking).
+    Aggregate,
 }
 
 /// A declared value that is none of the accepted words.
@@ -77,13 +80,19 @@ impl Words for Matryoshka {
 }
 
 impl Words for Overlength {
-    const ALL: &'static [Self] = &[Overlength::Any, Overlength::Reject, Overlength::Truncate];
+    const ALL: &'static [Self] = &[
+        Overlength::Any,
+        Overlength::Reject,
+        Overlength::Truncate,
+        Overlength::Aggregate,
+    ];
 
     fn word(self) -> &'static str {
         match self {
             Overlength::Any => "any",
             Overlength::Reject => "reject",
             Overlength::Truncate => "truncate",
+            Overlength::Aggregate => "aggregate",
         }
     }
 }

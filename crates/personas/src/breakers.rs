@@ -21,6 +21,8 @@ static BREAKERS: &[Breaker] = &[
     // Dynamo's vLLM handler before PR #10248: per-token matrices.
     ("RESP-005", || quirks(&[Quirk::PerTokenVectors])),
     ("RESP-006", || quirks(&[Quirk::SuccessContentType("text/plain; charset=utf-8")])),
+    // A constant-vector worker passed Dynamo's deploy checks (ai-dynamo/dynamo PR #14681).
+    ("RESP-007", || quirks(&[Quirk::ConstantVectors])),
     ("IN-001", || error_when(Trigger::SingleString, 400, "'input' must be an array of strings")),
     // Azure OpenAI's historic limit: "The max number of inputs is 1" (openai-cookbook#252).
     ("IN-002", || configured(Config { max_batch: 1, ..Config::default() }, &[])),
@@ -35,14 +37,19 @@ static BREAKERS: &[Breaker] = &[
     ("IN-008", || error_when(Trigger::BatchOver(32), 400, "too many inputs in one request")),
     // A vocabulary large enough that 999999 decodes to something: embedded, meaninglessly.
     ("IN-009", || configured(Config { vocab_size: 1_000_000, ..Config::default() }, &[])),
+    // llama.cpp: inputs within the context but over the 512-token physical batch (#11105).
+    ("IN-010", || error_when(Trigger::LongItemInBatch(400), 500, "input (510 tokens) is too large to process. increase the physical batch size")),
     ("USE-001", || quirks(&[Quirk::FloatUsage])),
     // LM Studio reports zero tokens (cheshire-cat-ai/core#1014).
     ("USE-002", || quirks(&[Quirk::ZeroUsage])),
     ("USE-003", || quirks(&[Quirk::PaddedUsage(2)])),
+    ("USE-004", || quirks(&[Quirk::TokenIdsCountedAsDigits])),
     ("USE-005", || quirks(&[Quirk::UsageInCharacters])),
     ("CONS-001", || quirks(&[Quirk::NoiseOnRepeat])),
     ("CONS-002", || quirks(&[Quirk::BatchPaddingLeak])),
     ("CONS-003", || quirks(&[Quirk::ScaledVectors { factor: 2.0 }])),
+    // A long document permanently changed short ones' vectors (ROCm/FastFlowLM#647).
+    ("CONS-004", || quirks(&[Quirk::ChangedAfterLongInput { bytes: 8_192 }])),
     // vLLM refuses `dimensions` even at the native size on a model not marked Matryoshka.
     ("DIM-001", || error_when(Trigger::Field("dimensions"), 400, "dimensions must be unset for this model")),
     ("DIM-002", || quirks(&[Quirk::RoundDimensionsUp(64)])),
@@ -66,11 +73,14 @@ static BREAKERS: &[Breaker] = &[
     // TEI 1.9.0: `--auto-truncate false` ignored, so a server meant to refuse truncates.
     ("LEN-003", || configured(rejecting(), &[Quirk::Truncate { keep_end: false }])),
     ("LEN-004", || quirks(&[Quirk::DropOverlengthBatchItems])),
+    // vLLM declared to aggregate, but chunked processing not enabled: it truncates.
+    ("LEN-005", || configured(Config { overlength: OverlengthPolicy::Aggregate, ..Config::default() }, &[Quirk::Truncate { keep_end: false }])),
     ("ENC-001", || quirks(&[Quirk::FloatAsBase64])),
     ("ENC-002", || quirks(&[Quirk::Base64Float64])),
     // The study's old server ignored `encoding_format`: floats even for base64.
     ("ENC-003", || quirks(&[Quirk::IgnoreFields(&["encoding_format"])])),
     ("ENC-004", || quirks(&[Quirk::LenientEncodingFormat])),
+    ("ENC-005", || error_when(Trigger::UnsupportedEncodingFormat, 400, "invalid request")),
     // llama.cpp's `ex_wrapper` answers a JSON parse exception 500.
     ("ERR-001", || error_when(Trigger::MalformedJson, 500, "parse error: unexpected end of input")),
     ("ERR-002", || error_when(Trigger::MissingInput, 500, "KeyError: 'input'")),
@@ -86,6 +96,9 @@ static BREAKERS: &[Breaker] = &[
     ("ERR-009", || quirks(&[Quirk::StatusAs { from: 404, to: 503 }])),
     // TEI 1.9.3 aborts on token ids that decode to nothing.
     ("ERR-010", || quirks(&[Quirk::CrashOn(Trigger::TokenIdAtLeast(999_999))])),
+    // A model the server does not serve answered 409 Conflict: retried twice by the SDKs.
+    ("ERR-011", || quirks(&[Quirk::StatusAs { from: 404, to: 409 }])),
+    ("ERR-012", || quirks(&[Quirk::ThrottleWithoutRetryAfter { every: 40 }])),
     ("AUTH-001", || configured(keyed(), &[Quirk::ErrorWhen { trigger: Trigger::NoCredentials, status: 500, message: "KeyError: 'authorization'" }])),
 ];
 

@@ -73,6 +73,8 @@ struct Memory {
     answered: u64,
     /// Requests answered so far, by [`Incoming::identity`].
     seen: HashMap<u64, u64>,
+    /// The largest request body received so far, in bytes.
+    longest: usize,
     /// Set once a `Quirk::CrashOn` fired: the server answers nothing from then on.
     crashed: bool,
 }
@@ -84,6 +86,8 @@ impl Memory {
         (request.number, request.repeat) = (self.answered, *seen);
         *seen += 1;
         self.answered += 1;
+        request.longest_before = self.longest;
+        self.longest = self.longest.max(request.body.len());
     }
 }
 

@@ -22,6 +22,8 @@ pub(crate) struct Incoming {
     pub(crate) number: u64,
     /// How many identical requests (method, path, body) the server answered before.
     pub(crate) repeat: u64,
+    /// The largest request body the server received before this one, in bytes.
+    pub(crate) longest_before: usize,
 }
 
 impl Incoming {
@@ -42,6 +44,7 @@ impl Incoming {
             body: request.body.clone(),
             number: 0,
             repeat: 0,
+            longest_before: 0,
         }
     }
 

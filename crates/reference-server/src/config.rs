@@ -86,6 +86,9 @@ pub enum OverlengthPolicy {
     /// Keep the first `max_input_tokens` tokens and embed those.
     #[default]
     Truncate,
+    /// Embed the whole input, as vLLM's chunked processing pools its chunks: the
+    /// vector of every token, over the limit or not.
+    Aggregate,
 }
 
 impl fmt::Display for OverlengthPolicy {
@@ -93,13 +96,14 @@ impl fmt::Display for OverlengthPolicy {
         f.write_str(match self {
             Self::Reject => "reject",
             Self::Truncate => "truncate",
+            Self::Aggregate => "aggregate",
         })
     }
 }
 
 /// A string that names no [`OverlengthPolicy`].
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
-#[error("unknown overlength policy `{0}` (expected `reject` or `truncate`)")]
+#[error("unknown overlength policy `{0}` (expected `reject`, `truncate` or `aggregate`)")]
 pub struct ParseOverlengthPolicyError(String);
 
 impl FromStr for OverlengthPolicy {
@@ -108,6 +112,7 @@ impl FromStr for OverlengthPolicy {
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         match s {
             "reject" => Ok(Self::Reject),
+            "aggregate" => Ok(Self::Aggregate),
             "truncate" => Ok(Self::Truncate),
             other => Err(ParseOverlengthPolicyError(other.to_owned())),
         }

@@ -208,6 +208,7 @@ impl Engine {
                 ids.truncate(max);
                 Ok(ids)
             }
+            OverlengthPolicy::Aggregate => Ok(ids),
         }
     }
 

@@ -16,6 +16,7 @@ pub(crate) fn checks() -> Vec<Check> {
         check!("CONS-001", same_request_same_vector),
         check!("CONS-002", batch_equals_alone),
         check!("CONS-003", unit_length),
+        check!("CONS-004", survives_long_inputs_and_concurrency, aggregate),
     ]
 }
 
@@ -139,4 +140,96 @@ async fn unit_length(s: &Session) -> CheckResult {
         judged.push(&reply.exchange);
     }
     Ok(Verdict::pass("every vector has unit L2 norm").with_all(judged))
+}
+
+/// Requests in flight beside CONS-004's probe.
+const IN_FLIGHT: usize = 4;
+
+/// CONS-004: "The probe sentence keeps its vector when re-embedded after the run's
+/// longest inputs, and while 4 other requests are in flight."
+///
+/// An aggregate check, so it runs after every over-length probe. The sentence's first
+/// vector is the one the run began with (IN-001's answer, from the cache); the later
+/// ones are fresh requests. Concurrency is sent only to a loopback server: a remote
+/// one is not loaded without being asked.
+async fn survives_long_inputs_and_concurrency(s: &Session) -> CheckResult {
+    let first = requests::single(s).await?;
+    let Some(before) = first_vector(&first) else {
+        return Ok(
+            Verdict::skip("the probe sentence got no vector (see IN-001)").with(&first.exchange),
+        );
+    };
+    let probe = || Probe::embed(body(s, json!(SENTENCE), &[])).fresh();
+    let later = s.send(probe()).await?;
+    let noise = s.facts().noise();
+    let mut verdict = Verdict::pass("")
+        .with(&first.exchange)
+        .with(&later.exchange);
+    let mut found = Vec::new();
+    match first_vector(&later) {
+        Some(v) if noise.same(cosine(&before, &v)) => {
+            found.push(format!(
+                "after the run's longest inputs: cosine {:.6}",
+                cosine(&before, &v)
+            ));
+        }
+        Some(v) => {
+            return Ok(verdict_changed(
+                verdict,
+                "after the run's longest inputs",
+                cosine(&before, &v),
+                noise,
+            ));
+        }
+        None => return Ok(no_vector(verdict, &later)),
+    }
+    if s.transport().target().is_loopback() {
+        let others = (0..IN_FLIGHT).map(|i| {
+            let text = BATCH[i % BATCH.len()];
+            s.send(Probe::embed(body(s, json!([text, SENTENCE]), &[])).fresh())
+        });
+        let (during, _) = tokio::join!(s.send(probe()), futures::future::join_all(others));
+        let during = during?;
+        verdict = verdict.with(&during.exchange);
+        match first_vector(&during) {
+            Some(v) if noise.same(cosine(&before, &v)) => found.push(format!(
+                "with {IN_FLIGHT} requests in flight: cosine {:.6}",
+                cosine(&before, &v)
+            )),
+            Some(v) => {
+                let label = format!("with {IN_FLIGHT} requests in flight");
+                return Ok(verdict_changed(verdict, &label, cosine(&before, &v), noise));
+            }
+            None => return Ok(no_vector(verdict, &during)),
+        }
+    } else {
+        found.push("concurrency not tried: the server is not on this machine".to_owned());
+    }
+    verdict.reason = format!("the probe sentence kept its vector {}", found.join("; "));
+    Ok(verdict)
+}
+
+fn first_vector(reply: &Reply) -> Option<Vec<f64>> {
+    reply
+        .is_success()
+        .then(|| reply.embeddings().ok()?.vectors.into_iter().next())
+        .flatten()
+}
+
+fn no_vector(verdict: Verdict, reply: &Reply) -> Verdict {
+    let mut none = Verdict::inconclusive(format!(
+        "the probe sentence got no vector when sent again: {}",
+        reply.summary()
+    ));
+    none.evidence = verdict.evidence;
+    none
+}
+
+fn verdict_changed(verdict: Verdict, when: &str, similarity: f64, noise: Noise) -> Verdict {
+    let mut failed = Verdict::fail(format!(
+        "the probe sentence changed its vector {when}: cosine {similarity:.6} with its first vector (the server's noise allows 1 - {:.6})",
+        noise.threshold()
+    ));
+    failed.evidence = verdict.evidence;
+    failed
 }

@@ -1,4 +1,4 @@
-//! encoding: `encoding_format` (ENC-001 … ENC-004).
+//! encoding: `encoding_format` (ENC-001 … ENC-005).
 //!
 //! The OpenAI SDKs send `encoding_format: "base64"` unless told otherwise and decode
 //! the strings as little-endian float32, so base64 is checked to the bit against the
@@ -21,6 +21,7 @@ use serde_json::{Value, json};
 use std::borrow::Cow;
 use std::fmt;
 use std::ops::RangeInclusive;
+use std::sync::Arc;
 
 pub(crate) fn checks() -> Vec<Check> {
     vec![
@@ -28,6 +29,7 @@ pub(crate) fn checks() -> Vec<Check> {
         check!("ENC-002", base64_decodes_to_floats),
         check!("ENC-003", never_arrays_for_base64),
         check!("ENC-004", unsupported_format_refused),
+        check!("ENC-005", refusal_names_the_field),
     ]
 }
 
@@ -329,18 +331,84 @@ async fn never_arrays_for_base64(s: &Session) -> CheckResult {
 /// ENC-004: "An encoding_format other than \"float\" or \"base64\" (such as \"bogus\",
 /// \"\" or 123) is refused with a 4xx."
 async fn unsupported_format_refused(s: &Session) -> CheckResult {
-    let mistakes = [json!("bogus"), json!(""), json!(123)]
+    let mistakes = UNSUPPORTED_FORMATS
         .into_iter()
         .map(|format| {
-            let why = format!("encoding_format {format} is neither \"float\" nor \"base64\"");
-            let request = body(s, json!(SENTENCE), &[("encoding_format", format.clone())]);
+            let format = format();
             (
                 format!("encoding_format {format}"),
-                Probe::invalid(Body::Json(request), why),
+                unsupported_probe(s, format),
             )
         })
         .collect();
     judging::expect_all_refused(s, mistakes, "\"bogus\", \"\" and 123 were refused with 4xx").await
+}
+
+/// ENC-004's values, each built when sent.
+const UNSUPPORTED_FORMATS: [fn() -> Value; 3] = [|| json!("bogus"), || json!(""), || json!(123)];
+
+fn unsupported_probe(s: &Session, format: Value) -> Probe {
+    let why = format!("encoding_format {format} is neither \"float\" nor \"base64\"");
+    let request = body(s, json!(SENTENCE), &[("encoding_format", format)]);
+    Probe::invalid(Body::Json(request), why)
+}
+
+/// What a refusal says, lower-cased: the JSON error's message and param, or the whole
+/// body when it is not JSON (a plain-text rejection is its own message; ERR-007 judges
+/// that it is not JSON).
+fn refusal_text(reply: &Reply) -> String {
+    match reply.json {
+        Some(_) => reply.error_text(),
+        None => String::from_utf8_lossy(&reply.body).to_lowercase(),
+    }
+}
+
+/// ENC-005: "Refusing an unsupported encoding_format (ENC-004's probe) names
+/// encoding_format in the error message or param."
+///
+/// Judged on ENC-004's own refusals (answered from the cache); whether the accepted
+/// values are named too is said in the reason.
+async fn refusal_names_the_field(s: &Session) -> CheckResult {
+    let mut refused = Vec::new();
+    for format in UNSUPPORTED_FORMATS {
+        let reply = s.send(unsupported_probe(s, format())).await?;
+        if reply.is_client_error() {
+            refused.push((format(), reply));
+        }
+    }
+    if refused.is_empty() {
+        return Ok(Verdict::skip(
+            "no unsupported encoding_format was refused (ENC-004 judges that)",
+        ));
+    }
+    let unnamed: Vec<&(Value, Arc<Reply>)> = refused
+        .iter()
+        .filter(|(_, r)| !refusal_text(r).contains("encoding_format"))
+        .collect();
+    let exchanges = refused.iter().map(|(_, r)| &r.exchange);
+    if let Some((format, reply)) = unnamed.first() {
+        return Ok(Verdict::fail(format!(
+            "{} of {} refusals do not name encoding_format; encoding_format {format}: {}",
+            unnamed.len(),
+            refused.len(),
+            reply.summary()
+        ))
+        .with_all(exchanges));
+    }
+    let values = refused.iter().all(|(_, r)| {
+        let text = r.error_text();
+        text.contains("float") && text.contains("base64")
+    });
+    Ok(Verdict::pass(format!(
+        "{} refusals name encoding_format{}",
+        refused.len(),
+        if values {
+            " and the accepted values"
+        } else {
+            " (without listing float and base64)"
+        }
+    ))
+    .with_all(exchanges))
 }
 
 #[cfg(test)]

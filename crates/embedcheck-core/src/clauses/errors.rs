@@ -1,5 +1,5 @@
 //! errors: client mistakes get 4xx answers a client can act on, and no request takes
-//! the server down (ERR-001 … ERR-010).
+//! the server down (ERR-001 … ERR-012).
 //!
 //! A 5xx for a client mistake is the retry hazard: the OpenAI SDKs retry every 5xx
 //! twice, so such a server receives a request that can never succeed three times.
@@ -26,6 +26,8 @@ pub(crate) fn checks() -> Vec<Check> {
         check!("ERR-008", error_bodies_are_openai_shaped, aggregate),
         check!("ERR-009", no_retry_hazard, aggregate),
         check!("ERR-010", server_stays_up, aggregate),
+        check!("ERR-011", no_retryable_status_for_mistakes, aggregate),
+        check!("ERR-012", throttling_says_when, aggregate),
     ]
 }
 
@@ -261,5 +263,115 @@ async fn server_stays_up(s: &Session) -> CheckResult {
             "the server answered after every one of {} requests",
             s.requests_sent()
         )),
+    })
+}
+
+/// ERR-011: "No invalid request is answered with a status the OpenAI SDKs retry (408,
+/// 409, 429 or any 5xx) unless the answer carries x-should-retry: false; a 429 that
+/// persists on an invalid request past its Retry-After while valid requests succeed is
+/// a client mistake misreported."
+///
+/// ERR-009's log, judged with the SDKs' own rule ([`Reply::is_retried_by_sdks`]), plus
+/// the 429s the session gave up waiting out.
+async fn no_retryable_status_for_mistakes(s: &Session) -> CheckResult {
+    s.send(malformed_json_probe(s)).await?;
+    s.send(missing_input_probe(s)).await?;
+    let log = s.log();
+    let mut invalid = 0usize;
+    let mut retried: Vec<(String, Arc<Reply>)> = Vec::new();
+    for logged in &log {
+        if let (Validity::Invalid(why), Some(reply)) = (&logged.validity, &logged.reply) {
+            invalid += 1;
+            // A 429 is judged by how it ended (below): waited out, it was throttling.
+            if reply.status != 429 && reply.is_retried_by_sdks() {
+                retried.push((why.clone(), reply.clone()));
+            }
+        }
+    }
+    let valid_succeeded = log
+        .iter()
+        .any(|l| l.validity == Validity::Valid && l.reply.as_ref().is_some_and(|r| r.is_success()));
+    if valid_succeeded {
+        for t in s.throttled() {
+            if let (Validity::Invalid(why), true) = (&t.validity, t.persisted) {
+                retried.push((format!("{why}; still 429 after the retry wait"), t.reply));
+            }
+        }
+    }
+    if retried.is_empty() {
+        return Ok(Verdict::pass(format!(
+            "none of the {invalid} invalid requests got a status the OpenAI SDKs retry (408, 409, 429, 5xx)"
+        )));
+    }
+    let named: Vec<String> = retried
+        .iter()
+        .take(8)
+        .map(|(why, reply)| format!("{} ({why})", reply.status))
+        .collect();
+    Ok(Verdict::fail(format!(
+        "{} invalid requests got a status the OpenAI SDKs retry twice without x-should-retry: false: {}",
+        retried.len(),
+        named.join("; ")
+    ))
+    .with_all(retried.iter().map(|(_, r)| &r.exchange)))
+}
+
+/// The longest Retry-After the OpenAI SDKs wait for; beyond it they do not retry.
+const MAX_RETRY_AFTER_SECONDS: f64 = 120.0;
+
+/// ERR-012: "Every 429 or 503 the run receives carries Retry-After (seconds or an HTTP
+/// date) or retry-after-ms of at most 120 seconds."
+async fn throttling_says_when(s: &Session) -> CheckResult {
+    let throttled = s.throttled();
+    if throttled.is_empty() {
+        return Ok(Verdict::skip(
+            "not observed: no request of the run was answered 429 or 503",
+        ));
+    }
+    let bad: Vec<(&Arc<Reply>, String)> = throttled
+        .iter()
+        .filter_map(|t| retry_after_problem(&t.reply).map(|why| (&t.reply, why)))
+        .collect();
+    let exchanges = throttled.iter().map(|t| &t.reply.exchange);
+    Ok(match bad.first() {
+        Some((reply, why)) => Verdict::fail(format!(
+            "{} of {} throttling answers do not say when to come back; {}: {why}",
+            bad.len(),
+            throttled.len(),
+            reply.status
+        ))
+        .with_all(exchanges),
+        None => Verdict::pass(format!(
+            "all {} throttling answers carry a Retry-After of at most {MAX_RETRY_AFTER_SECONDS} s",
+            throttled.len()
+        ))
+        .with_all(exchanges),
+    })
+}
+
+/// What is wrong with a throttling answer's retry headers, if anything.
+fn retry_after_problem(reply: &Reply) -> Option<String> {
+    let ms = reply
+        .retry_after_ms
+        .as_deref()
+        .and_then(|v| v.trim().parse::<f64>().ok());
+    let seconds = reply.retry_after.as_deref().map(str::trim);
+    let wait = match (ms, seconds) {
+        (Some(ms), _) => ms / 1000.0,
+        (None, Some(v)) => match v.parse::<f64>() {
+            Ok(secs) => secs,
+            // An HTTP date: valid, and how far ahead it is cannot be judged reliably
+            // against an unknown server clock.
+            Err(_) if v.contains("GMT") => return None,
+            Err(_) => {
+                return Some(format!(
+                    "Retry-After {v:?} is neither seconds nor an HTTP date"
+                ));
+            }
+        },
+        (None, None) => return Some("no Retry-After and no retry-after-ms".to_owned()),
+    };
+    (wait > MAX_RETRY_AFTER_SECONDS).then(|| {
+        format!("asks for {wait} s, beyond the {MAX_RETRY_AFTER_SECONDS} s after which the OpenAI SDKs stop retrying")
     })
 }

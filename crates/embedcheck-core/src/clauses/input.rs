@@ -89,17 +89,14 @@ fn accepted_or_refused(reply: &Reply, inputs: usize) -> Result<&'static str, Ver
 /// IN-003: "input given as token ids ([int] or [[int]]) is either embedded (200) or
 /// refused with a 4xx, never a 5xx."
 ///
-/// The ids are small (below 1000) so they exist in every real vocabulary; ids that
+/// The ids ([`requests::token_id_forms`]) exist in every real vocabulary; ids that
 /// decode to nothing can take servers down and are only sent with `--aggressive`.
 async fn token_ids(s: &Session) -> CheckResult {
-    let forms = [
-        (json!([101, 102, 103, 104]), 1),
-        (json!([[101, 102], [201, 202, 203]]), 2),
-    ];
     let mut verdict = Verdict::pass("");
     let mut answers = Vec::new();
     let mut accepted = Vec::new();
-    for (input, count) in forms {
+    for form in requests::token_id_forms() {
+        let (input, count) = (form.input, form.inputs);
         let reply = s.send(Probe::embed(body(s, input.clone(), &[]))).await?;
         match accepted_or_refused(&reply, count) {
             Ok(how) => {

@@ -1,4 +1,5 @@
-//! over-length: inputs longer than the model's limit (LEN-001 … LEN-004).
+//! over-length: inputs longer than the model's limit (LEN-001 … LEN-005), and one
+//! at the limit (IN-010).
 //!
 //! The limit is declared (`--max-input-tokens`) or searched for: inputs of 256, 512,
 //! 1,024 … words until one is refused or comes back truncated (fewer tokens than
@@ -30,6 +31,8 @@ pub(crate) fn checks() -> Vec<Check> {
         check!("LEN-002", refused_or_truncated_properly),
         check!("LEN-003", policy_as_relied_on),
         check!("LEN-004", over_length_batch_item),
+        check!("LEN-005", aggregated_whole, aggregate),
+        check!("IN-010", at_the_limit, aggregate),
     ]
 }
 
@@ -531,28 +534,10 @@ fn improper_refusal(reply: &Reply) -> Option<String> {
     ))
 }
 
-/// Why a truncating answer is not a proper truncation: usage above the limit, or a
-/// vector unlike the one of a longer input with the same beginning.
-///
-/// Usage is read only where USE-005 found it to count tokens and the limit itself was
-/// counted in tokens; the vectors are judged against the server's own noise.
-fn improper_truncation(
-    reply: &Reply,
-    limit: &Limit,
-    longer: Option<&[f64]>,
-    facts: &Facts,
-) -> Option<String> {
-    let counted =
-        facts.usage_counts_tokens() && !matches!(limit.because, LimitEvidence::Vectors { .. });
-    if let Some(tokens) = reply
-        .prompt_tokens()
-        .filter(|&t| counted && t > limit.tokens)
-    {
-        return Some(format!(
-            "200 with usage.prompt_tokens {tokens}, above the {}-token limit: the input was not truncated",
-            limit.tokens
-        ));
-    }
+/// Why a truncating answer is not a proper truncation: a vector unlike the one of a
+/// longer input with the same beginning, judged against the server's own noise. (A
+/// 200 that counts more tokens than the limit is the aggregate policy, LEN-005's.)
+fn improper_truncation(reply: &Reply, longer: Option<&[f64]>, facts: &Facts) -> Option<String> {
     let vector = match judging::vectors_or_verdict(reply, 1) {
         Ok(mut v) => v.remove(0),
         Err(verdict) => return Some(verdict.reason),
@@ -597,8 +582,11 @@ async fn refused_or_truncated_properly(s: &Session) -> CheckResult {
             let reply = s.send(over_probe(s, n, limit)).await?;
             let problem = if reply.is_client_error() {
                 improper_refusal(&reply)
+            } else if aggregated_tokens(&reply, limit, &s.facts()).is_some() {
+                // Embedded whole: the aggregate policy, which LEN-005 judges.
+                return Ok::<_, ProbeError>(Case::Inapplicable);
             } else if reply.is_success() {
-                improper_truncation(&reply, limit, longer, &s.facts())
+                improper_truncation(&reply, longer, &s.facts())
             } else {
                 return Ok::<_, ProbeError>(Case::Inapplicable);
             };
@@ -633,10 +621,18 @@ async fn refused_or_truncated_properly(s: &Session) -> CheckResult {
 /// over-length input."
 async fn policy_as_relied_on(s: &Session) -> CheckResult {
     let relied = s.settings().overlength;
-    if relied == Overlength::Any {
-        return Ok(Verdict::skip(
-            "--overlength any: the client copes with either policy",
-        ));
+    match relied {
+        Overlength::Any => {
+            return Ok(Verdict::skip(
+                "--overlength any: the client copes with either policy",
+            ));
+        }
+        Overlength::Aggregate => {
+            return Ok(Verdict::skip(
+                "--overlength aggregate: LEN-005 judges the aggregated vectors",
+            ));
+        }
+        Overlength::Reject | Overlength::Truncate => {}
     }
     let limit = match input_limit(s).await? {
         Ok(limit) => limit,
@@ -747,6 +743,138 @@ async fn over_length_batch_item(s: &Session) -> CheckResult {
             .with(&reply.exchange)
             .with_all(alone.iter().map(|r| &r.exchange)),
     })
+}
+
+/// The prompt tokens of a 200 that counted more than the limit, where usage counts
+/// tokens and the limit was counted in them: the whole input was embedded.
+fn aggregated_tokens(reply: &Reply, limit: &Limit, facts: &Facts) -> Option<u64> {
+    let counted =
+        facts.usage_counts_tokens() && !matches!(limit.because, LimitEvidence::Vectors { .. });
+    reply
+        .prompt_tokens()
+        .filter(|&t| reply.is_success() && counted && t > limit.tokens)
+}
+
+/// Special tokens a model may add around an input, left free below the limit.
+const SPECIAL_TOKENS: u64 = 2;
+
+/// Words of the stream that are surely within the limit: the longest input the search
+/// saw embedded whole, else the limit less room for special tokens.
+fn words_within(limit: &Limit) -> usize {
+    let words = match limit.because {
+        LimitEvidence::Bisected { accepted_words, .. } => return accepted_words,
+        LimitEvidence::Vectors { differs_at, .. } => return differs_at.max(1),
+        LimitEvidence::Declared
+        | LimitEvidence::Truncated { .. }
+        | LimitEvidence::RefusalNamed { .. } => limit.tokens.saturating_sub(SPECIAL_TOKENS),
+    };
+    usize::try_from(words).unwrap_or(usize::MAX).max(1)
+}
+
+/// IN-010: "An input just under the input limit is answered 200, alone and inside a
+/// batch of three."
+async fn at_the_limit(s: &Session) -> CheckResult {
+    let limit = match input_limit(s).await? {
+        Ok(limit) => limit,
+        Err(verdict) => return Ok(verdict),
+    };
+    let n = words_within(&limit);
+    let text = words(n);
+    let alone = s.send(Probe::embed(body(s, json!(text), &[]))).await?;
+    let batch = [BATCH[0], text.as_str(), BATCH[1]];
+    let together = s.send(Probe::embed(body(s, json!(batch), &[]))).await?;
+    let verdict = match (alone.is_success(), together.is_success()) {
+        (true, true) => Verdict::pass(format!(
+            "an input of {n} words (the limit is {} tokens) embedded alone and in a batch of three",
+            limit.tokens
+        )),
+        (false, _) => Verdict::fail(format!(
+            "an input of {n} words, within the {}-token limit, answered {}",
+            limit.tokens,
+            alone.summary()
+        )),
+        (true, false) => Verdict::fail(format!(
+            "an input of {n} words, within the {}-token limit, embeds alone but its batch of three answered {}: the limit holds per request, not per input",
+            limit.tokens,
+            together.summary()
+        )),
+    };
+    Ok(verdict.with(&alone.exchange).with(&together.exchange))
+}
+
+/// Unit length within float32 rounding.
+const UNIT: f64 = 1e-3;
+
+/// LEN-005: "With --overlength aggregate, an over-length input is answered 200 with a
+/// unit-length vector that differs from the vector of its first limit tokens. Without
+/// the declaration, a 200 that counts more prompt tokens than the limit is reported as
+/// this policy (observed)."
+async fn aggregated_whole(s: &Session) -> CheckResult {
+    let limit = match input_limit(s).await? {
+        Ok(limit) => limit,
+        Err(verdict) => return Ok(verdict),
+    };
+    let declared = s.settings().overlength == Overlength::Aggregate;
+    let over = 2 * limit.over_words;
+    let whole = s.send(over_probe(s, over, &limit)).await?;
+    let observed = aggregated_tokens(&whole, &limit, &s.facts());
+    if !declared && observed.is_none() {
+        return Ok(Verdict::skip(
+            "the aggregate policy is neither declared (--overlength aggregate) nor observed (no 200 counted more tokens than the limit)",
+        )
+        .with(&whole.exchange));
+    }
+    let how = match observed {
+        Some(tokens) => format!(
+            "observed: {tokens} prompt tokens for a {}-token limit",
+            limit.tokens
+        ),
+        None => "declared with --overlength aggregate".to_owned(),
+    };
+    let vector = match judging::vectors_or_verdict(&whole, 1) {
+        Ok(mut v) if whole.is_success() => v.remove(0),
+        Ok(_) => {
+            return Ok(Verdict::fail(format!(
+                "an input of {over} words answered {} ({how})",
+                whole.summary()
+            ))
+            .with(&whole.exchange));
+        }
+        Err(verdict) => return Ok(verdict),
+    };
+    let start = s
+        .send(Probe::embed(body(
+            s,
+            json!(words(words_within(&limit))),
+            &[],
+        )))
+        .await?;
+    let evidence = |v: Verdict| v.with(&whole.exchange).with(&start.exchange);
+    let norm = crate::vectors::norm(&vector);
+    if (norm - 1.0).abs() > UNIT {
+        return Ok(evidence(Verdict::fail(format!(
+            "the aggregated vector has L2 norm {norm:.4}, not 1 ({how}): pooled chunks must be re-normalised"
+        ))));
+    }
+    let first = match judging::vectors_or_verdict(&start, 1) {
+        Ok(mut v) if start.is_success() => v.remove(0),
+        _ => {
+            return Ok(evidence(Verdict::inconclusive(format!(
+                "the input's beginning alone answered {}: nothing to compare with",
+                start.summary()
+            ))));
+        }
+    };
+    let similarity = cosine(&vector, &first);
+    Ok(evidence(if s.facts().noise().same(similarity) {
+        Verdict::fail(format!(
+            "an input of {over} words got the vector of its first words alone (cosine {similarity:.6}): it was truncated, not aggregated ({how})"
+        ))
+    } else {
+        Verdict::pass(format!(
+            "an input of {over} words embedded whole: unit length, cosine {similarity:.4} with its beginning alone ({how})"
+        ))
+    }))
 }
 
 #[cfg(test)]

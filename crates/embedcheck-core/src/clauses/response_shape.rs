@@ -1,4 +1,4 @@
-//! response-shape: the success body clients parse (RESP-001 … RESP-006).
+//! response-shape: the success body clients parse (RESP-001 … RESP-007).
 
 use super::judging;
 use super::{Check, CheckResult, check};
@@ -18,6 +18,7 @@ pub(crate) fn checks() -> Vec<Check> {
         check!("RESP-004", finite_numbers),
         check!("RESP-005", one_dimension),
         check!("RESP-006", json_content_type),
+        check!("RESP-007", no_empty_or_shared_vectors, aggregate),
     ]
 }
 
@@ -260,4 +261,116 @@ async fn json_content_type(s: &Session) -> CheckResult {
         .with(&bad.exchange));
     }
     Ok(Verdict::pass("Content-Type application/json").with_all(ok.iter().map(|r| &r.exchange)))
+}
+
+/// RESP-007: "No embedding the server returns is all zeros, and two distinct inputs of
+/// one request never get the identical vector."
+///
+/// Judges every 200 of the run with its request's string inputs. A pair counts only
+/// when both inputs differ after lower-casing and collapsing whitespace (uncased models
+/// rightly merge case variants), are mostly ASCII letters (text of an unknown script
+/// can rightly become one unknown token), were not sent by an over-length clause (a
+/// truncating server rightly gives inputs with one beginning one vector) and belong to
+/// a request of at most [`DISTINCT_UP_TO`] inputs.
+async fn no_empty_or_shared_vectors(s: &Session) -> CheckResult {
+    requests::batch(s).await?;
+    let log = s.log();
+    let mut judged = 0usize;
+    for logged in &log {
+        let Some(reply) = logged.reply.as_ref().filter(|r| r.is_success()) else {
+            continue;
+        };
+        let Ok(embeddings) = reply.embeddings() else {
+            continue;
+        };
+        judged += 1;
+        if let Some(i) = embeddings
+            .vectors
+            .iter()
+            .position(|v| v.iter().all(|x| *x == 0.0))
+        {
+            return Ok(Verdict::fail(format!(
+                "item {i} is all zeros ({} values): a client stores it without noticing",
+                embeddings.vectors[i].len()
+            ))
+            .with(&reply.exchange));
+        }
+        if logged.clause.is_some_and(|c| c.starts_with("LEN-")) {
+            continue;
+        }
+        let inputs = string_inputs(logged.request_body.as_deref());
+        if inputs.len() > DISTINCT_UP_TO {
+            continue;
+        }
+        if let Some((a, b)) = shared_vector(&inputs, &embeddings.vectors) {
+            return Ok(Verdict::fail(format!(
+                "inputs {a} and {b} of one request ({:?} and {:?}) got the identical vector: the server does not embed what it is sent",
+                judging_text(&inputs[a]),
+                judging_text(&inputs[b])
+            ))
+            .with(&reply.exchange));
+        }
+    }
+    Ok(Verdict::pass(format!(
+        "none of {judged} successful answers holds an all-zero vector or one vector for two distinct inputs"
+    )))
+}
+
+/// Requests of up to this many inputs are judged for shared vectors. In a larger batch
+/// a tokenizer that hashes pieces into its vocabulary (the reference server's does)
+/// gives some distinct inputs one vector by collision; the constant-vector worker this
+/// clause is for shows in every batch.
+const DISTINCT_UP_TO: usize = 64;
+
+/// The string inputs of a request body, in order; empty for any other input.
+fn string_inputs(body: Option<&[u8]>) -> Vec<String> {
+    let Some(value) = body.and_then(|b| serde_json::from_slice::<serde_json::Value>(b).ok()) else {
+        return Vec::new();
+    };
+    match value.get("input") {
+        Some(serde_json::Value::Array(items)) => items
+            .iter()
+            .map(|i| i.as_str().map(str::to_owned).unwrap_or_default())
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// The first pair of distinct, judgeable inputs with bit-identical vectors.
+fn shared_vector(inputs: &[String], vectors: &[Vec<f64>]) -> Option<(usize, usize)> {
+    let judgeable: Vec<usize> = (0..inputs.len().min(vectors.len()))
+        .filter(|&i| mostly_ascii_letters(&inputs[i]))
+        .collect();
+    for (n, &a) in judgeable.iter().enumerate() {
+        for &b in &judgeable[n + 1..] {
+            if normalised(&inputs[a]) != normalised(&inputs[b]) && vectors[a] == vectors[b] {
+                return Some((a, b));
+            }
+        }
+    }
+    None
+}
+
+fn normalised(text: &str) -> String {
+    text.to_lowercase()
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// At least half the non-space characters are ASCII letters, and there are some.
+fn mostly_ascii_letters(text: &str) -> bool {
+    let chars: Vec<char> = text.chars().filter(|c| !c.is_whitespace()).collect();
+    let letters = chars.iter().filter(|c| c.is_ascii_alphabetic()).count();
+    letters >= 3 && letters * 2 >= chars.len()
+}
+
+/// An input as a reason shows it: at most 40 characters.
+fn judging_text(text: &str) -> String {
+    let short: String = text.chars().take(40).collect();
+    if short.len() < text.len() {
+        format!("{short}…")
+    } else {
+        short
+    }
 }

@@ -18,6 +18,7 @@ pub(crate) fn checks() -> Vec<Check> {
         check!("USE-001", integer_counts),
         check!("USE-002", positive_counts),
         check!("USE-003", batch_is_sum_of_items),
+        check!("USE-004", token_ids_counted),
         check!("USE-005", counts_tokens),
     ]
 }
@@ -174,6 +175,48 @@ async fn batch_is_sum_of_items(s: &Session) -> CheckResult {
         ))
     }
     .with_all(evidence))
+}
+
+/// Special tokens a server may add around each token-id input ([CLS] and [SEP]).
+const ID_SPECIALS: u64 = 2;
+
+/// USE-004: "For token-id input, usage.prompt_tokens equals the number of ids sent (a
+/// server that adds special tokens to ids may add at most two)."
+///
+/// Judged on IN-003's own requests (from the cache); skipped when the server refuses
+/// token ids or reports no usage.
+async fn token_ids_counted(s: &Session) -> CheckResult {
+    let mut counted = Vec::new();
+    for form in requests::token_id_forms() {
+        let reply = s
+            .send(Probe::embed(body(s, form.input.clone(), &[])))
+            .await?;
+        if let (true, Some(tokens)) = (reply.is_success(), reply.prompt_tokens()) {
+            counted.push((form, tokens, reply));
+        }
+    }
+    if counted.is_empty() {
+        return Ok(Verdict::skip(
+            "no token-id input was embedded with a usage count (IN-003 shows the answers)",
+        ));
+    }
+    let wrong = counted.iter().find(|(form, tokens, _)| {
+        *tokens < form.ids || *tokens > form.ids + ID_SPECIALS * form.inputs as u64
+    });
+    let exchanges = counted.iter().map(|(_, _, r)| &r.exchange);
+    let line = |(form, tokens, _): &(requests::TokenIds, u64, Arc<Reply>)| {
+        format!("{} ids counted as {tokens}", form.ids)
+    };
+    let lines: Vec<String> = counted.iter().map(line).collect();
+    Ok(match wrong {
+        Some(found) => Verdict::fail(format!(
+            "{}: expected the number of ids (at most {} more per input for special tokens)",
+            line(found),
+            ID_SPECIALS
+        )),
+        None => Verdict::pass(lines.join("; ")),
+    }
+    .with_all(exchanges))
 }
 
 #[cfg(test)]

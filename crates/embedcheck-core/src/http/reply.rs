@@ -9,6 +9,10 @@ pub struct Reply {
     pub status: u16,
     pub content_type: Option<String>,
     pub retry_after: Option<String>,
+    /// `retry-after-ms`, which the OpenAI SDKs read before `Retry-After`.
+    pub retry_after_ms: Option<String>,
+    /// `x-should-retry`, with which a server tells the OpenAI SDKs to retry or not.
+    pub should_retry: Option<String>,
     pub body: Vec<u8>,
     /// The body parsed as JSON, when it is JSON (whatever the content type says).
     pub json: Option<Value>,
@@ -27,6 +31,16 @@ impl Reply {
 
     pub(crate) fn is_server_error(&self) -> bool {
         self.status >= 500
+    }
+
+    /// Whether the OpenAI SDKs retry this answer (`_should_retry`): `x-should-retry`
+    /// decides when present, else 408, 409, 429 and every 5xx are retried.
+    pub(crate) fn is_retried_by_sdks(&self) -> bool {
+        match self.should_retry.as_deref().map(str::trim) {
+            Some("true") => true,
+            Some("false") => false,
+            _ => matches!(self.status, 408 | 409 | 429) || self.is_server_error(),
+        }
     }
 
     /// Whether the Content-Type is `application/json` (parameters allowed).
@@ -88,6 +102,8 @@ impl Reply {
             status,
             content_type: Some("application/json".into()),
             retry_after: None,
+            retry_after_ms: None,
+            should_retry: None,
             body: body.to_string().into_bytes(),
             json: Some(body),
             exchange: Exchange {

@@ -161,6 +161,8 @@ impl Transport {
             status: response.status().as_u16(),
             content_type: header(reqwest::header::CONTENT_TYPE),
             retry_after: header(reqwest::header::RETRY_AFTER),
+            retry_after_ms: header(reqwest::header::HeaderName::from_static("retry-after-ms")),
+            should_retry: header(reqwest::header::HeaderName::from_static("x-should-retry")),
             body: Vec::new(),
         };
         while let Some(chunk) = response.chunk().await.map_err(|e| self.classify(&e))? {
@@ -197,6 +199,8 @@ impl Transport {
             status: raw.status,
             content_type: raw.content_type,
             retry_after: raw.retry_after,
+            retry_after_ms: raw.retry_after_ms,
+            should_retry: raw.should_retry,
             body,
             json,
             exchange,
@@ -215,6 +219,8 @@ struct RawAnswer {
     status: u16,
     content_type: Option<String>,
     retry_after: Option<String>,
+    retry_after_ms: Option<String>,
+    should_retry: Option<String>,
     body: Vec<u8>,
 }
 

@@ -105,6 +105,9 @@ pub struct Session {
     facts: Mutex<Facts>,
     /// Time spent so far waiting out 429 answers, against `max_retry_wait`.
     waited_for_429: Mutex<Duration>,
+    /// Every 429 and 503 answer, waited out or not, with the request's validity:
+    /// what ERR-011 and ERR-012 judge.
+    throttled: Mutex<Vec<Throttled>>,
     /// The exchange after which the server stopped answering, once it has.
     down_after: Mutex<Option<Exchange>>,
     /// The clause now running, recorded with each exchange it sends.
@@ -113,6 +116,16 @@ pub struct Session {
     unanswered_in_a_row: AtomicU64,
     /// Why the session stopped sending, once it has.
     stalled: Mutex<Option<String>>,
+}
+
+/// A 429 or 503 answer and the request it answered.
+#[derive(Clone, Debug)]
+pub(crate) struct Throttled {
+    pub validity: Validity,
+    pub reply: Arc<Reply>,
+    /// A 429 still answered after the run's retry wait was spent: the request was
+    /// given up.
+    pub persisted: bool,
 }
 
 /// Requests in a row without an answer after which a server is taken to have stopped
@@ -132,6 +145,7 @@ impl Session {
             pending: Mutex::default(),
             facts: Mutex::default(),
             waited_for_429: Mutex::default(),
+            throttled: Mutex::default(),
             down_after: Mutex::default(),
             current_clause: Mutex::default(),
             unanswered_in_a_row: AtomicU64::new(0),
@@ -240,12 +254,22 @@ impl Session {
         let mut attempt = 0u32;
         loop {
             let reply = self.send_once(probe).await?;
+            if matches!(reply.status, 429 | 503) {
+                lock(&self.throttled).push(Throttled {
+                    validity: probe.validity.clone(),
+                    reply: Arc::new(reply.clone()),
+                    persisted: false,
+                });
+            }
             if reply.status != 429 {
                 return Ok(reply);
             }
             let wait = retry_delay(reply.retry_after.as_deref(), attempt);
             let waited = *lock(&self.waited_for_429);
             if waited + wait > self.settings.max_retry_wait {
+                if let Some(last) = lock(&self.throttled).last_mut() {
+                    last.persisted = true;
+                }
                 self.count_unanswered(|in_a_row| {
                     format!(
                         "every request is answered 429: {in_a_row} in a row after --max-retry-wait ({} s) was spent",
@@ -261,6 +285,11 @@ impl Session {
             *lock(&self.waited_for_429) += wait;
             attempt += 1;
         }
+    }
+
+    /// Every 429 and 503 answer so far.
+    pub(crate) fn throttled(&self) -> Vec<Throttled> {
+        lock(&self.throttled).clone()
     }
 
     /// The probe after which the server stopped answering, if it did.

@@ -22,6 +22,31 @@ pub(crate) const BATCH: [&str; 4] = [
     "A migration should not change the answers.",
 ];
 
+/// IN-003's token-id inputs: one `[int]` and one `[[int]]`, with how many inputs and
+/// ids each holds. The ids are small (below 1000) so they exist in every real
+/// vocabulary.
+pub(crate) fn token_id_forms() -> [TokenIds; 2] {
+    [
+        TokenIds {
+            input: json!([101, 102, 103, 104]),
+            inputs: 1,
+            ids: 4,
+        },
+        TokenIds {
+            input: json!([[101, 102], [201, 202, 203]]),
+            inputs: 2,
+            ids: 5,
+        },
+    ]
+}
+
+/// A token-id input and its size.
+pub(crate) struct TokenIds {
+    pub input: Value,
+    pub inputs: usize,
+    pub ids: u64,
+}
+
 /// A request body for the session's model with the given input and extra fields.
 pub(crate) fn body(s: &Session, input: Value, extra: &[(&str, Value)]) -> Value {
     let mut body = json!({"model": s.model(), "input": input});

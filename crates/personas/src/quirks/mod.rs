@@ -217,6 +217,21 @@ pub enum Quirk {
     /// Multiplies every vector by `factor`: unnormalised output (Infinity and Dynamo's
     /// SGLang worker slice without renormalising, contract-notes EMB-DIM-04).
     ScaledVectors { factor: f64 },
+    /// Answers every item of a batch with the first item's vector: a worker returning
+    /// one constant vector, which passed Dynamo's own deploy checks (ai-dynamo/dynamo
+    /// PR #14681; breaks RESP-007).
+    ConstantVectors,
+    /// Counts token-id input by the digits of its ids, as a server that decodes ids to
+    /// text and counts characters (breaks USE-004).
+    TokenIdsCountedAsDigits,
+    /// Turns every vector by a fixed angle (cosine 0.99) once a request body of more
+    /// than this many bytes has been seen: a long document that permanently changed
+    /// the embeddings of short ones (ROCm/FastFlowLM#647; breaks CONS-004).
+    ChangedAfterLongInput { bytes: usize },
+    // ---- before the engine, answering with state ------------------------------------
+    /// Answers every `every`-th embeddings request (its first sending only) with 429
+    /// and no Retry-After (breaks ERR-012).
+    ThrottleWithoutRetryAfter { every: u64 },
 }
 
 impl Quirk {
@@ -261,6 +276,12 @@ impl Quirk {
                     .then(|| Answer::openai_error(status, message));
             }
             Quirk::EmptyArrayEmbedded => return request::empty_stream(request),
+            Quirk::ThrottleWithoutRetryAfter { every } => {
+                let due = request.is_embed_post()
+                    && request.repeat == 0
+                    && request.number % every == every - 1;
+                return due.then(|| Answer::openai_error(429, "Rate limit reached for requests"));
+            }
             Quirk::AxumRejections => return request::axum_rejection(request),
             Quirk::FastApiValidation => return request::fastapi_rejection(request),
             _ => {}

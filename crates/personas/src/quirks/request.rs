@@ -233,6 +233,7 @@ mod tests {
                 .into_bytes(),
             number: 0,
             repeat: 0,
+            longest_before: 0,
         }
     }
 

@@ -19,6 +19,18 @@ const NOISE: f64 = 0.022;
 /// 1/√1.04 ≈ 0.98.
 const PAD_WEIGHT: f64 = 0.2;
 
+/// How far a long input turns later vectors (`Quirk::ChangedAfterLongInput`).
+const CHANGED_COSINE: f64 = 0.99;
+
+/// The decimal digits of every token id in `input` (`[int]` or `[[int]]`); 0 for text.
+fn id_digits(input: &Value) -> usize {
+    match input {
+        Value::Number(n) => n.to_string().len(),
+        Value::Array(items) => items.iter().map(id_digits).sum(),
+        _ => 0,
+    }
+}
+
 /// The token id whose vector stands for padding.
 const PAD_TOKEN: u32 = 0;
 
@@ -93,6 +105,20 @@ pub(super) fn edit(quirk: Quirk, request: &Incoming, answer: &mut Answer, config
         }
         Quirk::ScaledVectors { factor } => {
             map_vectors(&mut body, |_, v| v.iter().map(|x| x * factor).collect());
+        }
+        Quirk::ConstantVectors => {
+            let mut first: Option<Vec<f64>> = None;
+            map_vectors(&mut body, |_, v| first.get_or_insert(v).clone());
+        }
+        Quirk::TokenIdsCountedAsDigits => {
+            let digits = request.input().map_or(0, |input| id_digits(&input));
+            if digits > 0 {
+                map_usage(&mut body, |_| json!(digits));
+            }
+        }
+        Quirk::ChangedAfterLongInput { bytes } if request.longest_before > bytes => {
+            let angle = CHANGED_COSINE.acos();
+            map_vectors(&mut body, |_, v| rotate_pairs(v, angle));
         }
         _ => return,
     }

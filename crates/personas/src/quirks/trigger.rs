@@ -39,6 +39,11 @@ pub enum Trigger {
     NoCredentials,
     /// `input` holds a token id at or above this (outside the vocabulary).
     TokenIdAtLeast(u64),
+    /// `encoding_format` is present and neither `"float"` nor `"base64"`.
+    UnsupportedEncodingFormat,
+    /// A batch of several inputs holds one of at least this many tokens (by the
+    /// reference tokenizer): llama.cpp's physical batch.
+    LongItemInBatch(usize),
 }
 
 impl Trigger {
@@ -61,6 +66,10 @@ impl Trigger {
                     .and_then(Value::as_u64)
                     .is_some_and(|d| d > native as u64)
             }),
+            Trigger::UnsupportedEncodingFormat => request.fields().is_some_and(|f| {
+                f.get("encoding_format")
+                    .is_some_and(|v| v != "float" && v != "base64")
+            }),
             input_trigger => request
                 .input()
                 .is_some_and(|input| input_trigger.fires_on_input(&input)),
@@ -76,6 +85,13 @@ impl Trigger {
             Trigger::SingleString => input.is_string(),
             Trigger::BatchOver(limit) => items.len() > limit,
             Trigger::TokenIdAtLeast(limit) => token_ids(input).any(|id| id >= limit),
+            Trigger::LongItemInBatch(tokens) => {
+                items.len() > 1
+                    && items
+                        .iter()
+                        .filter_map(Value::as_str)
+                        .any(|text| reference_server::tokenize(text, u32::MAX).len() >= tokens)
+            }
             _ => false,
         }
     }

@@ -30,7 +30,11 @@ pub async fn audit(persona: &Persona, aggressive: bool) -> ServerAudit {
         overlength: match persona.config.overlength {
             OverlengthPolicy::Reject => Overlength::Reject,
             OverlengthPolicy::Truncate => Overlength::Truncate,
+            OverlengthPolicy::Aggregate => Overlength::Aggregate,
         },
+        // A client of an aggregating server knows the limit it chunks to.
+        max_input_tokens: (persona.config.overlength == OverlengthPolicy::Aggregate)
+            .then_some(persona.config.max_input_tokens as u64),
         ..Settings::default()
     };
     let clauses: Vec<&Clause> = Catalogue::shipped().clauses.iter().collect();
