@@ -104,6 +104,13 @@ pub fn dynamo_vllm() -> Persona {
             Quirk::EmptyArrayEmbedded,
             Quirk::NullIsAbsent,
             Quirk::IgnoreUnknownFields { keep: &[] },
+            // The frontend's axum `Json` rejection names the values but not the field,
+            // as the lab's Dynamo 1.6.1 answered "bogus" (breaks ENC-005).
+            Quirk::ErrorWhen {
+                trigger: Trigger::UnsupportedEncodingFormat,
+                status: 400,
+                message: "Failed to deserialize the JSON body into the target type: unknown variant, expected `float` or `base64`",
+            },
             vllm_refuses_dimensions(),
             Quirk::InStreamErrorsAs500,
             Quirk::FlatErrors,

@@ -28,6 +28,20 @@ pub enum TransportError {
     BodyTooLarge(usize),
 }
 
+impl TransportError {
+    /// A request that failed while being sent on a pooled connection the server had
+    /// already closed (it closes after some error answers): the server never read it,
+    /// so sending it once more, on a new connection, is safe.
+    fn is_stale_connection(&self) -> bool {
+        match self {
+            TransportError::Broken(text) => {
+                text.contains("SendRequest") && (text.contains("reset") || text.contains("closed"))
+            }
+            _ => false,
+        }
+    }
+}
+
 /// How long the liveness check waits: a live server answers `GET /models` at once.
 const PING_TIMEOUT: Duration = Duration::from_secs(5);
 
@@ -88,7 +102,13 @@ impl Transport {
     ) -> Result<Reply, (TransportError, Exchange)> {
         let started = Instant::now();
         let mut exchange = self.exchange_for(probe);
-        let outcome = self.exchange_bytes(probe, max_body).await;
+        let mut outcome = self.exchange_bytes(probe, max_body).await;
+        if outcome
+            .as_ref()
+            .is_err_and(TransportError::is_stale_connection)
+        {
+            outcome = self.exchange_bytes(probe, max_body).await;
+        }
         exchange.millis = started.elapsed().as_millis() as u64;
         match outcome {
             Ok(raw) => Ok(self.reply(raw, exchange)),
@@ -243,4 +263,18 @@ fn error_chain(error: &(dyn std::error::Error + 'static)) -> String {
 fn install_crypto_provider() {
     // Err means another part of the process installed one first, which is fine.
     let _ = rustls::crypto::ring::default_provider().install_default();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_a_send_on_a_closed_connection_counts_as_stale() {
+        let reset = "error sending request: client error (SendRequest): connection error: Connection reset by peer (os error 104)";
+        assert!(TransportError::Broken(reset.into()).is_stale_connection());
+        let mid_body = "error decoding response body: connection reset";
+        assert!(!TransportError::Broken(mid_body.into()).is_stale_connection());
+        assert!(!TransportError::Timeout(3).is_stale_connection());
+    }
 }
