@@ -5,7 +5,7 @@
 //! so `cargo test` prints `test RESP-003 ... ok | FAILED | ignored` and its usual
 //! closing line.
 
-use embedcheck_core::audit::{ClauseResult, Gate};
+use embedcheck_core::audit::{ClauseResult, Gate, ServerAudit};
 use embedcheck_core::catalogue::{Catalogue, Clause};
 use embedcheck_core::verdict::Outcome;
 use libtest_mimic::{Arguments, Failed, Trial};
@@ -54,13 +54,26 @@ pub fn listing(selected: &[&Clause]) -> Vec<Trial> {
 /// Skipped and inconclusive clauses, tolerated SHOULD/MAY failures and known failures
 /// are `ignored`: the summary table above libtest's lines says why each was ignored.
 pub fn trials(results: &[ClauseResult]) -> Vec<Trial> {
+    named_trials(results, "")
+}
+
+/// A matrix's trials: one per (server, clause), named `label::ID` so that filters
+/// still select clauses on every server.
+pub fn matrix_trials(servers: &[ServerAudit]) -> Vec<Trial> {
+    servers
+        .iter()
+        .flat_map(|s| named_trials(&s.results, &format!("{}::", s.label)))
+        .collect()
+}
+
+fn named_trials(results: &[ClauseResult], prefix: &str) -> Vec<Trial> {
     results
         .iter()
         .map(|result| {
             let ignored = result.outcome != Outcome::Pass && result.gate != Gate::FailsRun;
             let message = embedcheck_core::report::terminal::failure_detail(result);
             let outcome = result.outcome;
-            Trial::test(result.id.clone(), move || match outcome {
+            Trial::test(format!("{prefix}{}", result.id), move || match outcome {
                 Outcome::Fail => Err(Failed::from(message)),
                 _ => Ok(()),
             })

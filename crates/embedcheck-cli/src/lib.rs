@@ -12,6 +12,7 @@
 mod args;
 mod error;
 mod harness;
+mod matrix;
 mod migration_options;
 mod options;
 mod plan;
@@ -55,6 +56,14 @@ fn execute(split: args::Split) -> Result<ExitCode, RunError> {
     if libtest.list {
         let listing = harness::listing(&selected);
         return Ok(libtest_mimic::run(&harness::without_filters(libtest), listing).exit_code());
+    }
+    if let Some(specs) = matrix::specs(&options)? {
+        let report = run::matrix(&options, &specs, &selected)?;
+        let _ = libtest_mimic::run(
+            &harness::without_filters(libtest),
+            harness::matrix_trials(&report.servers),
+        );
+        return Ok(ExitCode::from(run::exit_status(&report)));
     }
     let report = run::audit(&options, &selected)?;
     // libtest's conclusion agrees with the run summary by construction: a trial fails

@@ -18,8 +18,25 @@ use std::path::PathBuf;
 )]
 pub struct Options {
     /// Endpoint to audit: a base URL (http://127.0.0.1:8000/v1) or the full .../v1/embeddings.
-    #[arg(long, env = "EMBEDCHECK_ENDPOINT", value_name = "URL")]
-    pub endpoint: Option<String>,
+    /// Given more than once (each optionally LABEL=URL), a matrix of servers side by side.
+    #[arg(long, env = "EMBEDCHECK_ENDPOINT", value_name = "[LABEL=]URL")]
+    pub endpoint: Vec<String>,
+
+    /// A matrix of servers from a TOML file: [[server]] entries with label, endpoint and
+    /// optionally model, api_key_env, matryoshka, overlength, max_input_tokens,
+    /// query_instruction, expectations.
+    #[arg(long, env = "EMBEDCHECK_SERVERS", value_name = "FILE", conflicts_with_all = ["endpoint", "baseline"])]
+    pub servers: Option<PathBuf>,
+
+    /// In a matrix, how many servers are audited at once.
+    #[arg(long, env = "EMBEDCHECK_PARALLEL", value_name = "N", default_value_t = 4,
+          value_parser = clap::value_parser!(u64).range(1..=64))]
+    pub parallel: u64,
+
+    /// In a matrix, a note kept in matrix.json and shown atop matrix.md and matrix.html
+    /// (versions, model, date, the command that produced it).
+    #[arg(long, env = "EMBEDCHECK_MATRIX_NOTE", value_name = "TEXT")]
+    pub matrix_note: Option<String>,
 
     /// Model to request (default: the first id from GET /v1/models).
     #[arg(long, env = "EMBEDCHECK_MODEL", value_name = "ID")]
@@ -155,8 +172,8 @@ impl Options {
         format!(
             "{ours}\nLibtest arguments work as usual: a filter by clause ID or family \
              (e.g. `dimensions`, `RESP-003`), --exact, --skip FILTER, --list, --nocapture.\n\n\
-             Exit status: 0 no failing clause; 101 a clause failed (MUST, or any with --strict); \
-             2 bad options; 3 the endpoint could not be audited; 130 interrupted.\n"
+             Exit status: 0 no failing clause; 101 a clause failed (MUST, or any with --strict; \
+             in a matrix, on any server); 2 bad options; 3 an endpoint could not be audited; 130 interrupted.\n"
         )
     }
 }

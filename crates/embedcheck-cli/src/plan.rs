@@ -20,7 +20,10 @@ pub(crate) fn api_key(options: &Options) -> Result<Option<Secret>, RunError> {
 
 /// The key in the variable `name`, named by option `flag`; none when no variable
 /// was named.
-fn key_from_env(name: Option<&str>, flag: &'static str) -> Result<Option<Secret>, RunError> {
+pub(crate) fn key_from_env(
+    name: Option<&str>,
+    flag: &'static str,
+) -> Result<Option<Secret>, RunError> {
     let Some(name) = name else {
         return Ok(None);
     };
@@ -115,7 +118,11 @@ fn check_load_targets(options: &Options, baseline: &Target) -> Result<(), RunErr
     if !options.migration.load {
         return Ok(());
     }
-    let candidate = options.endpoint.as_deref().map(Target::parse).transpose()?;
+    let candidate = options
+        .endpoint
+        .first()
+        .map(|e| Target::parse(e))
+        .transpose()?;
     match [Some(baseline), candidate.as_ref()]
         .into_iter()
         .flatten()

@@ -14,7 +14,7 @@ use embedcheck_core::report::{Comparison, Report, Tool};
 use embedcheck_core::session::{Interrupt, Session};
 use embedcheck_core::snapshot;
 use reference_server::RunningServer;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// The process exit status of a finished (possibly partial) run, read from the
@@ -26,6 +26,93 @@ pub fn exit_status(report: &Report) -> u8 {
         Conclusion::ClauseFailed => EXIT_CLAUSE_FAILED,
         Conclusion::Conformant => EXIT_CONFORMANT,
     }
+}
+
+/// Audits every server of a matrix on the selected clauses with one seed, prints a
+/// line per server and writes `matrix.json`, `matrix.md`, `matrix.html` and each
+/// server's own reports in a folder of its own.
+pub(crate) fn matrix(
+    options: &Options,
+    specs: &[crate::matrix::ServerSpec],
+    selected: &[&Clause],
+) -> Result<Report, RunError> {
+    if options.migration.baseline.is_some() {
+        return Err(RunError::Usage(
+            "--baseline compares two servers; a matrix (several --endpoint or --servers) takes none".into(),
+        ));
+    }
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(RunError::Runtime)?;
+    let seed = options.seed.unwrap_or_else(fresh_seed);
+    let interrupt = Interrupt::default();
+    let servers = runtime.block_on(async {
+        watch_ctrl_c(interrupt.clone());
+        println!(
+            "embedcheck: matrix of {} servers (seed {seed}; replay with --seed {seed}), {} at a time",
+            specs.len(),
+            options.parallel
+        );
+        crate::matrix::audit_all(options, specs, seed, selected, interrupt.clone()).await
+    })?;
+    runtime.shutdown_timeout(Duration::from_secs(1));
+    let report = Report::new(
+        Tool::this(),
+        options.strict,
+        seed,
+        servers,
+        Vec::new(),
+        interrupt.is_triggered(),
+    );
+    let document = report::matrix::Document::of(&report, options.matrix_note.clone());
+    for server in &document.servers {
+        let counts: Vec<String> = server
+            .levels
+            .iter()
+            .map(|c| format!("{} {} pass {} fail", c.level, c.pass, c.fail))
+            .collect();
+        match &server.not_audited {
+            Some(why) => println!("{}: not audited: {why}", server.label),
+            None => println!("{}: {}", server.label, counts.join(", ")),
+        }
+    }
+    let dir = options
+        .report_dir
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("target").join("embedcheck").join("matrix"));
+    write_matrix(&report, &document, &dir)?;
+    println!("reports: {}", dir.display());
+    Ok(report)
+}
+
+fn write_matrix(
+    report: &Report,
+    document: &report::matrix::Document,
+    dir: &Path,
+) -> Result<(), RunError> {
+    for audit in &report.servers {
+        let single = Report::new(
+            report.tool.clone(),
+            report.strict,
+            report.seed,
+            vec![audit.clone()],
+            Vec::new(),
+            false,
+        );
+        report::write_all(&single, &dir.join(&audit.label))?;
+    }
+    let files = [
+        ("matrix.json", document.render()),
+        ("matrix.md", report::matrix::markdown::render(document)),
+        ("matrix.html", report::matrix::html::render(document)),
+    ];
+    for (name, text) in files {
+        let path = dir.join(name);
+        std::fs::write(&path, text).map_err(|source| report::ReportError::Io { path, source })?;
+    }
+    Ok(())
 }
 
 /// Audits the endpoint of `options` (or the reference server) on the selected
@@ -145,7 +232,7 @@ fn record_snapshots(session: &Session, label: &str) -> String {
 async fn resolve_target(
     options: &Options,
 ) -> Result<(Target, String, Option<RunningServer>), RunError> {
-    if let Some(endpoint) = &options.endpoint {
+    if let Some(endpoint) = options.endpoint.first() {
         let target = Target::parse(endpoint)?;
         let label = options.label(Some(target.label()));
         return Ok((target, label, None));

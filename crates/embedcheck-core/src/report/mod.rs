@@ -19,6 +19,7 @@ mod document;
 pub(crate) mod json;
 pub(crate) mod junit;
 pub mod markdown;
+pub mod matrix;
 pub mod terminal;
 mod text;
 

@@ -18,7 +18,7 @@
 mod audit;
 mod fixed;
 mod migration;
-mod table;
+pub(crate) mod table;
 
 use crate::report::Report;
 

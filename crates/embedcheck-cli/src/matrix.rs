@@ -1,0 +1,219 @@
+//! A vendor matrix: several servers in one run (`--endpoint` more than once, or
+//! `--servers FILE`), audited with one seed so each gets the same requests.
+//!
+//! Audits run concurrently, at most `--parallel` at a time; each server's own
+//! requests stay sequential in its own session, within its own budgets. A server
+//! that cannot be reached becomes a column of "not audited", not an aborted run.
+//!
+//! ```toml
+//! [[server]]
+//! label = "vllm"
+//! endpoint = "http://127.0.0.1:18002/v1"
+//! model = "sentence-transformers/all-MiniLM-L6-v2"   # optional, as every field below
+//! api_key_env = "VLLM_KEY"
+//! overlength = "reject"
+//! max_input_tokens = 256
+//! ```
+
+use crate::error::RunError;
+use crate::options::Options;
+use crate::plan;
+use embedcheck_core::audit::{self, ServerAudit};
+use embedcheck_core::catalogue::Clause;
+use embedcheck_core::declared::{Matryoshka, Overlength, QueryTemplate, Words};
+use embedcheck_core::expectations::Expectations;
+use embedcheck_core::http::{Target, Transport};
+use embedcheck_core::session::{Interrupt, Session, Settings};
+use futures::StreamExt;
+use serde::Deserialize;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// One server of the matrix and what differs for it from the run's options.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ServerSpec {
+    pub label: String,
+    pub endpoint: String,
+    pub model: Option<String>,
+    pub api_key_env: Option<String>,
+    pub matryoshka: Option<String>,
+    pub overlength: Option<String>,
+    pub max_input_tokens: Option<u64>,
+    pub query_instruction: Option<String>,
+    pub expectations: Option<PathBuf>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ServersFile {
+    server: Vec<ServerSpec>,
+}
+
+/// The servers of a matrix run, or `None` for a single-server run.
+pub(crate) fn specs(options: &Options) -> Result<Option<Vec<ServerSpec>>, RunError> {
+    let specs = match &options.servers {
+        Some(file) => read_file(file)?,
+        None if options.endpoint.len() > 1 => options
+            .endpoint
+            .iter()
+            .map(|word| from_word(word))
+            .collect::<Result<_, _>>()?,
+        None => return Ok(None),
+    };
+    let mut labels: Vec<&str> = specs.iter().map(|s| s.label.as_str()).collect();
+    labels.sort_unstable();
+    if let Some(twice) = labels.windows(2).find(|w| w[0] == w[1]) {
+        return Err(RunError::Usage(format!(
+            "two servers are labelled {:?}; labels name report folders and test lines, so they must differ",
+            twice[0]
+        )));
+    }
+    Ok(Some(specs))
+}
+
+/// `LABEL=URL` or a bare URL (labelled by host and port).
+fn from_word(word: &str) -> Result<ServerSpec, RunError> {
+    let (label, endpoint) = match word.split_once('=') {
+        Some((label, url)) if !label.contains('/') && !label.contains(':') => {
+            (label.to_owned(), url.to_owned())
+        }
+        _ => (Target::parse(word)?.label(), word.to_owned()),
+    };
+    Ok(ServerSpec {
+        label,
+        endpoint,
+        ..ServerSpec::default()
+    })
+}
+
+fn read_file(path: &Path) -> Result<Vec<ServerSpec>, RunError> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| RunError::Usage(format!("--servers {}: {e}", path.display())))?;
+    let file: ServersFile = toml::from_str(&text).map_err(|e| {
+        RunError::Usage(format!(
+            "--servers {}: {}",
+            path.display(),
+            first_line(&e.to_string())
+        ))
+    })?;
+    if file.server.is_empty() {
+        return Err(RunError::Usage(format!(
+            "--servers {}: no [[server]] entry",
+            path.display()
+        )));
+    }
+    Ok(file.server)
+}
+
+fn first_line(text: &str) -> String {
+    text.lines().next().unwrap_or(text).to_owned()
+}
+
+/// One server ready to audit: its session's parts and its known failures.
+struct Prepared {
+    label: String,
+    transport: Transport,
+    settings: Settings,
+    expectations: Expectations,
+}
+
+/// The run's settings with this server's own values over them.
+fn prepare(options: &Options, spec: &ServerSpec, seed: u64) -> Result<Prepared, RunError> {
+    let mut settings = plan::settings(options, seed);
+    settings.model = spec.model.clone().or(settings.model);
+    if let Some(word) = &spec.matryoshka {
+        settings.matryoshka = declared::<Matryoshka>(word, "matryoshka")?;
+    }
+    if let Some(word) = &spec.overlength {
+        settings.overlength = declared::<Overlength>(word, "overlength")?;
+    }
+    settings.max_input_tokens = spec.max_input_tokens.or(settings.max_input_tokens);
+    if let Some(template) = &spec.query_instruction {
+        let parsed: QueryTemplate = template.parse().map_err(|e| {
+            RunError::Usage(format!("server {:?}: query_instruction: {e}", spec.label))
+        })?;
+        settings.query_instruction = Some(parsed);
+    }
+    let key = match &spec.api_key_env {
+        Some(name) => plan::key_from_env(Some(name), "api_key_env")?,
+        None => plan::api_key(options)?,
+    };
+    let target = Target::parse(&spec.endpoint)?;
+    let expectations = Expectations::load(spec.expectations.as_deref(), &spec.label)?;
+    Ok(Prepared {
+        label: spec.label.clone(),
+        transport: Transport::new(target, key, Duration::from_secs(options.timeout)),
+        settings,
+        expectations,
+    })
+}
+
+fn declared<T: Words>(word: &str, field: &str) -> Result<T, RunError> {
+    T::parse_word(word).map_err(|_| {
+        RunError::Usage(format!(
+            "{field} = {word:?}: expected one of {}",
+            T::words().join(", ")
+        ))
+    })
+}
+
+/// Audits every server, at most `parallel` at a time, in the order given; each
+/// result's gate is set against that server's known failures.
+pub(crate) async fn audit_all(
+    options: &Options,
+    specs: &[ServerSpec],
+    seed: u64,
+    selected: &[&Clause],
+    interrupt: Interrupt,
+) -> Result<Vec<ServerAudit>, RunError> {
+    let prepared: Vec<Prepared> = specs
+        .iter()
+        .map(|spec| prepare(options, spec, seed))
+        .collect::<Result<_, _>>()?;
+    let audits = futures::stream::iter(prepared.into_iter().map(|p| {
+        let interrupt = interrupt.clone();
+        async move {
+            let mut session = Session::new(p.transport, p.settings, interrupt);
+            let mut audit = audit::audit_session(&mut session, p.label, selected).await;
+            audit.judge(&p.expectations, options.strict);
+            audit
+        }
+    }))
+    .buffered(usize::try_from(options.parallel).unwrap_or(1).max(1))
+    .collect()
+    .await;
+    Ok(audits)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_word_may_carry_its_label() {
+        let spec = from_word("vllm=http://127.0.0.1:8000/v1").unwrap();
+        assert_eq!(
+            (spec.label.as_str(), spec.endpoint.as_str()),
+            ("vllm", "http://127.0.0.1:8000/v1")
+        );
+        let bare = from_word("http://127.0.0.1:8000/v1").unwrap();
+        assert_eq!(bare.endpoint, "http://127.0.0.1:8000/v1");
+        assert!(!bare.label.is_empty());
+    }
+
+    #[test]
+    fn a_servers_file_names_each_server_and_refuses_unknown_keys() {
+        let file: ServersFile = toml::from_str(
+            "[[server]]\nlabel = \"a\"\nendpoint = \"http://127.0.0.1:1/v1\"\nmax_input_tokens = 256\n",
+        )
+        .unwrap();
+        assert_eq!(file.server[0].max_input_tokens, Some(256));
+        assert!(
+            toml::from_str::<ServersFile>(
+                "[[server]]\nlabel = \"a\"\nendpoint = \"x\"\ncolour = 1\n"
+            )
+            .is_err()
+        );
+    }
+}

@@ -1,0 +1,142 @@
+//! `matrix.md`: clauses × servers, pasteable into a vendor-evaluation document.
+//!
+//! ```markdown
+//! | clause | level | vllm | dynamo |
+//! | **dimensions** | | | |
+//! | DIM-001 native dimensions accepted | SHOULD | fail* | fail* |
+//! ```
+
+use super::{Cell, Document, LEGEND, Row, cell_word};
+use crate::report::markdown::table::{cell, table_row};
+use std::fmt::Write;
+
+pub fn render(doc: &Document) -> String {
+    let labels = doc.labels();
+    let mut out = format!(
+        "# embedcheck matrix: {}\n\n{} servers, one seed ({}), {} {}.\n",
+        labels.join(", "),
+        labels.len(),
+        doc.seed,
+        doc.tool.name,
+        doc.tool.version
+    );
+    if let Some(how) = &doc.provenance {
+        let _ = writeln!(out, "\n{}", how.trim_end());
+    }
+    summary(&mut out, doc);
+    legend(&mut out);
+    table(&mut out, doc);
+    failures(&mut out, doc);
+    out
+}
+
+fn header(out: &mut String, first: &[&str], labels: &[&str]) {
+    let cells: Vec<&str> = first.iter().chain(labels).copied().collect();
+    table_row(out, &cells);
+    let _ = writeln!(out, "|{}", "---|".repeat(cells.len()));
+}
+
+fn summary(out: &mut String, doc: &Document) {
+    out.push_str("\n## Summary\n\n");
+    header(out, &["level"], &doc.labels());
+    for (i, level) in ["MUST", "SHOULD", "MAY"].iter().enumerate() {
+        let cells: Vec<String> = doc
+            .servers
+            .iter()
+            .map(|s| match (&s.not_audited, s.levels.get(i)) {
+                (Some(_), _) => "not audited".to_owned(),
+                (None, Some(c)) => format!(
+                    "{} pass, {} fail, {} skip",
+                    c.pass,
+                    c.fail,
+                    c.skip + c.inconclusive
+                ),
+                (None, None) => String::new(),
+            })
+            .collect();
+        let mut row = vec![*level];
+        row.extend(cells.iter().map(String::as_str));
+        table_row(out, &row);
+    }
+    for s in doc.servers.iter().filter(|s| s.not_audited.is_some()) {
+        let _ = writeln!(
+            out,
+            "\n{} was not audited: {}",
+            s.label,
+            s.not_audited.as_deref().unwrap_or_default()
+        );
+    }
+}
+
+fn legend(out: &mut String) {
+    out.push_str("\nLegend: ");
+    let words: Vec<String> = LEGEND
+        .iter()
+        .map(|(word, meaning)| format!("`{word}` {meaning}"))
+        .collect();
+    out.push_str(&words.join(" · "));
+    out.push('\n');
+}
+
+fn table(out: &mut String, doc: &Document) {
+    out.push_str("\n## Clauses\n\n");
+    let labels = doc.labels();
+    header(out, &["clause", "level"], &labels);
+    let mut family = String::new();
+    for row in doc.rows() {
+        if row.family != family {
+            family.clone_from(&row.family);
+            let mut cells = vec![format!("**{family}**"), String::new()];
+            cells.extend(labels.iter().map(|_| String::new()));
+            let cells: Vec<&str> = cells.iter().map(String::as_str).collect();
+            table_row(out, &cells);
+        }
+        clause_row(out, &row, doc);
+    }
+}
+
+fn clause_row(out: &mut String, row: &Row, doc: &Document) {
+    let name = format!("{} {}", row.id, row.title);
+    let mut cells = vec![name, row.level.clone()];
+    cells.extend(row.cells.iter().zip(&doc.servers).map(|(c, server)| {
+        match (c, &server.not_audited) {
+            (_, Some(_)) => "not audited".to_owned(),
+            (Some(c), None) => cell_word(c).to_owned(),
+            (None, None) => "—".to_owned(),
+        }
+    }));
+    let cells: Vec<&str> = cells.iter().map(String::as_str).collect();
+    table_row(out, &cells);
+}
+
+fn failures(out: &mut String, doc: &Document) {
+    out.push_str("\n## Failures\n");
+    let rows = doc.rows();
+    for (i, server) in doc.servers.iter().enumerate() {
+        if server.not_audited.is_some() {
+            continue;
+        }
+        let failed: Vec<&Cell> = rows
+            .iter()
+            .filter_map(|r| r.cells[i].as_ref())
+            .filter(|c| c.outcome == "fail")
+            .collect();
+        let _ = writeln!(out, "\n### {} ({} failing)\n", server.label, failed.len());
+        if failed.is_empty() {
+            out.push_str("No clause failed.\n");
+        }
+        for c in failed {
+            let _ = writeln!(
+                out,
+                "- **{}** ({}) {}: {}",
+                c.id,
+                c.level,
+                cell(&c.title),
+                cell(&c.reason)
+            );
+            if let Some(curl) = &c.curl {
+                let _ = writeln!(out, "  `{}`", curl.replace('`', "'").replace('\n', " "));
+            }
+        }
+    }
+}

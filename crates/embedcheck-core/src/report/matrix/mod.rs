@@ -1,0 +1,304 @@
+//! The vendor matrix: N servers audited with one seed, side by side.
+//!
+//! `matrix.json` is the document: each server's `report.json`, unchanged, with its
+//! pass/fail counts per level. `matrix.md` and `matrix.html` are rendered from that
+//! document as read back ([`Document::parse`]), never from the run's memory, so a
+//! published table can be checked against the JSON it came from, byte for byte.
+//!
+//! ```text
+//! matrix.json   {"schema_version": "1.0", "servers": [{"label": "vllm", "levels": […], "report": {…}}]}
+//! matrix.md     | clause | vllm | dynamo | … |   grouped by family, a legend, summary rows
+//! matrix.html   the same table, self-contained: colours, filters, evidence per cell
+//! ```
+
+pub mod html;
+pub mod markdown;
+
+use super::{Report, json};
+use crate::audit::ServerAudit;
+use crate::verdict::Outcome;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// The version of `specs/schemas/matrix.schema.json` this build writes.
+pub(crate) const MATRIX_SCHEMA_VERSION: &str = "1.0";
+
+/// The levels, in the order every view shows them.
+const LEVELS: [&str; 3] = ["MUST", "SHOULD", "MAY"];
+
+/// `matrix.json`.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct Document {
+    pub schema_version: String,
+    pub tool: ToolRef,
+    pub seed: u64,
+    pub strict: bool,
+    /// How the document was produced, when the user said (the published table).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provenance: Option<String>,
+    pub servers: Vec<Server>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct ToolRef {
+    pub name: String,
+    pub version: String,
+}
+
+/// One column: a server's label, its counts and its whole report.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct Server {
+    pub label: String,
+    /// Why the server could not be audited (a column of "not audited"), if so.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_audited: Option<String>,
+    pub levels: Vec<LevelCounts>,
+    /// The server's `report.json`, as a single audit writes it.
+    pub report: Value,
+}
+
+/// Outcomes of one level's clauses on one server.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct LevelCounts {
+    pub level: String,
+    pub pass: usize,
+    pub fail: usize,
+    pub skip: usize,
+    pub inconclusive: usize,
+}
+
+/// What the views read of one result in a server's report.
+#[derive(Clone, Debug, Deserialize)]
+pub(crate) struct Cell {
+    pub id: String,
+    pub family: String,
+    pub level: String,
+    pub title: String,
+    pub statement: String,
+    pub outcome: String,
+    pub reason: String,
+    pub gate: String,
+    #[serde(default)]
+    pub curl: Option<String>,
+    #[serde(default)]
+    pub evidence: Vec<Value>,
+}
+
+/// One row: a clause and its cell on every server (`None`: not run there).
+pub(crate) struct Row {
+    pub id: String,
+    pub family: String,
+    pub level: String,
+    pub title: String,
+    pub statement: String,
+    pub cells: Vec<Option<Cell>>,
+}
+
+impl Row {
+    /// Whether the servers that ran the clause disagree on its outcome.
+    pub(crate) fn differs(&self) -> bool {
+        let mut outcomes = self.cells.iter().flatten().map(|c| c.outcome.as_str());
+        let first = outcomes.next();
+        outcomes.any(|o| Some(o) != first)
+    }
+}
+
+impl Document {
+    /// The matrix of a run's servers, each as its own single-server report.
+    pub fn of(report: &Report, provenance: Option<String>) -> Document {
+        let servers = report
+            .servers
+            .iter()
+            .map(|audit| server(report, audit))
+            .collect();
+        Document {
+            schema_version: MATRIX_SCHEMA_VERSION.to_owned(),
+            tool: ToolRef {
+                name: report.tool.name.to_owned(),
+                version: report.tool.version.to_owned(),
+            },
+            seed: report.seed,
+            strict: report.strict,
+            provenance,
+            servers,
+        }
+    }
+
+    /// Reads a written `matrix.json` back.
+    pub fn parse(text: &str) -> Result<Document, serde_json::Error> {
+        serde_json::from_str(text)
+    }
+
+    /// Pretty-printed, newline-terminated.
+    pub fn render(&self) -> String {
+        let mut text = serde_json::to_string_pretty(self).unwrap_or_default();
+        text.push('\n');
+        text
+    }
+
+    pub(crate) fn labels(&self) -> Vec<&str> {
+        self.servers.iter().map(|s| s.label.as_str()).collect()
+    }
+
+    /// Every clause any server ran, in catalogue order (the first server that ran it
+    /// decides where), with each server's cell.
+    pub(crate) fn rows(&self) -> Vec<Row> {
+        let cells: Vec<Vec<Cell>> = self.servers.iter().map(|s| cells_of(&s.report)).collect();
+        let mut rows: Vec<Row> = Vec::new();
+        for cell in cells.iter().flatten() {
+            if rows.iter().any(|r| r.id == cell.id) {
+                continue;
+            }
+            rows.push(Row {
+                id: cell.id.clone(),
+                family: cell.family.clone(),
+                level: cell.level.clone(),
+                title: cell.title.clone(),
+                statement: cell.statement.clone(),
+                cells: cells
+                    .iter()
+                    .map(|column| column.iter().find(|c| c.id == cell.id).cloned())
+                    .collect(),
+            });
+        }
+        let order = crate::catalogue::Catalogue::shipped();
+        let position = |id: &str| order.clauses.iter().position(|c| c.id == id);
+        rows.sort_by_key(|r| position(&r.id).unwrap_or(usize::MAX));
+        rows
+    }
+}
+
+fn cells_of(report: &Value) -> Vec<Cell> {
+    report
+        .get("results")
+        .and_then(|r| serde_json::from_value(r.clone()).ok())
+        .unwrap_or_default()
+}
+
+fn server(report: &Report, audit: &ServerAudit) -> Server {
+    let single = Report::new(
+        report.tool.clone(),
+        report.strict,
+        report.seed,
+        vec![audit.clone()],
+        Vec::new(),
+        false,
+    );
+    let not_audited = audit.aborted.clone().filter(|_| {
+        audit
+            .results
+            .iter()
+            .all(|r| r.outcome != Outcome::Pass && r.outcome != Outcome::Fail)
+    });
+    Server {
+        label: audit.label.clone(),
+        not_audited,
+        levels: levels(audit),
+        report: serde_json::from_str(&json::render(&single)).unwrap_or(Value::Null),
+    }
+}
+
+fn levels(audit: &ServerAudit) -> Vec<LevelCounts> {
+    LEVELS
+        .iter()
+        .map(|&level| {
+            let mut counts = LevelCounts {
+                level: level.to_owned(),
+                ..LevelCounts::default()
+            };
+            for r in audit
+                .results
+                .iter()
+                .filter(|r| r.level.to_string() == level)
+            {
+                match r.outcome {
+                    Outcome::Pass => counts.pass += 1,
+                    Outcome::Fail => counts.fail += 1,
+                    Outcome::Skip => counts.skip += 1,
+                    Outcome::Inconclusive => counts.inconclusive += 1,
+                }
+            }
+            counts
+        })
+        .collect()
+}
+
+/// The short word of an outcome in a cell, with the gate where it matters.
+pub(crate) fn cell_word(cell: &Cell) -> &'static str {
+    match (cell.outcome.as_str(), cell.gate.as_str()) {
+        ("fail", "known_failure") => "known",
+        ("fail", "tolerated") => "fail*",
+        ("fail", _) => "FAIL",
+        ("pass", _) => "pass",
+        ("skip", _) => "skip",
+        _ => "?",
+    }
+}
+
+/// What each cell word means, for both views' legends.
+pub(crate) const LEGEND: [(&str, &str); 6] = [
+    ("pass", "the server keeps the clause"),
+    (
+        "FAIL",
+        "fails the run (a MUST clause, or any with --strict)",
+    ),
+    (
+        "fail*",
+        "a SHOULD or MAY failure, tolerated without --strict",
+    ),
+    (
+        "known",
+        "a failure the server's known-failures file expects",
+    ),
+    ("skip", "not applicable, with the reason in the report"),
+    ("?", "inconclusive: no verdict could be had"),
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::sample;
+
+    #[test]
+    fn a_written_matrix_reads_back_unchanged() {
+        let report = sample::report();
+        let document = Document::of(&report, None);
+        let back = Document::parse(&document.render()).unwrap();
+        assert_eq!(back, document);
+        assert_eq!(back.rows().len(), report.servers[0].results.len());
+    }
+
+    #[test]
+    fn the_matrix_and_each_servers_report_match_their_schemas() {
+        const MATRIX: &str = include_str!("../../../../../specs/schemas/matrix.schema.json");
+        let document = Document::of(&sample::report(), Some("by a test".into()));
+        let value = serde_json::to_value(&document).unwrap();
+        let problems = crate::schemas::full::problems(MATRIX, &value);
+        assert!(problems.is_empty(), "{problems:#?}");
+        for server in &document.servers {
+            let problems = crate::schemas::full::problems(
+                crate::schemas::Schemas::report_schema_text(),
+                &server.report,
+            );
+            assert!(problems.is_empty(), "{problems:#?}");
+        }
+    }
+
+    #[test]
+    fn both_views_show_every_server_and_clause() {
+        let report = sample::report();
+        let document = Document::of(&report, None);
+        let (md, page) = (markdown::render(&document), html::render(&document));
+        for result in &report.servers[0].results {
+            assert!(
+                md.contains(&result.id) && page.contains(&result.id),
+                "{}",
+                result.id
+            );
+        }
+        assert!(page.contains(&report.servers[0].label));
+        for loads in ["src=", "<link", "url(", "@import", "href="] {
+            assert!(!page.contains(loads), "the page must load nothing: {loads}");
+        }
+    }
+}
