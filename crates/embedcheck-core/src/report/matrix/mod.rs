@@ -301,4 +301,27 @@ mod tests {
             assert!(!page.contains(loads), "the page must load nothing: {loads}");
         }
     }
+
+    /// The published table of real servers cannot drift from its data: its Markdown and
+    /// HTML are exactly what its JSON renders to.
+    #[test]
+    fn the_published_compatibility_table_is_what_its_json_renders_to() {
+        const JSON: &str = include_str!("../../../../../docs/compatibility/matrix.json");
+        const MARKDOWN: &str = include_str!("../../../../../docs/compatibility/matrix.md");
+        const HTML: &str = include_str!("../../../../../docs/compatibility/matrix.html");
+        let document = Document::parse(JSON).expect("the published matrix.json parses");
+        assert_eq!(
+            document.render(),
+            JSON,
+            "matrix.json is not in this build's form"
+        );
+        assert!(
+            markdown::render(&document) == MARKDOWN,
+            "matrix.md differs from its JSON: run lab/matrix.sh or re-render"
+        );
+        assert!(
+            html::render(&document) == HTML,
+            "matrix.html differs from its JSON"
+        );
+    }
 }
