@@ -47,6 +47,9 @@ pub struct Written {
     pub markdown: PathBuf,
     pub junit: PathBuf,
     pub schema: PathBuf,
+    /// The report's servers as the matrix page shows them: one column, or a
+    /// migration's baseline and candidate side by side.
+    pub html: PathBuf,
 }
 
 /// Creates `dir` (and its parents) and writes every file format of `report` into it.
@@ -63,6 +66,11 @@ pub fn write_all(report: &Report, dir: &Path) -> Result<Written, ReportError> {
         markdown: write(dir, "report.md", &markdown::render(report))?,
         junit: write(dir, "junit.xml", &junit::render(report))?,
         schema: write(dir, "report.schema.json", Schemas::report_schema_text())?,
+        html: write(
+            dir,
+            "report.html",
+            &matrix::html::render(&matrix::Document::of(report, None)),
+        )?,
     })
 }
 
