@@ -93,15 +93,7 @@ fn write_matrix(
     dir: &Path,
 ) -> Result<(), RunError> {
     for audit in &report.servers {
-        let single = Report::new(
-            report.tool.clone(),
-            report.strict,
-            report.seed,
-            vec![audit.clone()],
-            Vec::new(),
-            false,
-        );
-        report::write_all(&single, &dir.join(&audit.label))?;
+        report::write_all(&report.single(audit), &dir.join(&audit.label))?;
     }
     let files = [
         ("matrix.json", document.render()),

@@ -72,6 +72,19 @@ impl Report {
         }
     }
 
+    /// `audit` alone, as its own single-server report of this run (a matrix column,
+    /// a server's own folder).
+    pub fn single(&self, audit: &ServerAudit) -> Report {
+        Report::new(
+            self.tool.clone(),
+            self.strict,
+            self.seed,
+            vec![audit.clone()],
+            Vec::new(),
+            false,
+        )
+    }
+
     /// The server a single-server view is about: a migration's candidate, else the
     /// first server.
     pub fn subject(&self) -> &ServerAudit {

@@ -9,7 +9,7 @@
 //! | cosine with the old client's vectors | min 0.9934 (ko-17) · median 1.0000 … |
 //! ```
 
-use super::migration::scenario_row;
+use super::rankings::scenario_row;
 use super::table::table_row;
 use crate::migration::fixed::{Cut, FixesApplied};
 use crate::report::text;

@@ -13,6 +13,7 @@
 //! 1. **stop sending `dimensions`** — dimensions: 512 → 500 …
 //! ```
 
+use super::rankings::scenario_row;
 use super::table::{cell, code, table_row};
 use crate::audit::ServerAudit;
 use crate::migration::Migration;
@@ -485,45 +486,6 @@ fn retrieval(doc: &mut String, r: &Retrieval) {
         let _ = writeln!(doc, "\nNot ranked: {}", text::flat(why));
     }
     top_k_table(doc, r);
-}
-
-pub(super) fn scenario_row(doc: &mut String, s: &Scenario) {
-    let (overlap, rho, tau, changed) = match &s.versus_reference {
-        Some(a) => (
-            format!("{:.2}", a.overlap_at_k),
-            format!("{:.3}", a.spearman),
-            format!("{:.3}", a.kendall),
-            if a.top_hit_changed.is_empty() {
-                "none".to_owned()
-            } else {
-                format!(
-                    "{} of {}: {}",
-                    a.top_hit_changed.len(),
-                    s.queries.len(),
-                    a.top_hit_changed.join(", ")
-                )
-            },
-        ),
-        None => (
-            "(reference)".to_owned(),
-            String::new(),
-            String::new(),
-            String::new(),
-        ),
-    };
-    let name = format!("`{}`: {}", s.name, s.description);
-    table_row(
-        doc,
-        &[
-            &name,
-            &format!("{:.2}", s.recall_at_k),
-            &format!("{:.2}", s.mrr),
-            &overlap,
-            &rho,
-            &tau,
-            &changed,
-        ],
-    );
 }
 
 fn top_k_table(doc: &mut String, r: &Retrieval) {

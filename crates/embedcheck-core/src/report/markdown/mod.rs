@@ -18,6 +18,7 @@
 mod audit;
 mod fixed;
 mod migration;
+mod rankings;
 pub(crate) mod table;
 
 use crate::report::Report;

@@ -176,14 +176,7 @@ fn cells_of(report: &Value) -> Vec<Cell> {
 }
 
 fn server(report: &Report, audit: &ServerAudit) -> Server {
-    let single = Report::new(
-        report.tool.clone(),
-        report.strict,
-        report.seed,
-        vec![audit.clone()],
-        Vec::new(),
-        false,
-    );
+    let single = report.single(audit);
     let not_audited = audit.aborted.clone().filter(|_| {
         audit
             .results
