@@ -8,7 +8,9 @@
 //!   its evidence,
 //! - [`property`]: seeded, shrinking property tests driven inside the audit,
 //! - [`declared`]: what the user declares about the server instead of detecting it,
-//! - [`audit`]: runs the selected clauses,
+//! - [`profiles`]: whether the OpenAI SDKs and LangChain, with their defaults, work
+//!   against the server,
+//! - [`audit`]: runs the selected clauses, then the client profiles,
 //! - [`migration`]: two servers compared as the migration study compared them
 //!   (`--baseline`),
 //! - [`verdict`], [`audit`] and [`report`]: one result model rendered as terminal, JSON, Markdown
@@ -21,6 +23,7 @@ pub mod declared;
 pub mod expectations;
 pub mod http;
 pub mod migration;
+pub mod profiles;
 pub mod property;
 pub mod report;
 pub mod schemas;

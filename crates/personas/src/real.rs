@@ -45,7 +45,9 @@ pub fn reference() -> Persona {
 /// OpenAI's API (contract-notes §2.1): the reference behaviour with OpenAI's sizes, a
 /// key required, over-length refused (400 "maximum context length is 8192 tokens").
 /// `input_type` is refused like any argument outside the schema
-/// (`additionalProperties: false`; "Unrecognized request argument supplied").
+/// (`additionalProperties: false`; "Unrecognized request argument supplied"). Token ids
+/// are read in cl100k_base, the vocabulary LangChain's default tokenises with (for the
+/// ids of the client profiles' probe texts; see [`Quirk::Cl100kTokenIds`]).
 pub fn openai() -> Persona {
     Persona {
         name: "openai",
@@ -57,11 +59,14 @@ pub fn openai() -> Persona {
             api_key: Some(API_KEY.to_owned()),
             ..Config::default()
         },
-        quirks: vec![Quirk::ErrorWhen {
-            trigger: Trigger::Field("input_type"),
-            status: 400,
-            message: "Unrecognized request argument supplied: input_type",
-        }],
+        quirks: vec![
+            Quirk::ErrorWhen {
+                trigger: Trigger::Field("input_type"),
+                status: 400,
+                message: "Unrecognized request argument supplied: input_type",
+            },
+            Quirk::Cl100kTokenIds,
+        ],
     }
 }
 

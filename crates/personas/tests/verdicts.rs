@@ -83,7 +83,8 @@ fn every_real_persona_has_a_verdict_snapshot() {
     );
 }
 
-/// Clause → outcome and reason, then what the suite observed about the server.
+/// Clause → outcome and reason, what the suite observed about the server, then each
+/// client profile with its reasons.
 fn render(audit: &ServerAudit) -> String {
     let failed: Vec<&str> = audit
         .results
@@ -113,6 +114,23 @@ fn render(audit: &ServerAudit) -> String {
     table.push_str("\nobservations:\n");
     for (name, value) in &audit.facts.observations() {
         let _ = writeln!(table, "  {name}: {value}");
+    }
+    table.push_str("\nclients:\n");
+    for profile in &audit.clients {
+        let works = match profile.works {
+            Some(true) => "works",
+            Some(false) => "breaks",
+            None => "unknown",
+        };
+        let _ = writeln!(
+            table,
+            "  {} {}: {works}",
+            profile.client.name(),
+            profile.version
+        );
+        for reason in &profile.because {
+            let _ = writeln!(table, "    - {reason}");
+        }
     }
     if let Some(why) = &audit.aborted {
         let _ = writeln!(table, "\naborted: {why}");

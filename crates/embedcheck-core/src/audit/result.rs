@@ -9,6 +9,7 @@
 use crate::catalogue::{Clause, Family, Level};
 use crate::expectations::{Expectations, Matched};
 use crate::http::Exchange;
+use crate::profiles::ClientProfile;
 use crate::session::Facts;
 use crate::verdict::{Outcome, Verdict};
 use serde::Serialize;
@@ -99,6 +100,8 @@ pub struct ServerAudit {
     pub wall_seconds: f64,
     /// What the clauses learned about the server, each fact with how.
     pub facts: Facts,
+    /// Whether each profiled client works against the server with its defaults.
+    pub clients: Vec<ClientProfile>,
     /// Why the run stopped early, if it did (unreachable server, interrupted…).
     pub aborted: Option<String>,
 }
@@ -213,6 +216,7 @@ reason = "fixed upstream in a later release"
             tokens_used: 0,
             wall_seconds: 0.0,
             facts: Facts::default(),
+            clients: Vec::new(),
             aborted: None,
         }
     }

@@ -1,11 +1,13 @@
-//! Audits one server: learns its model, runs the selected clauses, and joins the
-//! verdicts with the catalogue into a [`ServerAudit`]. Printing and files are the
+//! Audits one server: learns its model, runs the selected clauses, joins the verdicts
+//! with the catalogue, and profiles the clients against what the run found, into a
+//! [`ServerAudit`]. Printing and files are the
 //! caller's business, so tests and the CLI share this path.
 
 use crate::audit::{ClauseResult, ServerAudit};
 use crate::catalogue::{Clause, Level};
 use crate::clauses::{self, Check, Stage};
 use crate::http::{Probe, Transport};
+use crate::profiles::{self, ClauseOutcome, ClientProfile, Judged};
 use crate::session::facts::ModelSource;
 use crate::session::{Fact, Interrupt, ProbeError, Session, Settings};
 use crate::verdict::{Outcome, Verdict};
@@ -37,6 +39,10 @@ pub async fn audit_session(
         Ok(()) => (run(session, selected).await, None),
         Err(why) => (unaudited(selected, &why), Some(why)),
     };
+    let clients = match &aborted {
+        None => profile_clients(session, &results).await,
+        Some(why) => profiles::not_probed(why),
+    };
     let aborted = aborted
         .or_else(|| {
             session
@@ -53,8 +59,27 @@ pub async fn audit_session(
         tokens_used: session.tokens_used(),
         wall_seconds: started.elapsed().as_secs_f64(),
         facts: session.facts(),
+        clients,
         aborted,
     }
+}
+
+/// The client profiles, read from the clause run's results and facts.
+async fn profile_clients(session: &Session, results: &[ClauseResult]) -> Vec<ClientProfile> {
+    let facts = session.facts();
+    let judged = Judged {
+        clauses: results
+            .iter()
+            .map(|r| ClauseOutcome {
+                id: &r.id,
+                outcome: r.outcome,
+                reason: &r.reason,
+                evidence: &r.evidence,
+            })
+            .collect(),
+        facts: &facts,
+    };
+    profiles::profile_all(session, &judged).await
 }
 
 /// Why the audit could not be completed when the server stopped answering and MUST

@@ -10,7 +10,7 @@ pub(crate) mod secret;
 pub mod target;
 pub(crate) mod transport;
 
-pub(crate) use embeddings::Encoding;
+pub use embeddings::Encoding;
 pub(crate) use exchange::Exchange;
 pub(crate) use probe::{Body, Probe, Validity};
 pub(crate) use reply::Reply;

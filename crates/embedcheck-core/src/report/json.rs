@@ -6,7 +6,7 @@
 //!
 //! ```json
 //! {
-//!   "schema_version": "1.2",
+//!   "schema_version": "1.3",
 //!   "tool": { "name": "embedcheck", "version": "0.1.0" },
 //!   "label": "staging", "endpoint": "http://…/v1/embeddings", "model": null,
 //!   "results": [{ "id": "RESP-001", "outcome": "pass", "evidence": [ … ], … }],
@@ -16,6 +16,7 @@
 
 use crate::audit::{ClauseResult, RunSummary, ServerAudit};
 use crate::migration::Migration;
+use crate::profiles::ClientProfile;
 use crate::report::{Report, Tool};
 use crate::session::Facts;
 use serde::Serialize;
@@ -23,8 +24,9 @@ use std::collections::BTreeMap;
 
 /// The version of `specs/schemas/report.schema.json` this build writes. 1.1 added
 /// `facts`, each result's `gate`, the run's `summary` and the comparison's own counts;
-/// 1.2 the migration's `fixes_applied`. Every earlier field is still written.
-pub(crate) const REPORT_SCHEMA_VERSION: &str = "1.2";
+/// 1.2 the migration's `fixes_applied`; 1.3 each audit's `clients` (the client
+/// profiles). Every earlier field is still written.
+pub(crate) const REPORT_SCHEMA_VERSION: &str = "1.3";
 
 /// Pretty-printed JSON of the whole report, newline-terminated like any text file.
 pub fn render(report: &Report) -> String {
@@ -63,6 +65,7 @@ struct Audit<'a> {
     wall_seconds: f64,
     observations: BTreeMap<String, String>,
     facts: &'a Facts,
+    clients: &'a [ClientProfile],
     #[serde(skip_serializing_if = "Option::is_none")]
     aborted: Option<&'a str>,
 }
@@ -118,6 +121,7 @@ impl<'a> Audit<'a> {
             wall_seconds: audit.wall_seconds,
             observations: super::text::observations(report, audit),
             facts: &audit.facts,
+            clients: &audit.clients,
             aborted: audit.aborted.as_deref(),
         }
     }

@@ -132,7 +132,8 @@ pub(crate) mod sample {
     use crate::audit::{ClauseResult, Gate, ServerAudit};
     use crate::catalogue::{Family, Level};
     use crate::expectations::Expectations;
-    use crate::http::Exchange;
+    use crate::http::{Encoding, Exchange};
+    use crate::profiles::{Call, Client, ClientProfile, Finding};
     use crate::report::{Report, Tool};
     use crate::session::facts::{BatchLimit, Fact, Facts, Learned};
     use crate::verdict::Outcome;
@@ -209,8 +210,49 @@ pub(crate) mod sample {
                 }),
                 ..Facts::default()
             },
+            clients: clients(),
             aborted: None,
         }
+    }
+
+    /// One profile of each verdict: a warning, a clean pass and a break with evidence.
+    fn clients() -> Vec<ClientProfile> {
+        let decoded = |call| Finding::Decoded {
+            call,
+            encoding: Some(Encoding::Base64),
+            cosine: 1.0,
+            attempts: 1,
+        };
+        let ids = exchange(
+            r#"{"encoding_format":"base64","input":[[15339,1917]],"model":"bge-small-en-v1.5"}"#,
+            Some(200),
+            r#"{"object":"list","data":[{"object":"embedding","index":0,"embedding":"[384 floats as base64]"}]}"#,
+            4,
+        );
+        vec![
+            ClientProfile::of(
+                Client::OpenAiPython,
+                vec![
+                    decoded(Call::One),
+                    decoded(Call::Batch),
+                    Finding::RetryHazard {
+                        clause: "ERR-011",
+                        requests: 3,
+                    },
+                ],
+                Vec::new(),
+            ),
+            ClientProfile::of(Client::OpenAiNode, vec![decoded(Call::One)], Vec::new()),
+            ClientProfile::of(
+                Client::LangChainOpenAi,
+                vec![Finding::ForeignVocabulary {
+                    text: "hello world",
+                    ids: &[15339, 1917],
+                    cosine: 0.1302,
+                }],
+                vec![ids],
+            ),
+        ]
     }
 
     fn exchange(request: &str, status: Option<u16>, response: &str, millis: u64) -> Exchange {

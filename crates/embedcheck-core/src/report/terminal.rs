@@ -8,6 +8,8 @@
 //! RESP-001  MUST    pass          response matches the schema
 //!
 //! * fails the run only with --strict
+//! client openai-python 3.57.0     works   one sentence: base64 float32 strings, decoded to the float vectors …
+//! client langchain-openai 1.7.4   breaks  "hello world" as cl100k token ids [15339, 1917] (what LangChain sends…
 //! embedcheck: 3 clauses — 1 pass, 2 fail (1 MUST), 0 skip, 0 inconclusive; 64 requests, 1,234 tokens, 2.1 s
 //! ```
 //!
@@ -57,6 +59,7 @@ pub fn render(report: &Report) -> String {
     if let Some(reason) = &audit.aborted {
         let _ = writeln!(out, "aborted: {}", text::one_line(reason, REASON_WIDTH));
     }
+    clients(&mut out, audit);
     let _ = writeln!(out, "{}", totals(audit));
     if let Some(line) = migration_line(report) {
         let _ = writeln!(out, "{line}");
@@ -101,6 +104,33 @@ fn migration_line(report: &Report) -> Option<String> {
         m.remediation.len(),
         text::thousands(view.requests_sent()),
     ))
+}
+
+/// One line per client profile: the verdict and the reason that weighs most.
+fn clients(out: &mut String, audit: &ServerAudit) {
+    let names: Vec<String> = audit
+        .clients
+        .iter()
+        .map(|p| format!("{} {}", p.client.name(), p.version))
+        .collect();
+    let width = names.iter().map(String::len).max().unwrap_or(0);
+    for (profile, name) in audit.clients.iter().zip(&names) {
+        // Reasons are sorted by weight: a working client's first one is a warning
+        // when it has any.
+        let first = profile.because.first().map_or("", String::as_str);
+        let shown = match (profile.works, profile.warnings()) {
+            (Some(true), 0) => first.to_owned(),
+            (Some(true), 1) => format!("1 warning: {first}"),
+            (Some(true), n) => format!("{n} warnings, first: {first}"),
+            _ => first.to_owned(),
+        };
+        let _ = writeln!(
+            out,
+            "client {name:<width$}  {:<7} {}",
+            text::works_label(profile.works),
+            text::one_line(&shown, REASON_WIDTH)
+        );
+    }
 }
 
 /// Failures lead because they are what a reader acts on; the rest keep catalogue order.

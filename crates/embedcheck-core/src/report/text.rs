@@ -84,6 +84,15 @@ pub fn observations(report: &Report, audit: &ServerAudit) -> BTreeMap<String, St
     lines
 }
 
+/// A client profile's verdict as a word: `works`, `breaks`, or `unknown`.
+pub(crate) fn works_label(works: Option<bool>) -> &'static str {
+    match works {
+        Some(true) => "works",
+        Some(false) => "breaks",
+        None => "unknown",
+    }
+}
+
 /// `POST /v1/embeddings → 422 (7 ms)`, or `→ no response` with the transport error.
 pub(crate) fn exchange_line(exchange: &Exchange) -> String {
     let status = match (exchange.status, &exchange.transport_error) {

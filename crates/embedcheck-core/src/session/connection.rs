@@ -99,7 +99,11 @@ pub struct Session {
     requests: AtomicU64,
     tokens: AtomicU64,
     cache: Mutex<HashMap<String, Arc<Reply>>>,
-    log: Mutex<Vec<Logged>>,
+    /// Every exchange with the number it was sent under, in sending order: requests
+    /// sent concurrently are logged in the order they were sent, not answered, so a
+    /// run's log (and everything read from it) does not depend on which answer came
+    /// back first.
+    log: Mutex<Vec<(u64, Logged)>>,
     /// Exchanges touched by the clause now running, for its evidence on error.
     pending: Mutex<Vec<Exchange>>,
     facts: Mutex<Facts>,
@@ -221,7 +225,7 @@ impl Session {
 
     /// Every exchange so far, in order.
     pub fn log(&self) -> Vec<Logged> {
-        lock(&self.log).clone()
+        lock(&self.log).iter().map(|(_, l)| l.clone()).collect()
     }
 
     /// Starts attributing exchanges to `clause`, and clears the pending list.
@@ -307,7 +311,7 @@ impl Session {
         if let Some(why) = self.stalled() {
             return Err(ProbeError::Stalled(why));
         }
-        self.reserve(probe)?;
+        let number = self.reserve(probe)?;
         let sent = tokio::select! {
             sent = self.transport.send(probe, response_limit(probe)) => sent,
             () = self.interrupt.triggered() => return Err(ProbeError::Interrupted),
@@ -319,11 +323,12 @@ impl Session {
                 }
                 let tokens = self.tokens_spent(probe, &reply);
                 self.tokens.fetch_add(tokens, Ordering::Relaxed);
-                self.record(probe, reply.exchange.clone(), Some(Arc::new(reply.clone())));
+                let answer = Some(Arc::new(reply.clone()));
+                self.record(number, probe, reply.exchange.clone(), answer);
                 Ok(reply)
             }
             Err((error, exchange)) => {
-                self.record(probe, exchange.clone(), None);
+                self.record(number, probe, exchange.clone(), None);
                 self.note_if_down(&error, exchange).await;
                 if let TransportError::Timeout(secs) = error {
                     let models = self.transport.ping().await;
@@ -373,7 +378,7 @@ impl Session {
     /// After a probe got no answer from a server that answered before, asks whether
     /// the server is still there: if not, that probe is the one that took it down.
     async fn note_if_down(&self, error: &TransportError, exchange: Exchange) {
-        let answered_before = lock(&self.log).iter().any(|l| l.reply.is_some());
+        let answered_before = lock(&self.log).iter().any(|(_, l)| l.reply.is_some());
         if matches!(error, TransportError::BodyTooLarge(_)) || !answered_before {
             return;
         }
@@ -386,8 +391,9 @@ impl Session {
         lock(&self.down_after).get_or_insert(exchange);
     }
 
-    /// Counts the request against the budgets, refusing when either is spent.
-    fn reserve(&self, probe: &Probe) -> Result<(), ProbeError> {
+    /// Counts the request against the budgets, refusing when either is spent; the
+    /// request's number in sending order.
+    fn reserve(&self, probe: &Probe) -> Result<u64, ProbeError> {
         let max_requests = self.settings.max_requests;
         if self.requests_sent() >= max_requests {
             return Err(ProbeError::RequestBudget(max_requests));
@@ -396,19 +402,22 @@ impl Session {
         if self.tokens_used() + probe.estimated_tokens() > max_tokens {
             return Err(ProbeError::TokenBudget(max_tokens));
         }
-        self.requests.fetch_add(1, Ordering::Relaxed);
-        Ok(())
+        Ok(self.requests.fetch_add(1, Ordering::Relaxed))
     }
 
-    fn record(&self, probe: &Probe, exchange: Exchange, reply: Option<Arc<Reply>>) {
+    /// Logs the exchange of request `number` in its sending place.
+    fn record(&self, number: u64, probe: &Probe, exchange: Exchange, reply: Option<Arc<Reply>>) {
         lock(&self.pending).push(exchange.clone());
-        lock(&self.log).push(Logged {
+        let logged = Logged {
             validity: probe.validity.clone(),
             exchange,
             reply,
             clause: *lock(&self.current_clause),
             request_body: probe.payload().map(|(bytes, _)| bytes),
-        });
+        };
+        let mut log = lock(&self.log);
+        let at = log.partition_point(|(n, _)| *n < number);
+        log.insert(at, (number, logged));
     }
 }
 

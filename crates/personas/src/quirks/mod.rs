@@ -15,6 +15,7 @@ mod request;
 mod shape;
 mod success;
 mod trigger;
+mod vocabulary;
 
 pub use trigger::Trigger;
 
@@ -232,6 +233,14 @@ pub enum Quirk {
     /// Answers every `every`-th embeddings request (its first sending only) with 429
     /// and no Retry-After (breaks ERR-012).
     ThrottleWithoutRetryAfter { every: u64 },
+    // ---- before the engine: requests (client profiles) -----------------------------
+    /// Reads token-id input in OpenAI's vocabulary, cl100k_base (the tokenizer of
+    /// `text-embedding-3-*`), as OpenAI does: a token array whose every id is in a small
+    /// table (the ids of the client profiles' probe texts, such as "hello world" =
+    /// [15339, 1917]) is replaced by the text it decodes to, so it gets that text's
+    /// vector. Other ids keep the engine's own vocabulary: the full 100k-entry
+    /// vocabulary is not bundled.
+    Cl100kTokenIds,
 }
 
 impl Quirk {
@@ -282,6 +291,7 @@ impl Quirk {
                     && request.number % every == every - 1;
                 return due.then(|| Answer::openai_error(429, "Rate limit reached for requests"));
             }
+            Quirk::Cl100kTokenIds => vocabulary::cl100k_token_ids(request),
             Quirk::AxumRejections => return request::axum_rejection(request),
             Quirk::FastApiValidation => return request::fastapi_rejection(request),
             _ => {}

@@ -1,5 +1,5 @@
-//! The single-server part of `report.md`: settings, observations, verdicts, then the
-//! evidence of each failure and the list of what was not verified.
+//! The single-server part of `report.md`: settings, observations, verdicts, the client
+//! profiles, then the evidence of each failure and the list of what was not verified.
 
 use super::table::{code, fenced, table_row};
 use crate::audit::{ClauseResult, Gate, ServerAudit};
@@ -17,6 +17,7 @@ pub(super) fn render(report: &Report) -> String {
     settings(&mut doc, report, audit);
     observations(&mut doc, report, audit);
     verdicts(&mut doc, audit);
+    clients(&mut doc, audit);
     failures(&mut doc, audit);
     unfinished(&mut doc, audit);
     doc
@@ -87,6 +88,46 @@ fn verdicts(doc: &mut String, audit: &ServerAudit) {
                 &result.reason,
             ],
         );
+    }
+}
+
+/// Each client's verdict in a table, then its reasons; the evidence of a client that
+/// breaks, as a failure's.
+fn clients(doc: &mut String, audit: &ServerAudit) {
+    if audit.clients.is_empty() {
+        return;
+    }
+    doc.push_str(
+        "\n## Client profiles\n\nWhether each client, with its default settings, works against this server.\n\n| Client | Version | Works | Warnings |\n|---|---|---|---|\n",
+    );
+    for profile in &audit.clients {
+        table_row(
+            doc,
+            &[
+                profile.client.name(),
+                profile.version,
+                text::works_label(profile.works),
+                &profile.warnings().to_string(),
+            ],
+        );
+    }
+    for profile in &audit.clients {
+        let _ = writeln!(
+            doc,
+            "\n### {} {}: {}\n",
+            profile.client.name(),
+            profile.version,
+            text::works_label(profile.works)
+        );
+        for reason in &profile.because {
+            let _ = writeln!(doc, "- {}", text::flat(reason));
+        }
+        if profile.works == Some(false) && !profile.evidence.is_empty() {
+            doc.push_str("\n**Evidence**\n");
+            for exchange in &profile.evidence {
+                evidence(doc, exchange);
+            }
+        }
     }
 }
 

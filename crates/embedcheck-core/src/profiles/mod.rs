@@ -1,0 +1,244 @@
+//! Client profiles: will a client, with its default settings, work against this server?
+//!
+//! Each profile models one client release from its source: the request it sends by
+//! default, how it decodes the answer, what it retries. Its verdict comes from that
+//! request replayed through the audit's session (so budgets and the cache apply; most
+//! replays are answered by the clauses' own probes) and decoded as the client decodes
+//! it, and from what the clause run already found (ERR-009's retry hazard, RESP-003's
+//! order, the facts). Every deciding exchange is kept as evidence.
+//!
+//! | client | default request | decides `works` |
+//! |---|---|---|
+//! | openai-python 3.57.0 | `encoding_format: "base64"`, text as given | the default request fails or decodes to wrong vectors |
+//! | openai-node 7.55.0 | the same | the same, with Node's decoder |
+//! | langchain-openai 1.7.4 | cl100k token ids (`[[int]]`) plus the SDK's base64 | the ids are refused, or read in another vocabulary |
+//!
+//! `works` is false only for what breaks the client with its defaults (an error, wrong
+//! vectors); everything else (retry storms on client mistakes, an empty text refused, a
+//! batch limit under LangChain's 1000) is a warning among the reasons. It is `null` when
+//! the deciding requests got no answer (budget spent, server down, interrupted).
+//!
+//! ```text
+//! client openai-python 3.57.0    works   one sentence: base64 float32 strings, decoded to the float vectors …
+//! client langchain-openai 1.7.4  breaks  "hello world" as cl100k ids [15339, 1917] is read in another vocabulary …
+//! ```
+
+mod decode;
+mod findings;
+mod langchain;
+mod sdk;
+
+pub use decode::Wrong;
+pub use findings::{Call, Finding, Severity};
+pub use langchain::{CL100K_PROBES, Cl100kProbe};
+
+use crate::http::Exchange;
+use crate::session::facts::Facts;
+use crate::session::{ProbeError, Session};
+use crate::verdict::Outcome;
+use serde::Serialize;
+
+/// The exchanges of the profiles are attributed to this name in the session's log (and
+/// so in behaviour snapshots), as clauses' exchanges are to their IDs.
+pub(crate) const STAGE: &str = "clients";
+
+/// A client whose default behaviour is profiled.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+pub enum Client {
+    /// The OpenAI Python SDK (PyPI `openai`).
+    #[serde(rename = "openai-python")]
+    OpenAiPython,
+    /// The OpenAI Node SDK (npm `openai`).
+    #[serde(rename = "openai-node")]
+    OpenAiNode,
+    /// LangChain's `OpenAIEmbeddings` (PyPI `langchain-openai`), on the Python SDK.
+    #[serde(rename = "langchain-openai")]
+    LangChainOpenAi,
+}
+
+impl Client {
+    /// Every profiled client, in the order reports show them.
+    pub const ALL: [Client; 3] = [
+        Client::OpenAiPython,
+        Client::OpenAiNode,
+        Client::LangChainOpenAi,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Client::OpenAiPython => "openai-python",
+            Client::OpenAiNode => "openai-node",
+            Client::LangChainOpenAi => "langchain-openai",
+        }
+    }
+
+    /// The release whose source the profile follows.
+    pub fn version(self) -> &'static str {
+        match self {
+            Client::OpenAiPython => "3.57.0",
+            Client::OpenAiNode => "7.55.0",
+            Client::LangChainOpenAi => "1.7.4",
+        }
+    }
+}
+
+/// Whether one client works against the server with its defaults, and why.
+#[derive(Clone, Debug, Serialize)]
+pub struct ClientProfile {
+    pub client: Client,
+    pub version: &'static str,
+    /// `None` when the deciding requests got no answer.
+    pub works: Option<bool>,
+    /// The findings as sentences, what breaks the client first.
+    pub because: Vec<String>,
+    /// The deciding exchanges, each attempt of a retried request on its own.
+    pub evidence: Vec<Exchange>,
+    /// The findings behind `works` and `because`, as data.
+    #[serde(skip)]
+    pub findings: Vec<Finding>,
+}
+
+impl ClientProfile {
+    /// The profile of `client` from its findings: breaks if any finding breaks it,
+    /// unknown if any could not be had, else works. `evidence` is kept as given: a
+    /// retried request's attempts may be byte-identical, and each is shown.
+    pub(crate) fn of(client: Client, mut findings: Vec<Finding>, evidence: Vec<Exchange>) -> Self {
+        findings.sort_by_key(Finding::severity);
+        let severities: Vec<Severity> = findings.iter().map(Finding::severity).collect();
+        let works = if severities.contains(&Severity::Breaks) {
+            Some(false)
+        } else if severities.contains(&Severity::Unknown) {
+            None
+        } else {
+            Some(true)
+        };
+        ClientProfile {
+            client,
+            version: client.version(),
+            works,
+            because: findings.iter().map(|f| f.describe(client)).collect(),
+            evidence,
+            findings,
+        }
+    }
+
+    /// Warnings: findings that do not break the client but a user should know.
+    pub fn warnings(&self) -> usize {
+        self.findings
+            .iter()
+            .filter(|f| f.severity() == Severity::Warning)
+            .count()
+    }
+}
+
+/// One clause's result as the profiles read it.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct ClauseOutcome<'a> {
+    pub id: &'a str,
+    pub outcome: Outcome,
+    pub reason: &'a str,
+    pub evidence: &'a [Exchange],
+}
+
+/// What the clause run found, for the profiles: each clause's outcome and the facts.
+pub(crate) struct Judged<'a> {
+    pub clauses: Vec<ClauseOutcome<'a>>,
+    pub facts: &'a Facts,
+}
+
+impl Judged<'_> {
+    /// Whether the clause ran (was selected).
+    pub(crate) fn ran(&self, id: &str) -> bool {
+        self.clauses.iter().any(|c| c.id == id)
+    }
+
+    /// The clause's result when it ran and failed.
+    pub(crate) fn failed(&self, id: &str) -> Option<&ClauseOutcome<'_>> {
+        self.clauses
+            .iter()
+            .find(|c| c.id == id && c.outcome == Outcome::Fail)
+    }
+}
+
+/// Every client's profile against the session's server, after the clause run.
+pub(crate) async fn profile_all(s: &Session, judged: &Judged<'_>) -> Vec<ClientProfile> {
+    s.begin_clause(STAGE);
+    let calls = sdk::default_calls(s).await;
+    let profiles = vec![
+        sdk::profile(Client::OpenAiPython, &calls, judged),
+        sdk::profile(Client::OpenAiNode, &calls, judged),
+        langchain::profile(s, &calls, judged).await,
+    ];
+    s.take_pending();
+    profiles
+}
+
+/// Every client "not probed", when the audit could not start: nothing is sent.
+pub(crate) fn not_probed(why: &str) -> Vec<ClientProfile> {
+    Client::ALL
+        .into_iter()
+        .map(|client| {
+            let finding = Finding::NotProbed {
+                call: Call::One,
+                why: why.to_owned(),
+            };
+            ClientProfile::of(client, vec![finding], Vec::new())
+        })
+        .collect()
+}
+
+/// Adds the clause run's `exchanges` to a profile's `evidence`, leaving out those
+/// already there (one exchange can be evidence of two findings).
+pub(crate) fn add_evidence<'a>(
+    evidence: &mut Vec<Exchange>,
+    exchanges: impl IntoIterator<Item = &'a Exchange>,
+) {
+    for exchange in exchanges {
+        if !evidence.contains(exchange) {
+            evidence.push(exchange.clone());
+        }
+    }
+}
+
+/// Retries the SDKs make by default (`DEFAULT_MAX_RETRIES`, `maxRetries`).
+pub(crate) const SDK_RETRIES: u32 = 2;
+
+/// Why a deciding request got no answer, as a finding's text.
+fn no_answer(error: &ProbeError) -> String {
+    match error {
+        ProbeError::Interrupted => "interrupted (Ctrl-C)".to_owned(),
+        other => other.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_breaking_finding_breaks_the_client_and_comes_first() {
+        let findings = vec![
+            Finding::RetryHazard {
+                clause: "ERR-011",
+                requests: 3,
+            },
+            Finding::Raises {
+                call: Call::One,
+                status: 500,
+                message: None,
+                attempts: 3,
+            },
+        ];
+        let profile = ClientProfile::of(Client::OpenAiNode, findings, Vec::new());
+        assert_eq!(profile.works, Some(false));
+        assert!(profile.because[0].contains("500"), "{:?}", profile.because);
+        assert_eq!(profile.warnings(), 1);
+    }
+
+    #[test]
+    fn an_unanswered_request_leaves_the_verdict_open() {
+        let profiles = not_probed("failed to reach the server");
+        assert!(profiles.iter().all(|p| p.works.is_none()));
+        assert_eq!(profiles.len(), Client::ALL.len());
+    }
+}

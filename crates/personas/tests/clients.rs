@@ -1,0 +1,290 @@
+//! Client profiles on personas: each profile's verdict follows from the behaviour the
+//! persona imitates, for the reason its source gives.
+//!
+//! The real clients against the same personas are `real_clients.rs`.
+
+mod common;
+
+use embedcheck_core::audit::ServerAudit;
+use embedcheck_core::http::{Secret, Target, Transport};
+use embedcheck_core::profiles::{Call, Client, ClientProfile, Finding, Wrong};
+use embedcheck_core::session::{Interrupt, Settings};
+use personas::Quirk;
+use std::time::Duration;
+
+fn profile(audit: &ServerAudit, client: Client) -> &ClientProfile {
+    audit
+        .clients
+        .iter()
+        .find(|p| p.client == client)
+        .expect("every client is profiled")
+}
+
+/// The verdicts of openai-python, openai-node and langchain-openai, in that order.
+fn verdicts(audit: &ServerAudit) -> [Option<bool>; 3] {
+    Client::ALL.map(|client| profile(audit, client).works)
+}
+
+fn has(profile: &ClientProfile, found: impl Fn(&Finding) -> bool) -> bool {
+    profile.findings.iter().any(found)
+}
+
+/// The reference server reads token ids in its own (toy) vocabulary, as vLLM reads
+/// them in the model's: LangChain's cl100k ids for "hello world" are accepted and get
+/// an unrelated vector, while both SDKs get exactly the float vectors.
+#[tokio::test]
+async fn reference_server_suits_the_sdks_and_gives_langchain_unrelated_vectors() {
+    let audit = common::audit(&personas::reference(), false).await;
+    assert_eq!(
+        verdicts(&audit),
+        [Some(true), Some(true), Some(false)],
+        "{:#?}",
+        audit.clients
+    );
+    let langchain = profile(&audit, Client::LangChainOpenAi);
+    assert!(
+        has(
+            langchain,
+            |f| matches!(f, Finding::ForeignVocabulary { text: "hello world", cosine, .. } if *cosine < 0.5)
+        ),
+        "{:#?}",
+        langchain.because
+    );
+    assert!(langchain.because[0].contains("check_embedding_ctx_length=False"));
+    assert!(
+        has(langchain, |f| matches!(f, Finding::ProbeHeld { .. })),
+        "the out-of-vocabulary probe waits for --aggressive"
+    );
+    let evidence = &langchain.evidence[0];
+    assert_eq!(
+        evidence
+            .request_body
+            .as_deref()
+            .map(|b| b.contains("[[15339,1917]]")),
+        Some(true),
+        "the evidence is LangChain's own request: {evidence:?}"
+    );
+    for client in [Client::OpenAiPython, Client::OpenAiNode] {
+        let sdk = profile(&audit, client);
+        assert!(
+            has(sdk, |f| matches!(
+                f,
+                Finding::Decoded {
+                    call: Call::Batch,
+                    ..
+                }
+            )),
+            "{:#?}",
+            sdk.because
+        );
+    }
+}
+
+/// OpenAI reads token ids in cl100k_base: every client works.
+#[tokio::test]
+async fn every_client_works_against_openai() {
+    let audit = common::audit(&personas::openai(), false).await;
+    assert_eq!(verdicts(&audit), [Some(true); 3], "{:#?}", audit.clients);
+    let langchain = profile(&audit, Client::LangChainOpenAi);
+    assert!(has(langchain, |f| matches!(
+        f,
+        Finding::SameVocabulary {
+            text: "hello world",
+            ..
+        }
+    )));
+}
+
+/// A server that ignores `encoding_format` (floats for base64, the study's old FastAPI
+/// server) suits openai-python, which decodes only strings, and openai-node 7.55.0,
+/// which passes arrays through since 7.11.0 (openai-node#2549, #2590).
+#[tokio::test]
+async fn float_arrays_for_base64_pass_through_both_sdks() {
+    let ignores = personas::breaker("ENC-003").expect("ENC-003 has a breaker");
+    assert!(
+        ignores
+            .quirks
+            .contains(&Quirk::IgnoreFields(&["encoding_format"]))
+    );
+    for persona in [ignores, personas::old_fastapi()] {
+        let audit = common::audit(&persona, false).await;
+        for client in [Client::OpenAiPython, Client::OpenAiNode] {
+            let sdk = profile(&audit, client);
+            assert_eq!(
+                sdk.works,
+                Some(true),
+                "{}: {:#?}",
+                persona.name,
+                sdk.because
+            );
+            assert!(
+                has(sdk, |f| matches!(
+                    f,
+                    Finding::Decoded {
+                        encoding: Some(embedcheck_core::http::Encoding::Float),
+                        ..
+                    }
+                )),
+                "{:#?}",
+                sdk.because
+            );
+        }
+    }
+}
+
+/// The old FastAPI server's pydantic model refuses token ids with 422: LangChain
+/// raises.
+#[tokio::test]
+async fn langchain_raises_where_token_ids_are_refused() {
+    let audit = common::audit(&personas::old_fastapi(), false).await;
+    let langchain = profile(&audit, Client::LangChainOpenAi);
+    assert_eq!(langchain.works, Some(false));
+    assert!(
+        has(langchain, |f| matches!(
+            f,
+            Finding::TokenIdsRefused { status: 422, .. }
+        )),
+        "{:#?}",
+        langchain.because
+    );
+}
+
+/// Base64 of float64 bytes decodes to twice as many values in both SDKs: wrong
+/// vectors, no error.
+#[tokio::test]
+async fn float64_base64_gives_both_sdks_wrong_vectors() {
+    let persona = personas::breaker("ENC-002").expect("ENC-002 has a breaker");
+    let audit = common::audit(&persona, false).await;
+    assert_eq!(verdicts(&audit), [Some(false); 3], "{:#?}", audit.clients);
+    let doubled = |f: &Finding| {
+        matches!(
+            f,
+            Finding::WrongVectors {
+                wrong: Wrong::Length { got, want, .. },
+                ..
+            } if *got == 2 * *want
+        )
+    };
+    for client in [Client::OpenAiPython, Client::OpenAiNode] {
+        assert!(has(profile(&audit, client), doubled), "{client:?}");
+    }
+    // LangChain's answers are decoded by the Python SDK underneath.
+    let langchain = profile(&audit, Client::LangChainOpenAi);
+    assert!(
+        has(
+            langchain,
+            |f| matches!(f, Finding::ThroughSdk { finding } if doubled(finding))
+        ),
+        "{:#?}",
+        langchain.because
+    );
+}
+
+/// LiteLLM's proxy in front of Ollama answered every `encoding_format` with 500
+/// (BerriAI/litellm#42426): the SDKs' default request fails after their two retries.
+#[tokio::test]
+async fn the_sdks_raise_after_retrying_a_500_to_their_default_request() {
+    let audit = common::audit(&personas::litellm(), false).await;
+    assert_eq!(verdicts(&audit), [Some(false); 3]);
+    let python = profile(&audit, Client::OpenAiPython);
+    assert!(
+        has(python, |f| matches!(
+            f,
+            Finding::Raises {
+                call: Call::One,
+                status: 500,
+                attempts: 3,
+                ..
+            }
+        )),
+        "{:#?}",
+        python.because
+    );
+    let sent = python
+        .evidence
+        .iter()
+        .filter(|e| e.status == Some(500))
+        .count();
+    assert!(sent >= 3, "each attempt is evidence: {sent}");
+}
+
+/// TEI refuses more than 32 inputs a request; LangChain sends up to 1000: a warning
+/// with the `chunk_size` that fits.
+#[tokio::test]
+async fn langchain_is_warned_of_a_batch_limit_below_its_chunk_size() {
+    let audit = common::audit(&personas::tei(), false).await;
+    let langchain = profile(&audit, Client::LangChainOpenAi);
+    assert!(
+        has(langchain, |f| matches!(
+            f,
+            Finding::BatchLimit { limit: 32 }
+        )),
+        "{:#?}",
+        langchain.because
+    );
+    assert!(
+        langchain
+            .because
+            .iter()
+            .any(|r| r.contains("chunk_size=32"))
+    );
+}
+
+/// Dynamo + vLLM answers client mistakes 500: a retry-storm warning, not a break, for
+/// clients whose default requests work.
+#[tokio::test]
+async fn retry_storms_on_client_mistakes_are_a_warning() {
+    let audit = common::audit(&personas::dynamo_vllm(), false).await;
+    let python = profile(&audit, Client::OpenAiPython);
+    assert_eq!(python.works, Some(true), "{:#?}", python.because);
+    assert!(
+        has(
+            python,
+            |f| matches!(f, Finding::RetryHazard { requests, .. } if *requests > 0)
+        ),
+        "{:#?}",
+        python.because
+    );
+    assert!(python.warnings() >= 1);
+}
+
+/// With `--aggressive`, "embedding servers" (cl100k id 95711, beyond the reference
+/// server's 50,000-id vocabulary) is sent too and refused, as vLLM refuses it.
+#[tokio::test]
+async fn aggressive_profiles_send_ids_beyond_the_vocabulary() {
+    let audit = common::audit(&personas::reference(), true).await;
+    let langchain = profile(&audit, Client::LangChainOpenAi);
+    assert!(
+        has(langchain, |f| matches!(
+            f,
+            Finding::TokenIdsRefused {
+                text: "embedding servers",
+                status: 400,
+                ..
+            }
+        )),
+        "{:#?}",
+        langchain.because
+    );
+}
+
+/// A server that cannot be reached leaves every verdict open, and nothing is sent.
+#[tokio::test]
+async fn an_unreachable_server_leaves_every_verdict_open() {
+    let target = Target::parse("http://127.0.0.1:9/v1").expect("a valid URL");
+    let transport = Transport::new(
+        target,
+        Some(Secret::new("k".to_owned())),
+        Duration::from_secs(2),
+    );
+    let audit = embedcheck_core::audit::audit_server(
+        transport,
+        Settings::default(),
+        "closed".to_owned(),
+        &[],
+        Interrupt::default(),
+    )
+    .await;
+    assert_eq!(verdicts(&audit), [None; 3]);
+    assert!(audit.clients.iter().all(|p| p.evidence.is_empty()));
+}
