@@ -126,7 +126,7 @@ fn headless(browser: &Path, extra: &[&str], page: &Path) -> String {
 const CHECKS: &str = r#"<script>
 (function(){
   var out={};
-  var failing=document.querySelector('td.cell.fail details');
+  var failing=document.querySelector('#matrix td.cell.fail details');
   failing.querySelector('summary').click();
   var detail=failing.querySelector('.detail');
   out.opened=failing.open&&detail.offsetHeight>0&&detail.querySelectorAll('pre.evidence').length>0;

@@ -31,11 +31,50 @@ pub fn render(doc: &Document) -> String {
     if let Some(how) = &doc.provenance {
         let _ = writeln!(page, "<pre class=\"provenance\">{}</pre>", escape(how));
     }
+    clients(&mut page, doc);
     legend(&mut page);
     filters(&mut page, &rows);
     table(&mut page, doc, &rows);
     let _ = write!(page, "<script>{SCRIPT}</script>\n</body>\n</html>\n");
     page
+}
+
+/// Will each client work with its defaults: one row per client, one cell per server.
+fn clients(page: &mut String, doc: &Document) {
+    let clients = doc.clients();
+    if clients.is_empty() {
+        return;
+    }
+    page.push_str("<div class=\"scroll short\"><table id=\"clients\"><thead><tr><th>client</th>");
+    for label in doc.labels() {
+        let _ = write!(page, "<th>{}</th>", escape(label));
+    }
+    page.push_str("</tr></thead><tbody>\n");
+    for (client, cells) in clients {
+        let _ = write!(page, "<tr><th class=\"clause\">{}</th>", escape(&client));
+        for profile in cells {
+            match profile {
+                Some(p) => {
+                    let (class, word) = if p.works {
+                        ("pass", "works")
+                    } else {
+                        ("fail", "breaks")
+                    };
+                    let _ = write!(
+                        page,
+                        "<td class=\"cell {class}\"><details><summary>{word}</summary><ul>"
+                    );
+                    for why in &p.because {
+                        let _ = write!(page, "<li>{}</li>", escape(why));
+                    }
+                    page.push_str("</ul></details></td>");
+                }
+                None => page.push_str("<td class=\"cell none\">—</td>"),
+            }
+        }
+        page.push_str("</tr>\n");
+    }
+    page.push_str("</tbody></table></div>\n");
 }
 
 fn legend(page: &mut String) {
@@ -203,6 +242,7 @@ h1{font-size:1.3rem;margin:.2rem 0}
 .legend{display:flex;flex-wrap:wrap;gap:.4rem 1rem;list-style:none;padding:0}
 .filters{display:flex;flex-wrap:wrap;gap:.5rem 1rem;margin:.6rem 0}
 .scroll{overflow:auto;max-height:80vh;border:1px solid #ccc}
+.scroll.short{margin-bottom:.6rem}
 table{border-collapse:separate;border-spacing:0;min-width:100%}
 th,td{border-bottom:1px solid #e4e4e4;padding:.25rem .4rem;vertical-align:top;text-align:left}
 thead th{position:sticky;top:0;background:#f4f4f4;z-index:2}

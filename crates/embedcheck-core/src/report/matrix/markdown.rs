@@ -58,6 +58,19 @@ fn summary(out: &mut String, doc: &Document) {
         row.extend(cells.iter().map(String::as_str));
         table_row(out, &row);
     }
+    for (client, cells) in doc.clients() {
+        let words: Vec<String> = cells
+            .iter()
+            .map(|p| match p {
+                Some(p) if p.works => "works".to_owned(),
+                Some(p) => format!("**breaks**: {}", cell(headline(p))),
+                None => "—".to_owned(),
+            })
+            .collect();
+        let mut row = vec![client.as_str()];
+        row.extend(words.iter().map(String::as_str));
+        table_row(out, &row);
+    }
     for s in doc.servers.iter().filter(|s| s.not_audited.is_some()) {
         let _ = writeln!(
             out,
@@ -66,6 +79,13 @@ fn summary(out: &mut String, doc: &Document) {
             s.not_audited.as_deref().unwrap_or_default()
         );
     }
+}
+
+/// The first reason up to its first colon: what breaks, without the evidence (the
+/// HTML page and each server's report.md carry it whole).
+fn headline(p: &super::Profile) -> &str {
+    let first = p.because.first().map_or("", String::as_str);
+    first.split(": ").next().unwrap_or(first)
 }
 
 fn legend(out: &mut String) {

@@ -84,6 +84,15 @@ pub(crate) struct Cell {
     pub evidence: Vec<Value>,
 }
 
+/// A client profile as the views read it from a server's report.
+#[derive(Clone, Debug, Deserialize)]
+pub(crate) struct Profile {
+    pub client: String,
+    pub works: bool,
+    #[serde(default)]
+    pub because: Vec<String>,
+}
+
 /// One row: a clause and its cell on every server (`None`: not run there).
 pub(crate) struct Row {
     pub id: String,
@@ -134,6 +143,36 @@ impl Document {
         let mut text = serde_json::to_string_pretty(self).unwrap_or_default();
         text.push('\n');
         text
+    }
+
+    /// Every profiled client (in the first server's order), with each server's profile.
+    pub(crate) fn clients(&self) -> Vec<(String, Vec<Option<Profile>>)> {
+        let per_server: Vec<Vec<Profile>> = self
+            .servers
+            .iter()
+            .map(|s| {
+                s.report
+                    .get("clients")
+                    .and_then(|c| serde_json::from_value(c.clone()).ok())
+                    .unwrap_or_default()
+            })
+            .collect();
+        let mut names: Vec<String> = Vec::new();
+        for p in per_server.iter().flatten() {
+            if !names.contains(&p.client) {
+                names.push(p.client.clone());
+            }
+        }
+        names
+            .into_iter()
+            .map(|name| {
+                let cells = per_server
+                    .iter()
+                    .map(|column| column.iter().find(|p| p.client == name).cloned())
+                    .collect();
+                (name, cells)
+            })
+            .collect()
     }
 
     pub(crate) fn labels(&self) -> Vec<&str> {
