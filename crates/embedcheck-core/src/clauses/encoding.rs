@@ -319,7 +319,7 @@ async fn never_arrays_for_base64(s: &Session) -> CheckResult {
             .position(|item| item.get("embedding").is_some_and(Value::is_array));
         if let Some(i) = arrays {
             return Ok(Verdict::fail(format!(
-                "encoding_format \"base64\" answered data[{i}].embedding as an array of numbers: the Node SDK decodes it as base64 anyway and gets vectors a quarter of the length"
+                "encoding_format \"base64\" answered data[{i}].embedding as an array of numbers: the OpenAI Node SDK before 7.11 decodes it as base64 anyway and gets garbage vectors; clients that asked for base64 expect a string"
             ))
             .with(&reply.exchange));
         }
