@@ -40,11 +40,11 @@ note="Real servers on 127.0.0.1, CPU only, all serving $MODEL_NAME (from the PyP
 Versions: $versions.
 Produced by lab/matrix.sh: cargo test --test conformance -- --servers SERVERS.toml --seed $SEED --parallel ${PARALLEL:-1}"
 
-mkdir -p "$OUT_DIR"
+mkdir -p "$OUT_DIR" "$LAB_DIR/reports"
 started=$(date +%s)
 (cd "$REPO_DIR" && cargo test --quiet --test conformance -- --servers "$servers_file" --seed "$SEED" \
   --parallel "${PARALLEL:-1}" --timeout 30 --matrix-note "$note" --report-dir "$REPORTS_DIR_MATRIX") \
-  >"$LAB_DIR/matrix.log" 2>&1 || true
-log "matrix: $(( $(date +%s) - started )) s wall; $(grep -c '^test .*::' "$LAB_DIR/matrix.log") results"
+  >"$LAB_DIR/reports/matrix.log" 2>&1 || true
+log "matrix: $(( $(date +%s) - started )) s wall; $(grep -c '^test .*::' "$LAB_DIR/reports/matrix.log") results"
 cp "$REPORTS_DIR_MATRIX"/matrix.{json,md,html} "$OUT_DIR/"
 log "written: $OUT_DIR/matrix.{json,md,html}"
