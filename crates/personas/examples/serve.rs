@@ -48,6 +48,8 @@ async fn main() -> ExitCode {
 fn all() -> Vec<Persona> {
     let mut all = personas::real_servers();
     all.push(personas::reference());
+    // Each clause's breaker, named after its clause (`serve ERR-011 9000`).
+    all.extend(personas::broken_clauses().filter_map(personas::breaker));
     all
 }
 
