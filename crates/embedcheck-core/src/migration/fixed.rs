@@ -24,7 +24,7 @@
 use super::contract::{self, Expectation, Judgement, Topic};
 use super::corpus::Corpus;
 use super::retrieval::{self, QueryResult, QueryVectors, Scenario};
-use super::vectors::{self, Embedded, Judged, Spread};
+use super::vectors::{self, DocumentCosine, Embedded, Judged, Spread};
 use crate::http::{Probe, Reply};
 use crate::session::Session;
 use crate::session::requests::{SENTENCE, body};
@@ -58,6 +58,8 @@ pub struct FixesApplied {
     pub cosine: Option<Spread>,
     /// Compared documents below `same_at`, lowest first.
     pub below: Vec<DocumentCosine>,
+    /// Every compared document's cosine, in corpus order (the chart's points).
+    pub cosines: Vec<DocumentCosine>,
     pub same_at: f64,
     /// k of recall@k and overlap@k.
     pub k: usize,
@@ -91,13 +93,6 @@ pub struct Cut {
     /// Cosine of the cut document's vector with the old client's.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cosine: Option<f64>,
-}
-
-/// A document's cosine with the old client's vector.
-#[derive(Clone, Debug, Serialize, PartialEq)]
-pub struct DocumentCosine {
-    pub id: String,
-    pub cosine: f64,
 }
 
 /// `dimensions` dropped: the candidate's full vector cut to `dimensions` values and
@@ -535,6 +530,7 @@ fn judge(
         not_compared,
         cosine: Spread::of(cosines.iter().map(|d| d.cosine).collect()),
         below,
+        cosines,
         same_at,
         k: f.k,
         rankings,

@@ -128,6 +128,10 @@ pub struct Run {
     pub docs_per_second: f64,
     pub requests: usize,
     pub errors: usize,
+    /// The run's latencies, kept so a phase can report the distribution of all its
+    /// runs together.
+    #[serde(skip)]
+    histogram: Option<Histogram<u64>>,
 }
 
 /// A phase's runs and their medians.
@@ -137,7 +141,44 @@ pub struct Phase {
     pub p99_ms: f64,
     pub docs_per_second: f64,
     pub errors: usize,
+    /// Every answered request of every run together, as quantiles: what the HTML
+    /// report draws. `None` when no request was answered.
+    pub distribution: Option<Distribution>,
     pub runs: Vec<Run>,
+}
+
+/// Quantiles of a set of latencies, from the HDR histogram, in milliseconds.
+#[derive(Clone, Copy, Debug, Serialize, PartialEq)]
+pub struct Distribution {
+    pub requests: u64,
+    pub min_ms: f64,
+    pub p10_ms: f64,
+    pub p25_ms: f64,
+    pub p50_ms: f64,
+    pub p75_ms: f64,
+    pub p90_ms: f64,
+    pub p99_ms: f64,
+    pub max_ms: f64,
+}
+
+impl Distribution {
+    fn of(histogram: &Histogram<u64>) -> Option<Distribution> {
+        if histogram.is_empty() {
+            return None;
+        }
+        let ms = |q: f64| histogram.value_at_quantile(q) as f64 / 1000.0;
+        Some(Distribution {
+            requests: histogram.len(),
+            min_ms: histogram.min() as f64 / 1000.0,
+            p10_ms: ms(0.10),
+            p25_ms: ms(0.25),
+            p50_ms: ms(0.50),
+            p75_ms: ms(0.75),
+            p90_ms: ms(0.90),
+            p99_ms: ms(0.99),
+            max_ms: histogram.max() as f64 / 1000.0,
+        })
+    }
 }
 
 /// Both phases for one server.
@@ -229,6 +270,7 @@ impl Tally {
             },
             requests: ok + self.errors,
             errors: self.errors,
+            histogram: Some(self.histogram.clone()),
         }
     }
 }
@@ -366,11 +408,17 @@ fn server_latency(label: &str, sequential: Vec<Run>, concurrent: Vec<Run>) -> Se
 fn phase(runs: Vec<Run>) -> Phase {
     let median =
         |f: fn(&Run) -> f64| Spread::of(runs.iter().map(f).collect()).map_or(0.0, |s| s.median);
+    let mut all = Tally::new().histogram;
+    for histogram in runs.iter().filter_map(|r| r.histogram.as_ref()) {
+        // Every run's histogram has the same bounds, so adding cannot fail.
+        let _ = all.add(histogram);
+    }
     Phase {
         p50_ms: median(|r| r.p50_ms),
         p99_ms: median(|r| r.p99_ms),
         docs_per_second: median(|r| r.docs_per_second),
         errors: runs.iter().map(|r| r.errors).sum(),
+        distribution: Distribution::of(&all),
         runs,
     }
 }
@@ -394,6 +442,28 @@ mod tests {
     }
 
     #[test]
+    fn a_phase_distribution_pools_every_run() {
+        let run = |from: u64| {
+            let mut tally = Tally::new();
+            for ms in from..from + 50 {
+                tally.record(Ok(Duration::from_millis(ms)));
+            }
+            tally.run(8, None)
+        };
+        let d = phase(vec![run(1), run(51)]).distribution.unwrap();
+        assert_eq!(d.requests, 100);
+        assert!(
+            (d.min_ms - 1.0).abs() < 0.01 && (d.max_ms - 100.0).abs() < 0.1,
+            "{d:?}"
+        );
+        assert!(
+            (d.p25_ms - 25.0).abs() < 0.1 && (d.p75_ms - 75.0).abs() < 0.1,
+            "{d:?}"
+        );
+        assert!(phase(Vec::new()).distribution.is_none());
+    }
+
+    #[test]
     fn the_phase_reports_the_median_run() {
         let run = |tp: f64| Run {
             p50_ms: tp / 10.0,
@@ -401,6 +471,7 @@ mod tests {
             docs_per_second: tp,
             requests: 40,
             errors: 0,
+            histogram: None,
         };
         let phase = phase(vec![run(139.4), run(141.2), run(141.0)]);
         assert_eq!(phase.docs_per_second, 141.0);

@@ -223,6 +223,7 @@ mod tests {
             cosine_median: Some(min),
             cosine_max: Some(min),
             least_similar: None,
+            cosines: Vec::new(),
             token_differences: Vec::new(),
             failures_baseline: Vec::new(),
             failures_candidate: Vec::new(),

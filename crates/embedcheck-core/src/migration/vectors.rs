@@ -69,6 +69,9 @@ pub struct VectorEquivalence {
     /// The document with the lowest cosine.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub least_similar: Option<String>,
+    /// Every compared document's cosine, in corpus order: the distribution behind
+    /// min / median / max, which the HTML report draws.
+    pub cosines: Vec<DocumentCosine>,
     pub token_differences: Vec<TokenDifference>,
     pub failures_baseline: Vec<String>,
     pub failures_candidate: Vec<String>,
@@ -77,6 +80,13 @@ pub struct VectorEquivalence {
     pub same_at: f64,
     /// At least one document compared, and every compared cosine ≥ `same_at`.
     pub equivalent: bool,
+}
+
+/// A document's cosine between two embeddings of it.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct DocumentCosine {
+    pub id: String,
+    pub cosine: f64,
 }
 
 /// What each server's audit says about its usage counts and noise, for the comparison.
@@ -213,7 +223,7 @@ pub(crate) fn equivalence(
     let first = |e: &Embedded| e.vectors.iter().flatten().next().cloned();
     let (first_b, first_c) = (first(b), first(c));
     let cosines = per_document(corpus, b, c);
-    let stats = Spread::of(cosines.iter().map(|(_, x)| *x).collect());
+    let stats = Spread::of(cosines.iter().map(|d| d.cosine).collect());
     let same_at = judged.same_at();
     let common_batches = |e: &Embedded, other: &Embedded| -> u64 {
         e.batch_tokens
@@ -237,8 +247,9 @@ pub(crate) fn equivalence(
         cosine_max: stats.map(|s| s.max),
         least_similar: cosines
             .iter()
-            .min_by(|x, y| x.1.total_cmp(&y.1))
-            .map(|(id, _)| id.clone()),
+            .min_by(|x, y| x.cosine.total_cmp(&y.cosine))
+            .map(|d| d.id.clone()),
+        cosines,
         token_differences,
         failures_baseline: b.failures.clone(),
         failures_candidate: c.failures.clone(),
@@ -248,13 +259,16 @@ pub(crate) fn equivalence(
 }
 
 /// Cosine per document embedded by both, with equal lengths.
-fn per_document(corpus: &Corpus, b: &Embedded, c: &Embedded) -> Vec<(String, f64)> {
+fn per_document(corpus: &Corpus, b: &Embedded, c: &Embedded) -> Vec<DocumentCosine> {
     corpus
         .documents
         .iter()
         .zip(b.vectors.iter().zip(&c.vectors))
         .filter_map(|(doc, pair)| match pair {
-            (Some(x), Some(y)) if x.len() == y.len() => Some((doc.id.clone(), cosine(x, y))),
+            (Some(x), Some(y)) if x.len() == y.len() => Some(DocumentCosine {
+                id: doc.id.clone(),
+                cosine: cosine(x, y),
+            }),
             _ => None,
         })
         .collect()

@@ -6,7 +6,7 @@
 //!
 //! ```json
 //! {
-//!   "schema_version": "1.3",
+//!   "schema_version": "1.4",
 //!   "tool": { "name": "embedcheck", "version": "0.1.0" },
 //!   "label": "staging", "endpoint": "http://…/v1/embeddings", "model": null,
 //!   "results": [{ "id": "RESP-001", "outcome": "pass", "evidence": [ … ], … }],
@@ -25,8 +25,10 @@ use std::collections::BTreeMap;
 /// The version of `specs/schemas/report.schema.json` this build writes. 1.1 added
 /// `facts`, each result's `gate`, the run's `summary` and the comparison's own counts;
 /// 1.2 the migration's `fixes_applied`; 1.3 each audit's `clients` (the client
-/// profiles). Every earlier field is still written.
-pub(crate) const REPORT_SCHEMA_VERSION: &str = "1.3";
+/// profiles); 1.4 the migration's per-document cosines (`cosines`, beside min /
+/// median / max) and each latency phase's `distribution`. Every earlier field is
+/// still written.
+pub(crate) const REPORT_SCHEMA_VERSION: &str = "1.4";
 
 /// Pretty-printed JSON of the whole report, newline-terminated like any text file.
 pub fn render(report: &Report) -> String {

@@ -657,6 +657,7 @@ mod tests {
             cosine_median: Some(1.0),
             cosine_max: Some(1.0),
             least_similar: None,
+            cosines: Vec::new(),
             token_differences: Vec::new(),
             failures_baseline: Vec::new(),
             failures_candidate: Vec::new(),
