@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Audits every running lab server with the suite, and the interesting pairs as
-# migrations, writing full reports under lab/reports/ (not checked in) and a normalised
+# migrations (with --load), writing full reports under lab/reports/ (not checked in) and a normalised
 # summary of each real server's verdicts under lab/summary/ (checked in, so a change of
 # verdict on a real server shows in review).
 #
@@ -57,7 +57,7 @@ audit_pair() {
   (cd "$REPO_DIR" && cargo test --quiet --test conformance -- \
     --endpoint "http://127.0.0.1:$(default_port "$candidate")/v1" --label "$candidate" \
     --baseline "http://127.0.0.1:$(default_port "$baseline")/v1" --baseline-label "$baseline" \
-    --seed "$SEED" --timeout 30 --report-dir "$dir") >"$dir.log" 2>&1 || true
+    --seed "$SEED" --timeout 30 --load --report-dir "$dir") >"$dir.log" 2>&1 || true
   log "$baseline → $candidate: $(grep -m1 '^migration:' "$dir.log" || echo 'no report')"
 }
 

@@ -3,29 +3,15 @@
 //! with the same seed, and its `matrix.html` renders in headless Chromium with every
 //! server and clause, cells that open on their evidence and filters that hide rows.
 
+mod common;
+
+use common::{out_dir, read, run};
 use personas::{Persona, PersonaServer};
 use serde_json::Value;
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::Path;
 
 /// The seed every audit here uses, so a matrix and single audits send the same requests.
 const SEED: &str = "7";
-
-fn run(words: &[String]) {
-    // Exit statuses differ by persona (the breakers fail); the reports are the subject.
-    let _ = embedcheck_cli::main_with(words.iter().cloned());
-}
-
-fn out_dir(name: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
-    let _ = std::fs::remove_dir_all(&dir);
-    dir
-}
-
-fn read(path: &Path) -> Value {
-    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    serde_json::from_str(&text).expect("valid JSON")
-}
 
 /// What must agree between two audits of one server: every clause's outcome and reason.
 fn verdicts(report: &Value) -> Vec<(String, String, String)> {
@@ -97,33 +83,9 @@ async fn a_matrix_equals_single_audits_and_renders_in_a_browser() {
     browser_checks(&dir);
 }
 
-/// Chromium, where the machine has it (CI installs Debian's `chromium`).
-fn chromium() -> Option<PathBuf> {
-    let named = std::env::var_os("CHROMIUM").map(PathBuf::from);
-    named
-        .into_iter()
-        .chain(["/usr/bin/chromium", "/usr/bin/chromium-browser"].map(PathBuf::from))
-        .find(|p| p.exists())
-}
-
-fn headless(browser: &Path, extra: &[&str], page: &Path) -> String {
-    let output = Command::new(browser)
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--hide-scrollbars",
-        ])
-        .args(extra)
-        .arg(format!("file://{}", page.display()))
-        .output()
-        .expect("chromium runs");
-    String::from_utf8_lossy(&output.stdout).into_owned()
-}
-
-/// The checks a reader's clicks would make, run in the page after its own script;
-/// their findings land in `data-selftest` for `--dump-dom`.
-const CHECKS: &str = r#"<script>
+/// The checks a reader's clicks would make: open a failing cell, filter by family,
+/// show only the rows where servers differ.
+const CHECKS: &str = r#"
 (function(){
   var out={};
   var failing=document.querySelector('#matrix td.cell.fail details');
@@ -142,19 +104,15 @@ const CHECKS: &str = r#"<script>
   out.differ=shown.length>0&&shown.length<rows.length&&shown.every(function(r){return r.dataset.differs==='true';});
   document.body.setAttribute('data-selftest',JSON.stringify(out));
 })();
-</script></body>"#;
+"#;
 
 fn browser_checks(dir: &Path) {
-    let Some(browser) = chromium() else {
-        eprintln!(
-            "chromium not found (set CHROMIUM or install Debian's chromium): browser checks skipped"
-        );
+    let Some(browser) = common::chromium() else {
         return;
     };
     let page = dir.join("matrix.html");
-    let html = std::fs::read_to_string(&page).unwrap();
     let catalogue = embedcheck_core::catalogue::Catalogue::shipped();
-    let dom = headless(&browser, &["--dump-dom"], &page);
+    let dom = common::dom(&browser, &page);
     for label in ["reference", "vllm", "dynamo"] {
         assert!(
             dom.contains(&format!("data-server=\"{label}\"")),
@@ -168,36 +126,9 @@ fn browser_checks(dir: &Path) {
             clause.id
         );
     }
-    let checked = dir.join("matrix-checks.html");
-    std::fs::write(&checked, html.replace("</body>", CHECKS)).unwrap();
-    let dom = headless(&browser, &["--dump-dom"], &checked);
-    let found = dom
-        .split("data-selftest=\"")
-        .nth(1)
-        .and_then(|rest| rest.split('"').next())
-        .map(|s| s.replace("&quot;", "\""))
-        .expect("the checks ran");
-    let found: Value = serde_json::from_str(&found).expect("the checks' findings");
+    let found = common::findings(&browser, &page, CHECKS);
     for check in ["opened", "family", "differ"] {
         assert_eq!(found[check], true, "{check}: {found}");
     }
-    let shots = Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .join("..")
-        .join("screenshots");
-    std::fs::create_dir_all(&shots).unwrap();
-    for (name, size) in [("desktop", "1280,900"), ("phone", "390,844")] {
-        let png = shots.join(format!("matrix-{name}.png"));
-        let _ = std::fs::remove_file(&png);
-        headless(
-            &browser,
-            &[
-                &format!("--window-size={size}"),
-                &format!("--screenshot={}", png.display()),
-            ],
-            &page,
-        );
-        let bytes = std::fs::metadata(&png).map(|m| m.len()).unwrap_or(0);
-        // A blank page compresses to a few kilobytes; the matrix is far more.
-        assert!(bytes > 20_000, "{name} screenshot is {bytes} bytes: blank?");
-    }
+    common::screenshots(&browser, &page, "matrix");
 }

@@ -53,6 +53,18 @@ impl Topic {
         Topic::ErrorShape,
         Topic::ServerErrors,
     ];
+
+    /// The topic as report.json spells it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Topic::Matryoshka => "matryoshka",
+            Topic::Instruction => "instruction",
+            Topic::Overlength => "overlength",
+            Topic::Encoding => "encoding",
+            Topic::ErrorShape => "error_shape",
+            Topic::ServerErrors => "server_errors",
+        }
+    }
 }
 
 /// How the candidate measures up to one expectation.
@@ -522,6 +534,13 @@ fn server_errors(diff: &BehaviourDiff) -> Expectation {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn topic_names_are_report_jsons() {
+        for topic in Topic::ALL {
+            assert_eq!(serde_json::to_value(topic).unwrap(), topic.name());
+        }
+    }
 
     #[test]
     fn nothing_relied_on_is_never_broken() {

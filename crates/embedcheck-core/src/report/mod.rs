@@ -3,23 +3,27 @@
 //! Every format renders the same records, so a verdict reads the same wherever it is
 //! looked at: a compact table for the terminal ([`terminal`]), `report.json` for other
 //! tools ([`json`], shaped by `specs/schemas/report.schema.json`), `report.md` for a
-//! person to paste into a design doc ([`markdown`]) and `junit.xml` for CI ([`junit`]).
-//! [`write_all`] writes the file formats side by side with a copy of the schema, so a
-//! report directory describes itself:
+//! person to paste into a design doc ([`markdown`]), `junit.xml` for CI ([`junit`]) and
+//! `report.html` to look at (`html`, built from the matrix page's components in
+//! `page`). [`write_all`] writes the file formats side by side with a copy of the
+//! schema, so a report directory describes itself:
 //!
 //! ```text
 //! out/
 //! ├── report.json         # the machine contract
 //! ├── report.schema.json  # the schema report.json validates against
 //! ├── report.md
+//! ├── report.html         # one page: charts, the matrix column(s), report.md as text
 //! └── junit.xml
 //! ```
 
 mod document;
+mod html;
 pub(crate) mod json;
 pub(crate) mod junit;
 pub mod markdown;
 pub mod matrix;
+mod page;
 pub mod terminal;
 mod text;
 
@@ -47,8 +51,8 @@ pub struct Written {
     pub markdown: PathBuf,
     pub junit: PathBuf,
     pub schema: PathBuf,
-    /// The report's servers as the matrix page shows them: one column, or a
-    /// migration's baseline and candidate side by side.
+    /// The report as one page: its server's matrix column, or a migration's charts
+    /// and both servers side by side.
     pub html: PathBuf,
 }
 
@@ -66,11 +70,7 @@ pub fn write_all(report: &Report, dir: &Path) -> Result<Written, ReportError> {
         markdown: write(dir, "report.md", &markdown::render(report))?,
         junit: write(dir, "junit.xml", &junit::render(report))?,
         schema: write(dir, "report.schema.json", Schemas::report_schema_text())?,
-        html: write(
-            dir,
-            "report.html",
-            &matrix::html::render(&matrix::Document::of(report, None)),
-        )?,
+        html: write(dir, "report.html", &html::render(report))?,
     })
 }
 

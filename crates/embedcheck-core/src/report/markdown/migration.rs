@@ -249,7 +249,8 @@ fn overlength_cause(v: &VectorEquivalence, b: &ServerAudit, c: &ServerAudit) -> 
 
 /// One sentence that agrees with the numbers above it: over how many documents, and
 /// whether the lowest cosine is above the same-vector line.
-fn vector_verdict(v: &VectorEquivalence) -> String {
+/// One sentence: whether the servers give the same vectors, over which documents.
+pub(crate) fn vector_verdict(v: &VectorEquivalence) -> String {
     let over = if v.common == v.documents {
         format!("every one of the {} documents", v.documents)
     } else {
@@ -302,14 +303,10 @@ fn differences(doc: &mut String, m: &Migration, b: &ServerAudit, c: &ServerAudit
     );
     doc.push_str("|---|---|---|---|---|\n");
     for e in &m.contract {
-        let topic = serde_json::to_value(e.topic)
-            .ok()
-            .and_then(|v| v.as_str().map(str::to_owned))
-            .unwrap_or_default();
         table_row(
             doc,
             &[
-                &topic,
+                e.topic.name(),
                 &e.baseline,
                 &e.candidate,
                 e.relies_on.as_deref().unwrap_or("—"),

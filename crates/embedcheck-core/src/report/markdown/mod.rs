@@ -17,7 +17,7 @@
 
 mod audit;
 mod fixed;
-mod migration;
+pub(crate) mod migration;
 mod rankings;
 pub(crate) mod table;
 

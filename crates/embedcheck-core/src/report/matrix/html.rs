@@ -7,21 +7,15 @@
 //! the table scrolls sideways inside its own box on a narrow screen.
 
 use super::{Cell, Document, LEGEND, Row, Server, cell_word};
+use crate::report::page::chart::{Stack, stacked_bar};
+use crate::report::page::{self, escape};
 use std::fmt::Write;
 
 pub fn render(doc: &Document) -> String {
     let labels = doc.labels();
-    let rows = doc.rows();
-    let mut page = String::new();
-    let _ = write!(
-        page,
-        "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
-         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
-         <title>embedcheck matrix: {}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n",
-        escape(&labels.join(", "))
-    );
+    let mut body = String::new();
     let _ = writeln!(
-        page,
+        body,
         "<h1>embedcheck matrix</h1>\n<p>{} servers, one seed ({}), {} {}.</p>",
         labels.len(),
         doc.seed,
@@ -29,13 +23,21 @@ pub fn render(doc: &Document) -> String {
         escape(&doc.tool.version)
     );
     if let Some(how) = &doc.provenance {
-        let _ = writeln!(page, "<pre class=\"provenance\">{}</pre>", escape(how));
+        let _ = writeln!(body, "<pre class=\"provenance\">{}</pre>", escape(how));
     }
+    body.push_str(&sections(doc));
+    page::document(&format!("embedcheck matrix: {}", labels.join(", ")), &body)
+}
+
+/// The matrix itself, for any page that shows servers' clauses: the client
+/// profiles, the legend, the filters and the clauses × servers table.
+pub(crate) fn sections(doc: &Document) -> String {
+    let rows = doc.rows();
+    let mut page = String::new();
     clients(&mut page, doc);
     legend(&mut page);
     filters(&mut page, &rows);
     table(&mut page, doc, &rows);
-    let _ = write!(page, "<script>{SCRIPT}</script>\n</body>\n</html>\n");
     page
 }
 
@@ -180,7 +182,7 @@ fn exchange_text(e: &serde_json::Value) -> String {
     )
 }
 
-/// A small stacked bar of pass / fail / skip for each level, as inline SVG.
+/// The server's pass / fail / skip per level, or why it was not audited.
 fn bar(server: &Server) -> String {
     if let Some(why) = &server.not_audited {
         return format!(
@@ -188,34 +190,17 @@ fn bar(server: &Server) -> String {
             escape(why)
         );
     }
-    let mut svg = String::from("<svg class=\"bar\" viewBox=\"0 0 100 30\" role=\"img\">");
-    let mut title = Vec::new();
-    for (i, c) in server.levels.iter().enumerate() {
-        let total = (c.pass + c.fail + c.skip + c.inconclusive).max(1) as f64;
-        let y = i * 10;
-        let mut x = 0.0;
-        for (count, class) in [
-            (c.pass, "pass"),
-            (c.fail, "fail"),
-            (c.skip + c.inconclusive, "skip"),
-        ] {
-            let w = 100.0 * count as f64 / total;
-            let _ = write!(
-                svg,
-                "<rect class=\"{class}\" x=\"{x:.1}\" y=\"{y}\" width=\"{w:.1}\" height=\"8\"/>"
-            );
-            x += w;
-        }
-        title.push(format!(
-            "{}: {} pass, {} fail, {} skip",
-            c.level,
-            c.pass,
-            c.fail,
-            c.skip + c.inconclusive
-        ));
-    }
-    let _ = write!(svg, "<title>{}</title></svg>", escape(&title.join("; ")));
-    svg
+    let stacks: Vec<Stack<'_>> = server
+        .levels
+        .iter()
+        .map(|c| Stack {
+            name: &c.level,
+            pass: c.pass,
+            fail: c.fail,
+            skip: c.skip + c.inconclusive,
+        })
+        .collect();
+    stacked_bar(&stacks)
 }
 
 fn class_of(word: &str) -> &'static str {
@@ -228,48 +213,3 @@ fn class_of(word: &str) -> &'static str {
         _ => "inconclusive",
     }
 }
-
-fn escape(text: &str) -> String {
-    text.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-}
-
-const STYLE: &str = r#"
-body{font:14px/1.4 system-ui,-apple-system,"Segoe UI",sans-serif;margin:1rem;color:#1b1b1b;background:#fff}
-h1{font-size:1.3rem;margin:.2rem 0}
-.legend{display:flex;flex-wrap:wrap;gap:.4rem 1rem;list-style:none;padding:0}
-.filters{display:flex;flex-wrap:wrap;gap:.5rem 1rem;margin:.6rem 0}
-.scroll{overflow:auto;max-height:80vh;border:1px solid #ccc}
-.scroll.short{margin-bottom:.6rem}
-table{border-collapse:separate;border-spacing:0;min-width:100%}
-th,td{border-bottom:1px solid #e4e4e4;padding:.25rem .4rem;vertical-align:top;text-align:left}
-thead th{position:sticky;top:0;background:#f4f4f4;z-index:2}
-th.clause{position:sticky;left:0;background:#fafafa;z-index:1;font-weight:600;min-width:12rem}
-th.clause span{font-weight:400;color:#555}
-.cell{min-width:4.5rem}
-.cell summary{cursor:pointer;font-weight:600}
-.pass{background:#d9f2dc}.fail{background:#f8c9c4}.tolerated{background:#fbe3c2}
-.known{background:#e3dcf5}.skip{background:#eceff1}.inconclusive{background:#fff5b8}.none{color:#999}
-.detail{max-width:34rem;white-space:normal}
-pre{white-space:pre-wrap;word-break:break-word;font-size:12px;background:#fff;border:1px solid #ddd;padding:.3rem;margin:.3rem 0}
-svg.bar{display:block;width:6rem;height:1.8rem}
-svg.bar rect.pass{fill:#3a9d4a}svg.bar rect.fail{fill:#c8372d}svg.bar rect.skip{fill:#b0b7bb}
-.not-audited{font-weight:400;color:#a33;max-width:14rem;font-size:12px}
-@media (max-width:600px){body{margin:.4rem}th.clause{min-width:8rem}.detail{max-width:80vw}}
-"#;
-
-const SCRIPT: &str = r#"
-(function(){
-  var form=document.getElementById('filters');form.hidden=false;
-  var family=document.getElementById('family'),level=document.getElementById('level'),differ=document.getElementById('differ');
-  function apply(){
-    document.querySelectorAll('#matrix tbody tr').forEach(function(tr){
-      var show=(!family.value||tr.dataset.family===family.value)&&(!level.value||tr.dataset.level===level.value)&&(!differ.checked||tr.dataset.differs==='true');
-      tr.hidden=!show;
-    });
-  }
-  [family,level,differ].forEach(function(e){e.addEventListener('change',apply);});
-})();
-"#;
