@@ -178,6 +178,23 @@ fn vectors(body: &mut String, m: &Migration) {
         v.cosine_median.unwrap_or(f64::NAN),
         v.cosine_max.unwrap_or(f64::NAN)
     );
+    not_embedded(body, &v.failures_baseline, &v.failures_candidate);
+}
+
+/// The batches a server failed, so the chart's missing documents are accounted for.
+fn not_embedded(body: &mut String, baseline: &[String], candidate: &[String]) {
+    if baseline.is_empty() && candidate.is_empty() {
+        return;
+    }
+    body.push_str("<p>Not compared (the batch failed on a server):</p>\n<ul>\n");
+    for (side, why) in baseline
+        .iter()
+        .map(|w| ("baseline", w))
+        .chain(candidate.iter().map(|w| ("candidate", w)))
+    {
+        let _ = writeln!(body, "<li>{side}: {}</li>", escape(why));
+    }
+    body.push_str("</ul>\n");
 }
 
 fn fixes(body: &mut String, m: &Migration) {
@@ -207,6 +224,22 @@ fn fixes(body: &mut String, m: &Migration) {
         spread.max,
         f.same_at
     );
+    if !f.below.is_empty() {
+        let named: Vec<String> = f
+            .below
+            .iter()
+            .map(|d| format!("{} {:.4}", d.id, d.cosine))
+            .collect();
+        let _ = writeln!(
+            body,
+            "<p>Below {:.4}: {}.</p>",
+            f.same_at,
+            escape(&named.join(", "))
+        );
+    }
+    for why in &f.not_embedded {
+        let _ = writeln!(body, "<p>Not embedded: {}</p>", escape(why));
+    }
 }
 
 fn latency(body: &mut String, m: &Migration) {

@@ -80,16 +80,15 @@ pub(crate) fn cosines(points: &[DocumentCosine], same_at: f64) -> String {
         "<title>Cosine of each of {n} documents, lowest first: {} at or above {same_at:.4}, {below} below</title>",
         n - below
     );
-    for (value, class) in [(1.0, "grid"), (floor, "axis")] {
-        horizontal_line(&mut svg, y(value), class, &format!("{value:.4}"));
-    }
+    // The top's label gives way to the threshold's when they would overlap.
+    let top_label = if y(same_at) - y(1.0) < 14.0 {
+        String::new()
+    } else {
+        "1.0000".to_owned()
+    };
+    horizontal_line(&mut svg, y(1.0), "grid", &top_label);
+    horizontal_line(&mut svg, y(floor), "axis", &format!("{floor:.4}"));
     horizontal_line(&mut svg, y(same_at), "threshold", &format!("{same_at:.4}"));
-    let _ = write!(
-        svg,
-        "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\">same vector at or above {same_at:.4}</text>",
-        WIDTH - RIGHT,
-        y(same_at) - 4.0
-    );
     if n > MOST_DOTS {
         let line: Vec<String> = sorted
             .iter()
@@ -115,7 +114,10 @@ pub(crate) fn cosines(points: &[DocumentCosine], same_at: f64) -> String {
     }
     let _ = write!(
         svg,
-        "<text x=\"{LEFT}\" y=\"{:.1}\">{n} documents, lowest cosine first</text></svg>",
+        "<text x=\"{LEFT}\" y=\"{:.1}\">{n} documents, lowest cosine first</text>\
+         <text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\">- - - same vector at or above {same_at:.4}</text></svg>",
+        top + height + 22.0,
+        WIDTH - RIGHT,
         top + height + 22.0
     );
     svg
