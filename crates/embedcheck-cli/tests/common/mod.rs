@@ -57,12 +57,26 @@ pub fn dom(browser: &Path, page: &Path) -> String {
     headless(browser, &["--dump-dom"], page)
 }
 
+/// A reader's click on the first failing cell of `#matrix`: `out.opened` says whether
+/// it opened on its evidence. For the start of a [`findings`] script.
+pub const OPEN_A_FAILING_CELL: &str = r#"
+  var out={};
+  var failing=document.querySelector('#matrix td.cell.fail details');
+  failing.querySelector('summary').click();
+  var detail=failing.querySelector('.detail');
+  out.opened=failing.open&&detail.offsetHeight>0&&detail.querySelectorAll('pre.evidence').length>0;
+"#;
+
 /// Runs `script` in a copy of `page` after the page's own script, as a reader's clicks
-/// would; the script puts its findings, a JSON object, in `body[data-selftest]`.
+/// would, after [`OPEN_A_FAILING_CELL`]; the script adds its findings to `out`, which
+/// lands as JSON in `body[data-selftest]`.
 pub fn findings(browser: &Path, page: &Path, script: &str) -> Value {
     let html = std::fs::read_to_string(page).unwrap();
     let checked = page.with_extension("checks.html");
-    let injected = format!("<script>{script}</script></body>");
+    let injected = format!(
+        "<script>(function(){{{OPEN_A_FAILING_CELL}{script}\
+         document.body.setAttribute('data-selftest',JSON.stringify(out));}})();</script></body>"
+    );
     std::fs::write(&checked, html.replace("</body>", &injected)).unwrap();
     let dom = dom(browser, &checked);
     let found = dom

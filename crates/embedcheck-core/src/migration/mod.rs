@@ -100,6 +100,17 @@ pub struct Migration {
     pub fixes_applied: Option<FixesApplied>,
 }
 
+impl Migration {
+    /// What the existing client relies on that the candidate breaks, in topic order.
+    pub fn broken_reliances(&self) -> Vec<&str> {
+        self.contract
+            .iter()
+            .filter(|e| e.judgement == contract::Judgement::Broken)
+            .filter_map(|e| e.relies_on.as_deref())
+            .collect()
+    }
+}
+
 /// Both audits and their comparison.
 pub struct PairAudit {
     pub baseline: ServerAudit,

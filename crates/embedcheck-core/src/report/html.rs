@@ -38,17 +38,25 @@ fn server_page(report: &Report, matrix: &Document) -> String {
     let mut body = String::new();
     let _ = writeln!(
         body,
-        "<h1>embedcheck report: {}</h1>\n<p><code>{}</code> · seed {} · {} {} · {} requests, {} tokens</p>",
+        "<h1>embedcheck report: {}</h1>\n<p><code>{}</code> · {} · {} requests, {} tokens</p>",
         escape(&audit.label),
         escape(&audit.endpoint),
-        report.seed,
-        escape(report.tool.name),
-        escape(report.tool.version),
+        run_line(report),
         audit.requests_sent,
         audit.tokens_used
     );
     body.push_str(&matrix::html::sections(matrix));
     page::document(&format!("embedcheck report: {}", audit.label), &body)
+}
+
+/// The seed and the build: what reproduces the page's requests.
+fn run_line(report: &Report) -> String {
+    format!(
+        "seed {} · {} {}",
+        report.seed,
+        escape(report.tool.name),
+        escape(report.tool.version)
+    )
 }
 
 fn migration_page(report: &Report, view: MigrationView<'_>, matrix: &Document) -> String {
@@ -57,12 +65,10 @@ fn migration_page(report: &Report, view: MigrationView<'_>, matrix: &Document) -
     let mut body = format!("<h1>{}</h1>\n", escape(&title));
     let _ = writeln!(
         body,
-        "<p>baseline <code>{}</code> → candidate <code>{}</code> · seed {} · {} {} · {} requests in {:.1} s</p>",
+        "<p>baseline <code>{}</code> → candidate <code>{}</code> · {} · {} requests in {:.1} s</p>",
         escape(&b.endpoint),
         escape(&c.endpoint),
-        report.seed,
-        escape(report.tool.name),
-        escape(report.tool.version),
+        run_line(report),
         view.requests_sent(),
         m.wall_seconds
     );
@@ -89,12 +95,7 @@ fn glance(body: &mut String, m: &Migration) {
         let _ = writeln!(body, "<li>{}</li>", inline(text));
     };
     line(&vector_verdict(&m.vector_equivalence));
-    let broken: Vec<&str> = m
-        .contract
-        .iter()
-        .filter(|e| e.judgement == Judgement::Broken)
-        .filter_map(|e| e.relies_on.as_deref())
-        .collect();
+    let broken = m.broken_reliances();
     if broken.is_empty() {
         line("The candidate keeps everything the existing client relies on.");
     }

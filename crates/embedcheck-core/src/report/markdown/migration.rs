@@ -314,12 +314,7 @@ fn differences(doc: &mut String, m: &Migration, b: &ServerAudit, c: &ServerAudit
             ],
         );
     }
-    let broken: Vec<&str> = m
-        .contract
-        .iter()
-        .filter(|e| e.judgement == Judgement::Broken)
-        .filter_map(|e| e.relies_on.as_deref())
-        .collect();
+    let broken = m.broken_reliances();
     if broken.is_empty() {
         doc.push_str("\nThe candidate keeps everything the existing client relies on.\n");
     } else {
