@@ -274,7 +274,7 @@ fn latency(body: &mut String, m: &Migration) {
         l.concurrency,
         l.repeats
     );
-    body.push_str("<table class=\"figures\"><thead><tr><th>requests to</th><th>answered</th><th>errors</th><th>p50</th><th>p90</th><th>p99</th><th>max</th><th>docs/s</th></tr></thead><tbody>\n");
+    body.push_str("<div class=\"scroll short\"><table class=\"figures\"><thead><tr><th>requests to</th><th>answered</th><th>errors</th><th>p50</th><th>p90</th><th>p99</th><th>max</th><th>docs/s</th></tr></thead><tbody>\n");
     for (name, phase) in &phases {
         let cells = phase.distribution.map_or_else(
             || "<td>—</td><td>—</td><td>—</td><td>—</td>".to_owned(),
@@ -294,7 +294,7 @@ fn latency(body: &mut String, m: &Migration) {
             phase.docs_per_second
         );
     }
-    body.push_str("</tbody></table>\n");
+    body.push_str("</tbody></table></div>\n");
 }
 
 /// Both servers' phases, sequential first, each named as the chart labels it.
