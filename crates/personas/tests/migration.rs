@@ -420,3 +420,36 @@ async fn an_old_client_that_already_cuts_keeps_its_vectors() {
     assert_eq!((f.embedded, f.compared), (f.documents, f.documents));
     assert!(f.restored, "{f:#?}");
 }
+
+/// A candidate that never answers keeps nothing: neither report may say it keeps
+/// everything the old client relies on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unreachable_candidate_is_not_said_to_keep_anything() {
+    let old = start(&personas::old_fastapi()).await;
+    let mut gone = server(&old, "gone");
+    gone.transport = Transport::new(
+        Target::parse("http://127.0.0.1:1/v1").unwrap(),
+        None,
+        Duration::from_secs(5),
+    );
+    let pair = audit_pair(
+        server(&old, "old"),
+        gone,
+        &plan(),
+        &every_clause(),
+        Interrupt::default(),
+    )
+    .await;
+    let report = written(&pair, "unreachable");
+    let markdown = embedcheck_core::report::markdown::render(&report);
+    let page = std::fs::read_to_string(
+        std::env::temp_dir()
+            .join("embedcheck-migration-unreachable")
+            .join("report.html"),
+    )
+    .unwrap();
+    for text in [&markdown, &page] {
+        assert!(text.contains("No expectation of the existing client was judged"));
+        assert!(!text.contains("keeps everything"));
+    }
+}

@@ -14,7 +14,7 @@
 //! Same request, different answer · What to change · Clauses, side by side
 //! ```
 
-use super::markdown::{self, migration::vector_verdict};
+use super::markdown::{self, migration::nothing_broken, migration::vector_verdict};
 use super::matrix::{self, Document};
 use super::page::chart::{self, LatencyBox};
 use super::page::{self, escape, inline};
@@ -96,8 +96,8 @@ fn glance(body: &mut String, m: &Migration) {
     };
     line(&vector_verdict(&m.vector_equivalence));
     let broken = m.broken_reliances();
-    if broken.is_empty() {
-        line("The candidate keeps everything the existing client relies on.");
+    if let Some(sentence) = nothing_broken(m) {
+        line(sentence);
     }
     line(&rankings_line(m));
     if let Some(f) = &m.fixes_applied {
@@ -149,14 +149,14 @@ fn rankings_line(m: &Migration) -> String {
             a.top_hit_changed.len(),
             r.queries
         ),
-        None => format!(
-            "Rankings not compared: {}.",
-            if r.not_ranked.is_empty() {
-                "no scenario could be ranked".to_owned()
-            } else {
-                r.not_ranked.join("; ")
-            }
-        ),
+        None => match r.not_ranked.as_slice() {
+            [] => "Rankings not compared: no scenario could be ranked.".to_owned(),
+            [why] => format!("Rankings not compared: {why}."),
+            [why, rest @ ..] => format!(
+                "Rankings not compared: {why} (and {} more scenarios, in report.md).",
+                rest.len()
+            ),
+        },
     }
 }
 

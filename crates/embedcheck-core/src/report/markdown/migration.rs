@@ -277,6 +277,24 @@ pub(crate) fn vector_verdict(v: &VectorEquivalence) -> String {
     }
 }
 
+/// The contract's verdict when nothing is listed as broken: kept, or nothing judged at
+/// all (a baseline offering nothing to rely on, or a server not probed: "keeps
+/// everything" would claim what was never checked). `None` when something broke.
+pub(crate) fn nothing_broken(m: &Migration) -> Option<&'static str> {
+    if m.contract
+        .iter()
+        .all(|e| e.judgement == Judgement::NotRelied)
+    {
+        Some(
+            "No expectation of the existing client was judged: on every topic the baseline offered nothing to rely on, or was not probed.",
+        )
+    } else if m.broken_reliances().is_empty() {
+        Some("The candidate keeps everything the existing client relies on.")
+    } else {
+        None
+    }
+}
+
 fn opt(n: Option<u64>) -> String {
     n.map_or("—".to_owned(), |n| n.to_string())
 }
@@ -315,8 +333,8 @@ fn differences(doc: &mut String, m: &Migration, b: &ServerAudit, c: &ServerAudit
         );
     }
     let broken = m.broken_reliances();
-    if broken.is_empty() {
-        doc.push_str("\nThe candidate keeps everything the existing client relies on.\n");
+    if let Some(sentence) = nothing_broken(m) {
+        let _ = writeln!(doc, "\n{sentence}");
     } else {
         let _ = writeln!(
             doc,
