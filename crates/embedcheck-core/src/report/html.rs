@@ -266,7 +266,7 @@ fn latency(body: &mut String, m: &Migration) {
     let _ = writeln!(
         body,
         "<figure>{}<figcaption>Each request carries {} documents; {} sequential and {} concurrent ({} workers) requests per server and run, {} runs, \
-         every run's requests together. Whisker: fastest to p99; box: p25 to p75; line: p50.</figcaption></figure>",
+         every run's answered requests pooled (report.md's table gives the median of the runs' own p50 and p99). Whisker: fastest to p99; box: p25 to p75; line: p50.</figcaption></figure>",
         chart::latency(&boxes),
         l.documents_per_request,
         l.sequential_requests,
@@ -274,7 +274,7 @@ fn latency(body: &mut String, m: &Migration) {
         l.concurrency,
         l.repeats
     );
-    body.push_str("<div class=\"scroll short\"><table class=\"figures\"><thead><tr><th>requests to</th><th>answered</th><th>errors</th><th>p50</th><th>p90</th><th>p99</th><th>max</th><th>docs/s</th></tr></thead><tbody>\n");
+    body.push_str("<div class=\"scroll short\"><table class=\"figures\"><thead><tr><th>requests to</th><th>answered</th><th>errors</th><th>p50 pooled</th><th>p90 pooled</th><th>p99 pooled</th><th>max</th><th>docs/s (median run)</th></tr></thead><tbody>\n");
     for (name, phase) in &phases {
         let cells = phase.distribution.map_or_else(
             || "<td>—</td><td>—</td><td>—</td><td>—</td>".to_owned(),
