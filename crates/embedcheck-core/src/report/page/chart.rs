@@ -23,8 +23,20 @@ pub(crate) struct Stack<'a> {
 
 /// A small stacked bar of pass / fail / skip, one row per stack.
 pub(crate) fn stacked_bar(stacks: &[Stack<'_>]) -> String {
-    let mut svg = String::from("<svg class=\"bar\" viewBox=\"0 0 100 30\" role=\"img\">");
-    let mut title = Vec::new();
+    let title: Vec<String> = stacks
+        .iter()
+        .map(|s| {
+            format!(
+                "{}: {} pass, {} fail, {} skip",
+                s.name, s.pass, s.fail, s.skip
+            )
+        })
+        .collect();
+    // The title comes first: it is the chart's accessible name.
+    let mut svg = format!(
+        "<svg class=\"bar\" viewBox=\"0 0 100 30\" role=\"img\"><title>{}</title>",
+        escape(&title.join("; "))
+    );
     for (i, s) in stacks.iter().enumerate() {
         let total = (s.pass + s.fail + s.skip).max(1) as f64;
         let y = i * 10;
@@ -37,12 +49,8 @@ pub(crate) fn stacked_bar(stacks: &[Stack<'_>]) -> String {
             );
             x += w;
         }
-        title.push(format!(
-            "{}: {} pass, {} fail, {} skip",
-            s.name, s.pass, s.fail, s.skip
-        ));
     }
-    let _ = write!(svg, "<title>{}</title></svg>", escape(&title.join("; ")));
+    svg.push_str("</svg>");
     svg
 }
 
@@ -255,6 +263,19 @@ mod tests {
             id: id.to_owned(),
             cosine,
         }
+    }
+
+    #[test]
+    fn a_stacked_bar_is_named_first_and_fills_its_row() {
+        let svg = stacked_bar(&[Stack {
+            name: "MUST",
+            pass: 3,
+            fail: 1,
+            skip: 0,
+        }]);
+        assert!(svg.contains("role=\"img\"><title>MUST: 3 pass, 1 fail, 0 skip</title><rect"));
+        assert!(svg.contains("class=\"pass\" x=\"0.0\" y=\"0\" width=\"75.0\""));
+        assert!(svg.contains("class=\"fail\" x=\"75.0\" y=\"0\" width=\"25.0\""));
     }
 
     #[test]
