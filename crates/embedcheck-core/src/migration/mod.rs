@@ -109,6 +109,14 @@ impl Migration {
             .filter_map(|e| e.relies_on.as_deref())
             .collect()
     }
+
+    /// Why the report has no latency: `--load` was not given, or what stopped it.
+    pub fn latency_not_measured(&self) -> &str {
+        self.latency_skipped
+            .as_deref()
+            .unwrap_or("not measured; pass --load to measure it")
+            .trim_end_matches('.')
+    }
 }
 
 /// Both audits and their comparison.

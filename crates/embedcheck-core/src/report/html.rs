@@ -246,11 +246,7 @@ fn fixes(body: &mut String, m: &Migration) {
 fn latency(body: &mut String, m: &Migration) {
     body.push_str("<h2>Latency</h2>\n");
     let Some(l) = &m.latency else {
-        let why = m
-            .latency_skipped
-            .as_deref()
-            .unwrap_or("not measured; pass --load to measure it");
-        let _ = writeln!(body, "<p>{}.</p>", escape(why.trim_end_matches('.')));
+        let _ = writeln!(body, "<p>{}.</p>", escape(m.latency_not_measured()));
         return;
     };
     let phases = latency_phases(l);

@@ -529,11 +529,7 @@ fn top_k_table(doc: &mut String, r: &Retrieval) {
 fn latency(doc: &mut String, m: &Migration) {
     doc.push_str("\n## Latency and throughput\n\n");
     let Some(l) = &m.latency else {
-        let why = m
-            .latency_skipped
-            .as_deref()
-            .unwrap_or("not measured; pass --load to measure it");
-        let _ = writeln!(doc, "{}.", text::flat(why).trim_end_matches('.'));
+        let _ = writeln!(doc, "{}.", text::flat(m.latency_not_measured()));
         return;
     };
     latency_table(doc, l);
