@@ -48,6 +48,21 @@ impl Incoming {
         }
     }
 
+    /// A first JSON `POST /v1/embeddings` with `body`, for the quirks' unit tests.
+    #[cfg(test)]
+    pub(crate) fn embed_post(body: &Value) -> Self {
+        Incoming {
+            method: "POST".to_owned(),
+            path: "/v1/embeddings".to_owned(),
+            authorization: None,
+            content_type: Some("application/json".to_owned()),
+            body: body.to_string().into_bytes(),
+            number: 0,
+            repeat: 0,
+            longest_before: 0,
+        }
+    }
+
     /// What makes two requests identical for [`Incoming::repeat`]: a hash of method,
     /// path and body, so the server need not keep bodies.
     pub(crate) fn identity(&self) -> u64 {

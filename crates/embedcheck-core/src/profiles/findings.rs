@@ -225,24 +225,21 @@ impl Finding {
                 status,
                 message,
                 attempts,
-                text_refused_too: false,
-            } => format!(
-                "token ids are refused: {text:?} as cl100k ids {ids:?}, as LangChain sends it by default, was answered {}; {release} raises{}; {LANGCHAIN_FIX}",
-                answered(*status, message),
-                retried(*attempts)
-            ),
-            Finding::TokenIdsRefused {
-                text,
-                ids,
-                status,
-                message,
-                attempts,
-                text_refused_too: true,
-            } => format!(
-                "{text:?} as cl100k ids {ids:?}, as LangChain sends it by default, was answered {}, and so was the same text as a string through the SDK: {release} raises{}, whatever the input form",
-                answered(*status, message),
-                retried(*attempts)
-            ),
+                text_refused_too,
+            } => {
+                let sent = format!(
+                    "{text:?} as cl100k ids {ids:?}, as LangChain sends it by default, was answered {}",
+                    answered(*status, message)
+                );
+                let raises = format!("{release} raises{}", retried(*attempts));
+                if *text_refused_too {
+                    format!(
+                        "{sent}, and so was the same text as a string through the SDK: {raises}, whatever the input form"
+                    )
+                } else {
+                    format!("token ids are refused: {sent}; {raises}; {LANGCHAIN_FIX}")
+                }
+            }
             Finding::ForeignVocabulary { text, ids, cosine } => format!(
                 "token ids are read in another vocabulary than OpenAI's: {text:?} as cl100k ids {ids:?}, as LangChain sends it by default, got a vector with cosine {cosine:.4} to the same text's, so every document gets an unrelated vector without an error (langchain-ai/langchain#30574); {LANGCHAIN_FIX}"
             ),

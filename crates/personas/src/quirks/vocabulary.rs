@@ -53,16 +53,7 @@ mod tests {
     use serde_json::json;
 
     fn post(input: Value) -> Incoming {
-        Incoming {
-            method: "POST".to_owned(),
-            path: "/v1/embeddings".to_owned(),
-            authorization: None,
-            content_type: Some("application/json".to_owned()),
-            body: json!({"input": input}).to_string().into_bytes(),
-            number: 0,
-            repeat: 0,
-            longest_before: 0,
-        }
+        Incoming::embed_post(&json!({"input": input}))
     }
 
     fn input(request: &Incoming) -> Value {
