@@ -9,6 +9,7 @@
 use super::{Cell, Document, LEGEND, Row, Server, cell_word};
 use crate::report::page::chart::{Stack, stacked_bar};
 use crate::report::page::{self, escape};
+use crate::report::text::works_label;
 use std::fmt::Write;
 
 pub fn render(doc: &Document) -> String {
@@ -57,11 +58,12 @@ fn clients(page: &mut String, doc: &Document) {
         for profile in cells {
             match profile {
                 Some(p) => {
-                    let (class, word) = if p.works {
-                        ("pass", "works")
-                    } else {
-                        ("fail", "breaks")
+                    let class = match p.works {
+                        Some(true) => "pass",
+                        Some(false) => "fail",
+                        None => "inconclusive",
                     };
+                    let word = works_label(p.works);
                     let _ = write!(
                         page,
                         "<td class=\"cell {class}\"><details><summary>{word}</summary><ul>"

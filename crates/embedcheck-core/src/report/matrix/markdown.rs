@@ -8,6 +8,7 @@
 
 use super::{Cell, Document, LEGEND, Row, cell_word};
 use crate::report::markdown::table::{cell, table_row};
+use crate::report::text::works_label;
 use std::fmt::Write;
 
 pub fn render(doc: &Document) -> String {
@@ -62,8 +63,8 @@ fn summary(out: &mut String, doc: &Document) {
         let words: Vec<String> = cells
             .iter()
             .map(|p| match p {
-                Some(p) if p.works => "works".to_owned(),
-                Some(p) => format!("**breaks**: {}", cell(headline(p))),
+                Some(p) if p.works == Some(false) => format!("**breaks**: {}", headline(p)),
+                Some(p) => works_label(p.works).to_owned(),
                 None => "—".to_owned(),
             })
             .collect();

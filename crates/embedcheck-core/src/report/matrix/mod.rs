@@ -88,7 +88,8 @@ pub(crate) struct Cell {
 #[derive(Clone, Debug, Deserialize)]
 pub(crate) struct Profile {
     pub client: String,
-    pub works: bool,
+    /// `None` (JSON `null`) when the deciding requests got no answer.
+    pub works: Option<bool>,
     #[serde(default)]
     pub because: Vec<String>,
 }
@@ -314,6 +315,21 @@ mod tests {
             );
             assert!(problems.is_empty(), "{problems:#?}");
         }
+    }
+
+    /// A profile whose requests got no answer (`works: null`) is "unknown" in both
+    /// views, and the server's other profiles still show.
+    #[test]
+    fn an_unknown_client_profile_keeps_the_servers_others() {
+        let mut report = sample::report();
+        report.servers[0].clients[1].works = None;
+        let document = Document::parse(&Document::of(&report, None).render()).unwrap();
+        let clients = document.clients();
+        assert_eq!(clients.len(), 3, "every profile read back");
+        assert!(clients.iter().all(|(_, cells)| cells[0].is_some()));
+        let (md, page) = (markdown::render(&document), html::render(&document));
+        assert!(md.contains("| unknown |"), "{md}");
+        assert!(page.contains("<summary>unknown</summary>"));
     }
 
     #[test]
