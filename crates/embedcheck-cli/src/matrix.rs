@@ -94,7 +94,7 @@ fn read_file(path: &Path) -> Result<Vec<ServerSpec>, RunError> {
         RunError::Usage(format!(
             "--servers {}: {}",
             path.display(),
-            first_line(&e.to_string())
+            crate::first_line(&e.to_string())
         ))
     })?;
     if file.server.is_empty() {
@@ -104,10 +104,6 @@ fn read_file(path: &Path) -> Result<Vec<ServerSpec>, RunError> {
         )));
     }
     Ok(file.server)
-}
-
-fn first_line(text: &str) -> String {
-    text.lines().next().unwrap_or(text).to_owned()
 }
 
 /// One server ready to audit: its session's parts and its known failures.
@@ -123,10 +119,10 @@ fn prepare(options: &Options, spec: &ServerSpec, seed: u64) -> Result<Prepared, 
     let mut settings = plan::settings(options, seed);
     settings.model = spec.model.clone().or(settings.model);
     if let Some(word) = &spec.matryoshka {
-        settings.matryoshka = declared::<Matryoshka>(word, "matryoshka")?;
+        settings.matryoshka = declared::<Matryoshka>(word, "matryoshka", &spec.label)?;
     }
     if let Some(word) = &spec.overlength {
-        settings.overlength = declared::<Overlength>(word, "overlength")?;
+        settings.overlength = declared::<Overlength>(word, "overlength", &spec.label)?;
     }
     settings.max_input_tokens = spec.max_input_tokens.or(settings.max_input_tokens);
     if let Some(template) = &spec.query_instruction {
@@ -149,13 +145,10 @@ fn prepare(options: &Options, spec: &ServerSpec, seed: u64) -> Result<Prepared, 
     })
 }
 
-fn declared<T: Words>(word: &str, field: &str) -> Result<T, RunError> {
-    T::parse_word(word).map_err(|_| {
-        RunError::Usage(format!(
-            "{field} = {word:?}: expected one of {}",
-            T::words().join(", ")
-        ))
-    })
+/// A declared option of server `label`, with the words' own error (what it expects,
+/// what it got) and where it was found.
+fn declared<T: Words>(word: &str, field: &str, label: &str) -> Result<T, RunError> {
+    T::parse_word(word).map_err(|e| RunError::Usage(format!("server {label:?}: {field}: {e}")))
 }
 
 /// Audits every server, at most `parallel` at a time, in the order given; each
@@ -214,6 +207,15 @@ mod tests {
                 "[[server]]\nlabel = \"a\"\nendpoint = \"x\"\ncolour = 1\n"
             )
             .is_err()
+        );
+    }
+
+    #[test]
+    fn a_misspelt_declared_option_names_its_server_and_the_words() {
+        let error = declared::<Overlength>("chunk", "overlength", "vllm").unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "server \"vllm\": overlength: expected one of any, reject, truncate, aggregate, got \"chunk\""
         );
     }
 }

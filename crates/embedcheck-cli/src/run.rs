@@ -41,11 +41,7 @@ pub(crate) fn matrix(
             "--baseline compares two servers; a matrix (several --endpoint or --servers) takes none".into(),
         ));
     }
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .map_err(RunError::Runtime)?;
+    let runtime = runtime()?;
     let seed = options.seed.unwrap_or_else(fresh_seed);
     let interrupt = Interrupt::default();
     let servers = runtime.block_on(async {
@@ -110,11 +106,7 @@ fn write_matrix(
 /// Audits the endpoint of `options` (or the reference server) on the selected
 /// clauses, prints the summary and writes every report.
 pub fn audit(options: &Options, selected: &[&Clause]) -> Result<Report, RunError> {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .map_err(RunError::Runtime)?;
+    let runtime = runtime()?;
     let report = runtime.block_on(audit_async(options, selected))?;
     runtime.shutdown_timeout(Duration::from_secs(1));
     print!("{}", report::terminal::render(&report));
@@ -260,4 +252,13 @@ fn fresh_seed() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_nanos() as u64 % 1_000_000_007)
+}
+
+/// The runtime every run uses: two workers, the machine's two cores.
+fn runtime() -> Result<tokio::runtime::Runtime, RunError> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(RunError::Runtime)
 }

@@ -77,6 +77,17 @@ pub enum Judgement {
     NotRelied,
 }
 
+impl Judgement {
+    /// The judgement as the reports word it.
+    pub fn word(self) -> &'static str {
+        match self {
+            Judgement::Kept => "kept",
+            Judgement::Broken => "broken",
+            Judgement::NotRelied => "nothing to rely on",
+        }
+    }
+}
+
 /// One expectation of the existing client and the candidate's verdict.
 #[derive(Clone, Debug, Serialize)]
 pub struct Expectation {

@@ -326,11 +326,12 @@ fn expectations(body: &mut String, view: MigrationView<'_>) {
         escape(&c.label)
     );
     for e in &m.contract {
-        let (class, word) = match e.judgement {
-            Judgement::Kept => ("pass", "kept"),
-            Judgement::Broken => ("fail", "broken"),
-            Judgement::NotRelied => ("skip", "nothing to rely on"),
+        let class = match e.judgement {
+            Judgement::Kept => "pass",
+            Judgement::Broken => "fail",
+            Judgement::NotRelied => "skip",
         };
+        let word = e.judgement.word();
         let _ = writeln!(
             body,
             "<tr><th class=\"clause\">{}</th><td>{}</td><td>{}</td><td>{}</td><td class=\"cell {class}\">{word}</td></tr>",

@@ -299,11 +299,11 @@ fn opt(n: Option<u64>) -> String {
     n.map_or("—".to_owned(), |n| n.to_string())
 }
 
-fn verdict_word(j: Judgement) -> &'static str {
+/// A broken expectation stands out in bold.
+fn verdict_word(j: Judgement) -> String {
     match j {
-        Judgement::Kept => "kept",
-        Judgement::Broken => "**broken**",
-        Judgement::NotRelied => "nothing to rely on",
+        Judgement::Broken => format!("**{}**", j.word()),
+        _ => j.word().to_owned(),
     }
 }
 
@@ -328,7 +328,7 @@ fn differences(doc: &mut String, m: &Migration, b: &ServerAudit, c: &ServerAudit
                 &e.baseline,
                 &e.candidate,
                 e.relies_on.as_deref().unwrap_or("—"),
-                verdict_word(e.judgement),
+                &verdict_word(e.judgement),
             ],
         );
     }

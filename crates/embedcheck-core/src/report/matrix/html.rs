@@ -6,7 +6,7 @@
 //! family, level and "only where servers differ". Headers stick while scrolling, and
 //! the table scrolls sideways inside its own box on a narrow screen.
 
-use super::{Cell, Document, LEGEND, Row, Server, cell_word};
+use super::{Cell, Document, LEGEND, LEVELS, Row, Server, cell_word};
 use crate::report::page::chart::{Stack, stacked_bar};
 use crate::report::page::{self, escape};
 use crate::report::text::works_label;
@@ -102,7 +102,13 @@ fn filters(page: &mut String, rows: &[Row]) {
     for f in families {
         let _ = write!(page, "<option>{}</option>", escape(f));
     }
-    page.push_str("</select></label>\n<label>level <select id=\"level\"><option value=\"\">all</option><option>MUST</option><option>SHOULD</option><option>MAY</option></select></label>\n<label><input type=\"checkbox\" id=\"differ\"> only where servers differ</label>\n</form>\n");
+    page.push_str(
+        "</select></label>\n<label>level <select id=\"level\"><option value=\"\">all</option>",
+    );
+    for level in LEVELS {
+        let _ = write!(page, "<option>{level}</option>");
+    }
+    page.push_str("</select></label>\n<label><input type=\"checkbox\" id=\"differ\"> only where servers differ</label>\n</form>\n");
 }
 
 fn table(page: &mut String, doc: &Document, rows: &[Row]) {

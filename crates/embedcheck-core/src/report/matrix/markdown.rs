@@ -6,7 +6,7 @@
 //! | DIM-001 native dimensions accepted | SHOULD | fail* | fail* |
 //! ```
 
-use super::{Cell, Document, LEGEND, Row, cell_word};
+use super::{Cell, Document, LEGEND, LEVELS, Row, cell_word};
 use crate::report::markdown::table::{cell, table_row};
 use crate::report::text::works_label;
 use std::fmt::Write;
@@ -24,10 +24,11 @@ pub fn render(doc: &Document) -> String {
     if let Some(how) = &doc.provenance {
         let _ = writeln!(out, "\n{}", how.trim_end());
     }
+    let rows = doc.rows();
     summary(&mut out, doc);
     legend(&mut out);
-    table(&mut out, doc);
-    failures(&mut out, doc);
+    table(&mut out, doc, &rows);
+    failures(&mut out, doc, &rows);
     out
 }
 
@@ -40,7 +41,7 @@ fn header(out: &mut String, first: &[&str], labels: &[&str]) {
 fn summary(out: &mut String, doc: &Document) {
     out.push_str("\n## Summary\n\n");
     header(out, &["level"], &doc.labels());
-    for (i, level) in ["MUST", "SHOULD", "MAY"].iter().enumerate() {
+    for (i, level) in LEVELS.iter().enumerate() {
         let cells: Vec<String> = doc
             .servers
             .iter()
@@ -99,12 +100,12 @@ fn legend(out: &mut String) {
     out.push('\n');
 }
 
-fn table(out: &mut String, doc: &Document) {
+fn table(out: &mut String, doc: &Document, rows: &[Row]) {
     out.push_str("\n## Clauses\n\n");
     let labels = doc.labels();
     header(out, &["clause", "level"], &labels);
     let mut family = String::new();
-    for row in doc.rows() {
+    for row in rows {
         if row.family != family {
             family.clone_from(&row.family);
             let mut cells = vec![format!("**{family}**"), String::new()];
@@ -112,7 +113,7 @@ fn table(out: &mut String, doc: &Document) {
             let cells: Vec<&str> = cells.iter().map(String::as_str).collect();
             table_row(out, &cells);
         }
-        clause_row(out, &row, doc);
+        clause_row(out, row, doc);
     }
 }
 
@@ -130,9 +131,8 @@ fn clause_row(out: &mut String, row: &Row, doc: &Document) {
     table_row(out, &cells);
 }
 
-fn failures(out: &mut String, doc: &Document) {
+fn failures(out: &mut String, doc: &Document, rows: &[Row]) {
     out.push_str("\n## Failures\n");
-    let rows = doc.rows();
     for (i, server) in doc.servers.iter().enumerate() {
         if server.not_audited.is_some() {
             continue;

@@ -24,7 +24,7 @@ use serde_json::Value;
 pub(crate) const MATRIX_SCHEMA_VERSION: &str = "1.0";
 
 /// The levels, in the order every view shows them.
-const LEVELS: [&str; 3] = ["MUST", "SHOULD", "MAY"];
+pub(crate) const LEVELS: [&str; 3] = ["MUST", "SHOULD", "MAY"];
 
 /// `matrix.json`.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
