@@ -154,7 +154,7 @@ const IN_FLIGHT: usize = 4;
 /// one is not loaded without being asked.
 async fn survives_long_inputs_and_concurrency(s: &Session) -> CheckResult {
     let first = first_answer_to_the_sentence(s).await?;
-    let Some(before) = first_vector(&first) else {
+    let Some(before) = first.first_vector() else {
         return Ok(
             Verdict::skip("the probe sentence got no vector (see IN-001)").with(&first.exchange),
         );
@@ -166,7 +166,7 @@ async fn survives_long_inputs_and_concurrency(s: &Session) -> CheckResult {
         .with(&first.exchange)
         .with(&later.exchange);
     let mut found = Vec::new();
-    match first_vector(&later) {
+    match later.first_vector() {
         Some(v) if noise.same(cosine(&before, &v)) => {
             found.push(format!(
                 "after the run's longest inputs: cosine {:.6}",
@@ -191,7 +191,7 @@ async fn survives_long_inputs_and_concurrency(s: &Session) -> CheckResult {
         let (during, _) = tokio::join!(s.send(probe()), futures::future::join_all(others));
         let during = during?;
         verdict = verdict.with(&during.exchange);
-        match first_vector(&during) {
+        match during.first_vector() {
             Some(v) if noise.same(cosine(&before, &v)) => found.push(format!(
                 "with {IN_FLIGHT} requests in flight: cosine {:.6}",
                 cosine(&before, &v)
@@ -213,23 +213,19 @@ async fn survives_long_inputs_and_concurrency(s: &Session) -> CheckResult {
 /// latest (CONS-001 sends the sentence again), which a changed server has already
 /// changed. Sent now when the run never sent it.
 async fn first_answer_to_the_sentence(s: &Session) -> Result<Arc<Reply>, ProbeError> {
-    let sentence = body(s, json!(SENTENCE), &[]);
+    // The log keeps bodies as sent, so the same request has the same bytes.
+    let sentence = Probe::embed(body(s, json!(SENTENCE), &[]))
+        .payload()
+        .map(|(bytes, _)| bytes);
     let sent_before = s.log().into_iter().find_map(|logged| {
-        let sent: serde_json::Value =
-            serde_json::from_slice(logged.request_body.as_deref()?).ok()?;
-        (sent == sentence).then_some(logged.reply).flatten()
+        (logged.request_body == sentence)
+            .then_some(logged.reply)
+            .flatten()
     });
     match sent_before {
         Some(reply) => Ok(reply),
         None => requests::single(s).await,
     }
-}
-
-fn first_vector(reply: &Reply) -> Option<Vec<f64>> {
-    reply
-        .is_success()
-        .then(|| reply.embeddings().ok()?.vectors.into_iter().next())
-        .flatten()
 }
 
 fn no_vector(verdict: Verdict, reply: &Reply) -> Verdict {

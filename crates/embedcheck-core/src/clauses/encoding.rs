@@ -80,10 +80,6 @@ fn show_batch(texts: &Vec<String>) -> String {
     format!("a batch of {} {}", texts.len(), json!(texts))
 }
 
-fn base64_probe(s: &Session, input: Value) -> Probe {
-    Probe::embed(body(s, input, &[("encoding_format", json!("base64"))]))
-}
-
 /// How a base64 embedding differs from the float answer.
 #[derive(Debug, PartialEq)]
 enum Mismatch {
@@ -250,7 +246,7 @@ async fn base64_decodes_to_floats(s: &Session) -> CheckResult {
             let Ok(expected) = judging::vectors_or_verdict(&floats, texts.len()) else {
                 return Ok::<_, ProbeError>(Case::Inapplicable);
             };
-            let encoded = s.send(base64_probe(s, json!(texts))).await?;
+            let encoded = s.send(requests::base64(s, json!(texts))).await?;
             Ok(match base64_problem(&encoded, &expected, noise) {
                 None => Case::Holds,
                 Some(why) => Case::Fails(
@@ -295,12 +291,12 @@ fn base64_behaviour(encoded: &Reply, floats: &Reply, noise: Noise) -> Base64 {
 /// ENC-003: "With encoding_format \"base64\", no embedding is returned as an array of
 /// numbers."
 async fn never_arrays_for_base64(s: &Session) -> CheckResult {
-    let single = s.send(base64_probe(s, json!(SENTENCE))).await?;
+    let single = s.send(requests::base64(s, json!(SENTENCE))).await?;
     let noise = consistency::noise(s).await?.unwrap_or(Noise::unmeasured());
     let behaviour = base64_behaviour(&single, &*requests::single(s).await?, noise);
     let fact = s.detected(behaviour, &single.exchange);
     s.learn(|facts| facts.base64 = Some(fact));
-    let batch = s.send(base64_probe(s, json!(BATCH))).await?;
+    let batch = s.send(requests::base64(s, json!(BATCH))).await?;
     let mut verdict = Verdict::pass("every embedding is a string when base64 is asked for");
     for reply in [&single, &batch] {
         if !reply.is_success() {

@@ -755,9 +755,6 @@ fn aggregated_tokens(reply: &Reply, limit: &Limit, facts: &Facts) -> Option<u64>
         .filter(|&t| reply.is_success() && counted && t > limit.tokens)
 }
 
-/// Special tokens a model may add around an input, left free below the limit.
-const SPECIAL_TOKENS: u64 = 2;
-
 /// Words of the stream that are surely within the limit: the longest input the search
 /// saw embedded whole, else the limit less room for special tokens.
 fn words_within(limit: &Limit) -> usize {
@@ -766,7 +763,7 @@ fn words_within(limit: &Limit) -> usize {
         LimitEvidence::Vectors { differs_at, .. } => return differs_at.max(1),
         LimitEvidence::Declared
         | LimitEvidence::Truncated { .. }
-        | LimitEvidence::RefusalNamed { .. } => limit.tokens.saturating_sub(SPECIAL_TOKENS),
+        | LimitEvidence::RefusalNamed { .. } => limit.tokens.saturating_sub(usage::SPECIAL_TOKENS),
     };
     usize::try_from(words).unwrap_or(usize::MAX).max(1)
 }

@@ -177,8 +177,10 @@ async fn batch_is_sum_of_items(s: &Session) -> CheckResult {
     .with_all(evidence))
 }
 
-/// Special tokens a server may add around each token-id input ([CLS] and [SEP]).
-const ID_SPECIALS: u64 = 2;
+/// Special tokens a model adds around each input ([CLS] and [SEP]): what a token-id
+/// input may count beyond its ids, and what the over-length clauses leave free below
+/// the limit.
+pub(super) const SPECIAL_TOKENS: u64 = 2;
 
 /// USE-004: "For token-id input, usage.prompt_tokens equals the number of ids sent (a
 /// server that adds special tokens to ids may add at most two)."
@@ -201,7 +203,7 @@ async fn token_ids_counted(s: &Session) -> CheckResult {
         ));
     }
     let wrong = counted.iter().find(|(form, tokens, _)| {
-        *tokens < form.ids || *tokens > form.ids + ID_SPECIALS * form.inputs as u64
+        *tokens < form.ids || *tokens > form.ids + SPECIAL_TOKENS * form.inputs as u64
     });
     let exchanges = counted.iter().map(|(_, _, r)| &r.exchange);
     let line = |(form, tokens, _): &(requests::TokenIds, u64, Arc<Reply>)| {
@@ -212,7 +214,7 @@ async fn token_ids_counted(s: &Session) -> CheckResult {
         Some(found) => Verdict::fail(format!(
             "{}: expected the number of ids (at most {} more per input for special tokens)",
             line(found),
-            ID_SPECIALS
+            SPECIAL_TOKENS
         )),
         None => Verdict::pass(lines.join("; ")),
     }

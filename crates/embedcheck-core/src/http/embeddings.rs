@@ -50,6 +50,14 @@ impl Reply {
             .collect()
     }
 
+    /// The first item's vector of a successful answer (float or base64), if it has
+    /// one.
+    pub(crate) fn first_vector(&self) -> Option<Vec<f64>> {
+        self.is_success()
+            .then(|| self.embeddings().ok()?.vectors.into_iter().next())
+            .flatten()
+    }
+
     /// Every item's embedding, float arrays or base64 strings alike.
     pub(crate) fn embeddings(&self) -> Result<Embeddings, String> {
         let data = self.data()?;

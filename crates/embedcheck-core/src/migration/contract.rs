@@ -156,13 +156,6 @@ async fn replay(s: &Session, probe: Probe) -> Option<Arc<Reply>> {
     s.send(probe).await.ok()
 }
 
-fn first_vector(reply: &Reply) -> Option<Vec<f64>> {
-    reply
-        .is_success()
-        .then(|| reply.embeddings().ok()?.vectors.into_iter().next())
-        .flatten()
-}
-
 fn answer(reply: Option<&Arc<Reply>>) -> String {
     reply.map_or("no answer".to_owned(), |r| summary(r).to_string())
 }
@@ -182,7 +175,7 @@ fn evidence(replies: &[Option<&Arc<Reply>>]) -> Vec<Exchange> {
 /// 200 with exactly `d` values.
 fn honours(reply: Option<&Arc<Reply>>, d: usize) -> bool {
     reply
-        .and_then(|r| first_vector(r))
+        .and_then(|r| r.first_vector())
         .is_some_and(|v| v.len() == d)
 }
 
@@ -323,8 +316,8 @@ async fn instruction(b: Side<'_>, c: Side<'_>) -> Expectation {
     let c_query = replay(c.session, input_type_probe(c.session)).await;
     // UNK-004's tolerance: the same instruction gives the same vector.
     let same_as_baseline = match (
-        b_query.as_deref().and_then(first_vector),
-        c_query.as_deref().and_then(first_vector),
+        b_query.as_deref().and_then(Reply::first_vector),
+        c_query.as_deref().and_then(Reply::first_vector),
     ) {
         (Some(x), Some(y)) => cosine(&x, &y) >= TEMPLATE_COSINE,
         _ => false,

@@ -28,7 +28,7 @@ use super::vectors::{self, DocumentCosine, Embedded, Judged, Spread};
 use crate::http::{Probe, Reply};
 use crate::session::Session;
 use crate::session::requests::{SENTENCE, body};
-use crate::vectors::{cosine, norm};
+use crate::vectors::{cosine, norm, renormalised_prefix};
 use serde::Serialize;
 use serde_json::json;
 use std::sync::Arc;
@@ -444,17 +444,16 @@ fn not_compared(d: usize, why: String) -> DimensionsFix {
     }
 }
 
-/// The first `d` values at unit length, as a client does for a Matryoshka model.
+/// The first `d` values at unit length, as a client does for a Matryoshka model; an
+/// error where there is no such prefix to compare.
 fn cut_and_normalise(v: &[f64], d: usize) -> Result<Vec<f64>, String> {
     if v.len() < d {
         return Err(format!("{} values, fewer than {d}", v.len()));
     }
-    let cut = &v[..d];
-    let n = norm(cut);
-    if n == 0.0 {
+    if norm(&v[..d]) == 0.0 {
         return Err("the first values are all zero".to_owned());
     }
-    Ok(cut.iter().map(|x| x / n).collect())
+    Ok(renormalised_prefix(v, d))
 }
 
 fn judge(

@@ -18,11 +18,11 @@
 
 use super::decode::{self, Decoded, Decoder, Wrong};
 use super::findings::Call;
-use super::sdk::{self, DefaultCalls, default_request, send_as_sdk};
+use super::sdk::{self, DefaultCalls, send_as_sdk};
 use super::{Client, ClientProfile, Finding, Judged, add_evidence, no_answer};
 use crate::http::{Body, Exchange, Probe};
-use crate::session::Session;
 use crate::session::facts::{BatchLimit, Noise};
+use crate::session::{Session, requests};
 use crate::vectors::cosine;
 use serde_json::json;
 
@@ -135,7 +135,7 @@ async fn vocabulary(s: &Session, probe: Cl100kProbe, noise: Noise) -> (Finding, 
         text: probe.text,
         ids: probe.ids,
     };
-    let ids = match send_as_sdk(s, default_request(s, json!([probe.ids]))).await {
+    let ids = match send_as_sdk(s, requests::base64(s, json!([probe.ids]))).await {
         Ok(sent) => sent,
         Err(error) => {
             let why = no_answer(&error);
@@ -147,7 +147,7 @@ async fn vocabulary(s: &Session, probe: Cl100kProbe, noise: Noise) -> (Finding, 
     if !reply.is_success() {
         // Whether the refusal is about token ids: the same text as a string, through
         // the same SDK, may be refused too (an `encoding_format` the server refuses).
-        let text = send_as_sdk(s, default_request(s, json!(probe.text))).await;
+        let text = send_as_sdk(s, requests::base64(s, json!(probe.text))).await;
         let text_refused_too = text.as_ref().is_ok_and(|t| !t.reply.is_success());
         if let (Ok(text), true) = (text, text_refused_too) {
             exchanges.extend(text.exchanges);
@@ -166,7 +166,7 @@ async fn vocabulary(s: &Session, probe: Cl100kProbe, noise: Noise) -> (Finding, 
         Ok(vector) => vector,
         Err(finding) => return (finding, exchanges),
     };
-    let text = match send_as_sdk(s, default_request(s, json!(probe.text))).await {
+    let text = match send_as_sdk(s, requests::base64(s, json!(probe.text))).await {
         Ok(sent) => sent,
         Err(error) => {
             let why = no_answer(&error);

@@ -13,10 +13,10 @@ use super::{Call, Client, ClientProfile, Finding, Judged, SDK_RETRIES, add_evide
 use crate::http::embeddings::encoding;
 use crate::http::{Exchange, Probe, Reply};
 use crate::session::facts::{Facts, Noise};
-use crate::session::requests::{self, BATCH, SENTENCE, body};
+use crate::session::requests::{self, BATCH, SENTENCE};
 use crate::session::{ProbeError, Session};
 use crate::vectors::cosine;
-use serde_json::{Value, json};
+use serde_json::json;
 use std::sync::Arc;
 
 /// A request as an SDK sends it: once, then again while the answer is one the SDK
@@ -45,11 +45,6 @@ pub(super) async fn send_as_sdk(s: &Session, probe: Probe) -> Result<Sent, Probe
     Ok(sent)
 }
 
-/// The SDK's default request for `input`: the caller names no `encoding_format`.
-pub(super) fn default_request(s: &Session, input: Value) -> Probe {
-    Probe::embed(body(s, input, &[("encoding_format", json!("base64"))]))
-}
-
 /// One default call of the SDKs and the float answer to compare it with.
 pub(crate) struct CallResult {
     call: Call,
@@ -69,13 +64,13 @@ pub(crate) async fn default_calls(s: &Session) -> DefaultCalls {
     let one = CallResult {
         call: Call::One,
         inputs: 1,
-        sent: send_as_sdk(s, default_request(s, json!(SENTENCE))).await,
+        sent: send_as_sdk(s, requests::base64(s, json!(SENTENCE))).await,
         floats: requests::single(s).await,
     };
     let batch = CallResult {
         call: Call::Batch,
         inputs: BATCH.len(),
-        sent: send_as_sdk(s, default_request(s, json!(BATCH))).await,
+        sent: send_as_sdk(s, requests::base64(s, json!(BATCH))).await,
         floats: requests::batch(s).await,
     };
     DefaultCalls {

@@ -75,6 +75,13 @@ pub(crate) async fn batch_items_alone(s: &Session) -> Result<Vec<Arc<Reply>>, Pr
     Ok(replies)
 }
 
+/// `input` as the OpenAI SDKs send it by default: `encoding_format: "base64"`, which
+/// ENC-003 probes and the client profiles replay (one request, so the cache answers
+/// the profiles).
+pub(crate) fn base64(s: &Session, input: Value) -> Probe {
+    Probe::embed(body(s, input, &[("encoding_format", json!("base64"))]))
+}
+
 /// A `POST /embeddings` with a raw body and content type, invalid for `why`.
 pub(crate) fn raw(bytes: &[u8], content_type: &'static str, why: &str) -> Probe {
     Probe::invalid(
