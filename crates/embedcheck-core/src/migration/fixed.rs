@@ -362,15 +362,24 @@ async fn longest_accepted(s: &Session, text: &str) -> Result<Found, String> {
     Ok(found)
 }
 
-/// The fixed corpus in batches of the corpus's size, as the client sends it; a
-/// document left out leaves its batch shorter.
+/// The fixed corpus in the corpus's own batches, as the client sends it; a document
+/// left out leaves its batch shorter and moves no other. So a batch the fixes did not
+/// change is the corpus run's request again, which the session cache answers.
 async fn embed_fixed(c: &Session, corpus: &Corpus, texts: &[Option<String>]) -> Embedded {
     let mut embedded = Embedded {
         vectors: vec![None; texts.len()],
         ..Embedded::default()
     };
-    let sendable: Vec<usize> = (0..texts.len()).filter(|&i| texts[i].is_some()).collect();
-    for chunk in sendable.chunks(super::corpus::BATCH_SIZE) {
+    let indices: Vec<usize> = (0..texts.len()).collect();
+    for batch_indices in indices.chunks(super::corpus::BATCH_SIZE) {
+        let chunk: Vec<usize> = batch_indices
+            .iter()
+            .copied()
+            .filter(|&i| texts[i].is_some())
+            .collect();
+        if chunk.is_empty() {
+            continue;
+        }
         let batch: Vec<&str> = chunk.iter().filter_map(|&i| texts[i].as_deref()).collect();
         match vectors::embed(c, &batch, &[]).await {
             Ok((vectors, _)) => {
