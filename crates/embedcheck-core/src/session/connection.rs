@@ -258,21 +258,27 @@ impl Session {
         let mut attempt = 0u32;
         loop {
             let reply = self.send_once(probe).await?;
-            if matches!(reply.status, 429 | 503) {
-                lock(&self.throttled).push(Throttled {
+            // Where this answer's entry is: with requests in flight, the last entry
+            // may be another request's by the time this one gives up.
+            let throttled = matches!(reply.status, 429 | 503).then(|| {
+                let mut list = lock(&self.throttled);
+                list.push(Throttled {
                     validity: probe.validity.clone(),
                     reply: Arc::new(reply.clone()),
                     persisted: false,
                 });
-            }
+                list.len() - 1
+            });
             if reply.status != 429 {
                 return Ok(reply);
             }
             let wait = retry_delay(reply.retry_after.as_deref(), attempt);
             let waited = *lock(&self.waited_for_429);
             if waited + wait > self.settings.max_retry_wait {
-                if let Some(last) = lock(&self.throttled).last_mut() {
-                    last.persisted = true;
+                if let Some(i) = throttled
+                    && let Some(entry) = lock(&self.throttled).get_mut(i)
+                {
+                    entry.persisted = true;
                 }
                 self.count_unanswered(|in_a_row| {
                     format!(
