@@ -6,7 +6,7 @@
 
 use super::judging;
 use super::{Check, CheckResult, check};
-use crate::http::{Body, Probe, Reply, Validity};
+use crate::http::{AskedWait, Body, Probe, Reply, Validity};
 use crate::schemas::Schemas;
 use crate::session::requests::{self, SENTENCE, body};
 use crate::session::{ProbeError, Session};
@@ -351,25 +351,17 @@ async fn throttling_says_when(s: &Session) -> CheckResult {
 
 /// What is wrong with a throttling answer's retry headers, if anything.
 fn retry_after_problem(reply: &Reply) -> Option<String> {
-    let ms = reply
-        .retry_after_ms
-        .as_deref()
-        .and_then(|v| v.trim().parse::<f64>().ok());
-    let seconds = reply.retry_after.as_deref().map(str::trim);
-    let wait = match (ms, seconds) {
-        (Some(ms), _) => ms / 1000.0,
-        (None, Some(v)) => match v.parse::<f64>() {
-            Ok(secs) => secs,
-            // An HTTP date: valid, and how far ahead it is cannot be judged reliably
-            // against an unknown server clock.
-            Err(_) if v.contains("GMT") => return None,
-            Err(_) => {
-                return Some(format!(
-                    "Retry-After {v:?} is neither seconds nor an HTTP date"
-                ));
-            }
-        },
-        (None, None) => return Some("no Retry-After and no retry-after-ms".to_owned()),
+    let wait = match reply.asked_wait() {
+        AskedWait::Seconds(seconds) => seconds,
+        // Valid, and how far ahead it is cannot be judged reliably against an unknown
+        // server clock.
+        AskedWait::HttpDate => return None,
+        AskedWait::Unreadable(v) => {
+            return Some(format!(
+                "Retry-After {v:?} is neither seconds nor an HTTP date"
+            ));
+        }
+        AskedWait::NotSaid => return Some("no Retry-After and no retry-after-ms".to_owned()),
     };
     (wait > MAX_RETRY_AFTER_SECONDS).then(|| {
         format!("asks for {wait} s, beyond the {MAX_RETRY_AFTER_SECONDS} s after which the OpenAI SDKs stop retrying")

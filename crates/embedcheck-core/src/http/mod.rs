@@ -13,7 +13,7 @@ pub(crate) mod transport;
 pub use embeddings::Encoding;
 pub(crate) use exchange::Exchange;
 pub(crate) use probe::{Body, Probe, Validity};
-pub(crate) use reply::Reply;
+pub(crate) use reply::{AskedWait, Reply};
 pub use secret::Secret;
 pub use target::{Target, TargetError};
 pub use transport::{Transport, TransportError};

@@ -20,7 +20,42 @@ pub struct Reply {
     pub exchange: Exchange,
 }
 
+/// The wait a throttling answer asks for, read as the OpenAI SDKs read it.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum AskedWait {
+    /// `retry-after-ms`, else `Retry-After` in seconds (fractions allowed).
+    Seconds(f64),
+    /// `Retry-After` as an HTTP date: valid, but how far ahead it is depends on the
+    /// server's clock.
+    HttpDate,
+    /// A `Retry-After` that is neither seconds nor a date (nor negative seconds).
+    Unreadable(String),
+    /// Neither header.
+    NotSaid,
+}
+
 impl Reply {
+    /// What the retry headers ask for: the one reading of them that the session's
+    /// waiting and ERR-012's judgement share.
+    pub(crate) fn asked_wait(&self) -> AskedWait {
+        let seconds = |v: &str| v.parse::<f64>().ok().filter(|s| s.is_finite() && *s >= 0.0);
+        if let Some(ms) = self
+            .retry_after_ms
+            .as_deref()
+            .and_then(|v| seconds(v.trim()))
+        {
+            return AskedWait::Seconds(ms / 1000.0);
+        }
+        match self.retry_after.as_deref().map(str::trim) {
+            None => AskedWait::NotSaid,
+            Some(v) => match seconds(v) {
+                Some(s) => AskedWait::Seconds(s),
+                None if v.contains("GMT") => AskedWait::HttpDate,
+                None => AskedWait::Unreadable(v.to_owned()),
+            },
+        }
+    }
+
     pub(crate) fn is_success(&self) -> bool {
         (200..300).contains(&self.status)
     }
@@ -145,6 +180,21 @@ mod tests {
         let fastapi = reply(422, json!({"detail": [{"loc": ["body", "input"]}]}));
         assert!(fastapi.error_message().unwrap().contains("input"));
         assert_eq!(reply(400, json!({"error": {}})).error_message(), None);
+    }
+
+    #[test]
+    fn the_asked_wait_reads_milliseconds_first_then_seconds() {
+        let mut r = reply(429, json!({}));
+        assert_eq!(r.asked_wait(), AskedWait::NotSaid);
+        r.retry_after = Some(" 1.5 ".into());
+        assert_eq!(r.asked_wait(), AskedWait::Seconds(1.5));
+        r.retry_after_ms = Some("250".into());
+        assert_eq!(r.asked_wait(), AskedWait::Seconds(0.25));
+        r.retry_after_ms = None;
+        r.retry_after = Some("Wed, 21 Oct 2015 07:28:00 GMT".into());
+        assert_eq!(r.asked_wait(), AskedWait::HttpDate);
+        r.retry_after = Some("-3".into());
+        assert_eq!(r.asked_wait(), AskedWait::Unreadable("-3".into()));
     }
 
     #[test]

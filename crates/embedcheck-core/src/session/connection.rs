@@ -13,7 +13,7 @@
 use super::facts::{Fact, Facts, Learned, describe_request};
 use super::settings::Settings;
 use crate::http::Exchange;
-use crate::http::{Probe, Reply, Transport, TransportError, Validity};
+use crate::http::{AskedWait, Probe, Reply, Transport, TransportError, Validity};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -272,7 +272,7 @@ impl Session {
             if reply.status != 429 {
                 return Ok(reply);
             }
-            let wait = retry_delay(reply.retry_after.as_deref(), attempt);
+            let wait = retry_delay(&reply.asked_wait(), attempt);
             let waited = *lock(&self.waited_for_429);
             if waited + wait > self.settings.max_retry_wait {
                 if let Some(i) = throttled
@@ -442,13 +442,14 @@ fn response_limit(probe: &Probe) -> usize {
     BASE + PER_INPUT * inputs.max(1)
 }
 
-/// `Retry-After` in seconds when given (HTTP dates are treated as absent), else an
-/// exponential back-off of 1, 2, 4… seconds.
-fn retry_delay(retry_after: Option<&str>, attempt: u32) -> Duration {
-    retry_after
-        .and_then(|v| v.trim().parse::<u64>().ok())
-        .map(Duration::from_secs)
-        .unwrap_or_else(|| Duration::from_secs(1 << attempt.min(5)))
+/// The wait the answer asks for (`retry-after-ms`, else `Retry-After` in seconds, as
+/// the OpenAI SDKs read them), else an exponential back-off of 1, 2, 4… seconds (HTTP
+/// dates are treated as absent).
+fn retry_delay(asked: &AskedWait, attempt: u32) -> Duration {
+    match asked {
+        AskedWait::Seconds(seconds) => Duration::from_secs_f64(*seconds),
+        _ => Duration::from_secs(1 << attempt.min(5)),
+    }
 }
 
 /// Locks a mutex, recovering the data if a panicking thread poisoned it: every
@@ -465,17 +466,20 @@ mod tests {
 
     #[test]
     fn retry_after_seconds_are_honoured() {
-        assert_eq!(retry_delay(Some("3"), 0), Duration::from_secs(3));
-        assert_eq!(retry_delay(Some(" 7 "), 4), Duration::from_secs(7));
+        assert_eq!(
+            retry_delay(&AskedWait::Seconds(3.0), 0),
+            Duration::from_secs(3)
+        );
+        assert_eq!(
+            retry_delay(&AskedWait::Seconds(0.25), 4),
+            Duration::from_millis(250)
+        );
     }
 
     #[test]
     fn missing_or_dated_retry_after_backs_off() {
-        assert_eq!(retry_delay(None, 0), Duration::from_secs(1));
-        assert_eq!(
-            retry_delay(Some("Wed, 21 Oct 2015 07:28:00 GMT"), 2),
-            Duration::from_secs(4)
-        );
+        assert_eq!(retry_delay(&AskedWait::NotSaid, 0), Duration::from_secs(1));
+        assert_eq!(retry_delay(&AskedWait::HttpDate, 2), Duration::from_secs(4));
     }
 
     #[test]
