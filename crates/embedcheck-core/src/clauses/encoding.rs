@@ -349,16 +349,6 @@ fn unsupported_probe(s: &Session, format: Value) -> Probe {
     Probe::invalid(Body::Json(request), why)
 }
 
-/// What a refusal says, lower-cased: the JSON error's message and param, or the whole
-/// body when it is not JSON (a plain-text rejection is its own message; ERR-007 judges
-/// that it is not JSON).
-fn refusal_text(reply: &Reply) -> String {
-    match reply.json {
-        Some(_) => reply.error_text(),
-        None => String::from_utf8_lossy(&reply.body).to_lowercase(),
-    }
-}
-
 /// ENC-005: "Refusing an unsupported encoding_format (ENC-004's probe) names
 /// encoding_format in the error message or param."
 ///
@@ -379,7 +369,7 @@ async fn refusal_names_the_field(s: &Session) -> CheckResult {
     }
     let unnamed: Vec<&(Value, Arc<Reply>)> = refused
         .iter()
-        .filter(|(_, r)| !refusal_text(r).contains("encoding_format"))
+        .filter(|(_, r)| judging::refused_naming(r, "encoding_format").is_err())
         .collect();
     let exchanges = refused.iter().map(|(_, r)| &r.exchange);
     if let Some((format, reply)) = unnamed.first() {

@@ -105,7 +105,7 @@ impl Reply {
     }
 
     /// The whole error text a client could search for a field name: the message plus
-    /// `param`, lower-cased.
+    /// `param`, or the body of a plain-text answer; lower-cased.
     pub(crate) fn error_text(&self) -> String {
         let param = self
             .json
@@ -113,7 +113,13 @@ impl Reply {
             .and_then(|j| j.pointer("/error/param").or_else(|| j.get("param")))
             .and_then(Value::as_str)
             .unwrap_or_default();
-        format!("{} {param}", self.error_message().unwrap_or_default()).to_lowercase()
+        match &self.json {
+            Some(_) => format!("{} {param}", self.error_message().unwrap_or_default()),
+            // A plain-text rejection is its own message (ERR-007 judges that it is
+            // not JSON).
+            None => String::from_utf8_lossy(&self.body).into_owned(),
+        }
+        .to_lowercase()
     }
 
     /// One line for a reason: status and, for errors, the message.
@@ -172,6 +178,9 @@ mod tests {
         );
         assert_eq!(openai.error_message().as_deref(), Some("bad dimensions"));
         assert!(openai.error_text().contains("dimensions"));
+        let mut plain = reply(400, json!({}));
+        (plain.json, plain.body) = (None, b"Invalid Encoding_Format: bogus".to_vec());
+        assert_eq!(plain.error_text(), "invalid encoding_format: bogus");
         let flat = reply(
             400,
             json!({"message": "Validation: x", "type": "Bad Request", "code": 400}),
