@@ -43,6 +43,8 @@ pub enum RunError {
     Expectations(#[from] ExpectationsError),
     #[error(transparent)]
     Corpus(#[from] embedcheck_core::migration::corpus::CorpusError),
+    #[error(transparent)]
+    Reference(#[from] embedcheck_core::reference::ReferenceError),
 }
 
 impl RunError {
@@ -53,7 +55,8 @@ impl RunError {
             | RunError::MissingKey { .. }
             | RunError::LoadOffLoopback(_)
             | RunError::Expectations(_)
-            | RunError::Corpus(_) => EXIT_USAGE,
+            | RunError::Corpus(_)
+            | RunError::Reference(_) => EXIT_USAGE,
             RunError::ReferenceServer(_) | RunError::Runtime(_) | RunError::Report(_) => {
                 EXIT_RUNTIME
             }

@@ -13,11 +13,14 @@
 //! api_key_env = "VLLM_KEY"
 //! overlength = "reject"
 //! max_input_tokens = 256
+//! reference = "fixtures/reference/all-MiniLM-L6-v2.jsonl"
+//! same_model = "all-MiniLM-L6-v2"    # groups servers whose model ids differ
 //! ```
 
 use crate::error::RunError;
 use crate::options::Options;
 use crate::plan;
+use embedcheck_core::agreement::{self, ProbeVectors};
 use embedcheck_core::audit::{self, ServerAudit};
 use embedcheck_core::catalogue::Clause;
 use embedcheck_core::declared::{Matryoshka, Overlength, QueryTemplate, Words};
@@ -42,6 +45,12 @@ pub(crate) struct ServerSpec {
     pub max_input_tokens: Option<u64>,
     pub query_instruction: Option<String>,
     pub expectations: Option<PathBuf>,
+    /// This server's known answers (`--reference`), when they differ from the run's.
+    pub reference: Option<PathBuf>,
+    /// The model it serves, when its model id differs from the others' for the same
+    /// model (`BAAI/bge-m3` here, `bge-m3:latest` there): servers of one model are
+    /// compared on the probe texts.
+    pub same_model: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -109,6 +118,7 @@ fn read_file(path: &Path) -> Result<Vec<ServerSpec>, RunError> {
 /// One server ready to audit: its session's parts and its known failures.
 struct Prepared {
     label: String,
+    same_model: Option<String>,
     transport: Transport,
     settings: Settings,
     expectations: Expectations,
@@ -116,7 +126,10 @@ struct Prepared {
 
 /// The run's settings with this server's own values over them.
 fn prepare(options: &Options, spec: &ServerSpec, seed: u64) -> Result<Prepared, RunError> {
-    let mut settings = plan::settings(options, seed);
+    let mut settings = plan::settings(options, seed)?;
+    if let Some(path) = &spec.reference {
+        settings.reference = Some(plan::reference(path)?);
+    }
     settings.model = spec.model.clone().or(settings.model);
     if let Some(word) = &spec.matryoshka {
         settings.matryoshka = declared::<Matryoshka>(word, "matryoshka", &spec.label)?;
@@ -139,6 +152,7 @@ fn prepare(options: &Options, spec: &ServerSpec, seed: u64) -> Result<Prepared, 
     let expectations = Expectations::load(spec.expectations.as_deref(), &spec.label)?;
     Ok(Prepared {
         label: spec.label.clone(),
+        same_model: spec.same_model.clone(),
         transport: Transport::new(target, key, Duration::from_secs(options.timeout)),
         settings,
         expectations,
@@ -152,14 +166,15 @@ fn declared<T: Words>(word: &str, field: &str, label: &str) -> Result<T, RunErro
 }
 
 /// Audits every server, at most `parallel` at a time, in the order given; each
-/// result's gate is set against that server's known failures.
+/// result's gate is set against that server's known failures. After its clauses, each
+/// audited server embeds the probe texts for the comparison of servers of one model.
 pub(crate) async fn audit_all(
     options: &Options,
     specs: &[ServerSpec],
     seed: u64,
     selected: &[&Clause],
     interrupt: Interrupt,
-) -> Result<Vec<ServerAudit>, RunError> {
+) -> Result<Vec<(ServerAudit, Option<ProbeVectors>)>, RunError> {
     let prepared: Vec<Prepared> = specs
         .iter()
         .map(|spec| prepare(options, spec, seed))
@@ -170,7 +185,14 @@ pub(crate) async fn audit_all(
             let mut session = Session::new(p.transport, p.settings, interrupt);
             let mut audit = audit::audit_session(&mut session, p.label, selected).await;
             audit.judge(&p.expectations, options.strict);
-            audit
+            let model = p.same_model.or_else(|| audit.model.clone());
+            let vectors = match (&audit.aborted, model) {
+                (None, Some(model)) => {
+                    Some(agreement::probe_vectors(&session, &audit.label, &model).await)
+                }
+                _ => None,
+            };
+            (audit, vectors)
         }
     }))
     .buffered(usize::try_from(options.parallel).unwrap_or(1).max(1))

@@ -24,7 +24,7 @@ pub struct Options {
 
     /// A matrix of servers from a TOML file: [[server]] entries with label, endpoint and
     /// optionally model, api_key_env, matryoshka, overlength, max_input_tokens,
-    /// query_instruction, expectations.
+    /// query_instruction, expectations, reference.
     #[arg(long, env = "EMBEDCHECK_SERVERS", value_name = "FILE", conflicts_with_all = ["endpoint", "baseline"])]
     pub servers: Option<PathBuf>,
 
@@ -107,6 +107,19 @@ pub struct Options {
           default_value = DEFAULT_QUERY_TASK)]
     pub query_task: String,
 
+    /// Known answers (JSON Lines: a header, then {"text", "embedding", "tokens"} per text, as
+    /// lab/reference.py writes them from the model's own library): the reference family
+    /// holds the server's vectors against them. Without it that family skips.
+    #[arg(long, env = "EMBEDCHECK_REFERENCE", value_name = "FILE")]
+    pub reference: Option<PathBuf>,
+
+    /// Cosine with the reference a vector must reach (engines on the same weights agree
+    /// above 0.999; broken pooling falls far below).
+    #[arg(long, env = "EMBEDCHECK_REFERENCE_THRESHOLD", value_name = "COSINE",
+          default_value_t = embedcheck_core::reference::DEFAULT_THRESHOLD,
+          value_parser = threshold)]
+    pub reference_threshold: f64,
+
     /// Generated cases per property clause; more find rarer failures and cost more requests.
     #[arg(long, env = "EMBEDCHECK_CASES", value_name = "N", default_value_t = DEFAULT_CASES,
           value_parser = clap::value_parser!(u32).range(1..=10_000))]
@@ -147,6 +160,14 @@ pub struct Options {
     /// Print this help.
     #[arg(long, short = 'h')]
     pub help: bool,
+}
+
+/// A cosine threshold: a number in (0, 1].
+fn threshold(word: &str) -> Result<f64, String> {
+    match word.parse::<f64>() {
+        Ok(t) if t > 0.0 && t <= 1.0 => Ok(t),
+        _ => Err(format!("expected a cosine in (0, 1], got {word:?}")),
+    }
 }
 
 /// A parser that accepts exactly the words of a declared value, listed in `--help`.

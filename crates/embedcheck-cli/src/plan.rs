@@ -9,7 +9,9 @@ use embedcheck_core::migration::corpus::Corpus;
 use embedcheck_core::migration::latency::LoadPlan;
 use embedcheck_core::migration::retrieval::Instruction;
 use embedcheck_core::migration::{Plan, Server};
+use embedcheck_core::reference::Reference;
 use embedcheck_core::session::Settings;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// The key from the variable the user named; an unset variable is a usage error
@@ -36,9 +38,9 @@ pub(crate) fn key_from_env(
     }
 }
 
-/// The clause run's settings from the options.
-pub(crate) fn settings(options: &Options, seed: u64) -> Settings {
-    Settings {
+/// The clause run's settings from the options; fails on an unreadable reference file.
+pub(crate) fn settings(options: &Options, seed: u64) -> Result<Settings, RunError> {
+    Ok(Settings {
         model: options.model.clone(),
         max_requests: options.max_requests,
         max_tokens: options.max_tokens,
@@ -52,7 +54,14 @@ pub(crate) fn settings(options: &Options, seed: u64) -> Settings {
         max_input_tokens: options.max_input_tokens,
         query_instruction: options.query_instruction.clone(),
         query_task: options.query_task.clone(),
-    }
+        reference: options.reference.as_deref().map(reference).transpose()?,
+        reference_threshold: options.reference_threshold,
+    })
+}
+
+/// A reference file, read once and shared by every server that uses it.
+pub(crate) fn reference(path: &std::path::Path) -> Result<Arc<Reference>, RunError> {
+    Ok(Arc::new(Reference::load(path)?))
 }
 
 /// The baseline server and the plan, when `--baseline` asks for a migration audit.

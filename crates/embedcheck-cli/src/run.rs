@@ -3,6 +3,7 @@
 use crate::error::{EXIT_CLAUSE_FAILED, EXIT_CONFORMANT, EXIT_INTERRUPTED, EXIT_RUNTIME, RunError};
 use crate::options::Options;
 use crate::plan;
+use embedcheck_core::agreement;
 use embedcheck_core::audit;
 use embedcheck_core::audit::Conclusion;
 use embedcheck_core::catalogue::Clause;
@@ -44,7 +45,7 @@ pub(crate) fn matrix(
     let runtime = runtime()?;
     let seed = options.seed.unwrap_or_else(fresh_seed);
     let interrupt = Interrupt::default();
-    let servers = runtime.block_on(async {
+    let audited = runtime.block_on(async {
         watch_ctrl_c(interrupt.clone());
         println!(
             "embedcheck: matrix of {} servers (seed {seed}; replay with --seed {seed}), {} at a time",
@@ -54,6 +55,8 @@ pub(crate) fn matrix(
         crate::matrix::audit_all(options, specs, seed, selected, interrupt.clone()).await
     })?;
     runtime.shutdown_timeout(Duration::from_secs(1));
+    let (servers, vectors): (Vec<_>, Vec<_>) = audited.into_iter().unzip();
+    let vectors: Vec<_> = vectors.into_iter().flatten().collect();
     let report = Report::new(
         Tool::this(),
         options.strict,
@@ -62,7 +65,12 @@ pub(crate) fn matrix(
         Vec::new(),
         interrupt.is_triggered(),
     );
-    let document = report::matrix::Document::of(&report, options.matrix_note.clone());
+    let groups = agreement::compare(&vectors, options.reference_threshold);
+    for outlier in groups.iter().flat_map(|g| &g.outliers) {
+        println!("{}", outlier.sentence());
+    }
+    let document =
+        report::matrix::Document::of(&report, options.matrix_note.clone()).with_agreement(groups);
     for server in &document.servers {
         let counts: Vec<String> = server
             .levels
@@ -132,7 +140,7 @@ async fn audit_async(options: &Options, selected: &[&Clause]) -> Result<Report, 
     );
     let expectations = Expectations::load(options.expectations.as_deref(), &label)?;
     let transport = Transport::new(target, key, Duration::from_secs(options.timeout));
-    let settings = plan::settings(options, seed);
+    let settings = plan::settings(options, seed)?;
     let mut snapshots = None;
     let (mut servers, comparisons) = match plan::migration(options, &settings)? {
         None => {

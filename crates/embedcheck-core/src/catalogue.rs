@@ -46,6 +46,7 @@ pub enum Family {
     Usage,
     Consistency,
     Auth,
+    Reference,
 }
 
 impl Family {
@@ -62,6 +63,7 @@ impl Family {
             Family::Usage => "usage",
             Family::Consistency => "consistency",
             Family::Auth => "auth",
+            Family::Reference => "reference",
         }
     }
 }

@@ -8,14 +8,17 @@
 //!   its evidence,
 //! - [`property`]: seeded, shrinking property tests driven inside the audit,
 //! - [`declared`]: what the user declares about the server instead of detecting it,
+//! - [`reference`]: known answers, the model's own vectors for a set of texts,
 //! - [`profiles`]: whether the OpenAI SDKs and LangChain, with their defaults, work
 //!   against the server,
 //! - [`audit`]: runs the selected clauses, then the client profiles,
+//! - [`agreement`]: the servers of one model in a matrix compared on the probe texts,
 //! - [`migration`]: two servers compared as the migration study compared them
 //!   (`--baseline`),
 //! - [`verdict`], [`audit`] and [`report`]: one result model rendered as terminal, JSON, Markdown
 //!   and JUnit reports,
 
+pub mod agreement;
 pub mod audit;
 pub mod catalogue;
 pub mod clauses;
@@ -25,6 +28,7 @@ pub mod http;
 pub mod migration;
 pub mod profiles;
 pub mod property;
+pub mod reference;
 pub mod report;
 pub mod schemas;
 pub mod session;

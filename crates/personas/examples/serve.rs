@@ -6,6 +6,14 @@
 //! cargo run -p personas --example serve -- dynamo_vllm 9000
 //! cargo test -- --endpoint http://127.0.0.1:9000/v1 --baseline http://127.0.0.1:8000/v1
 //! ```
+//!
+//! It also writes its model's known answers (the reference file `lab/reference.py` would
+//! write for a real model) and prints the path, for `--reference`:
+//!
+//! ```sh
+//! cargo run -p personas --example serve -- REF-002 9000
+//! cargo test -- --endpoint http://127.0.0.1:9000/v1 --reference target/personas/REF-002.reference.jsonl
+//! ```
 
 use personas::Persona;
 use std::process::ExitCode;
@@ -41,8 +49,21 @@ async fn main() -> ExitCode {
     };
     let server = persona.start_on(listener).await;
     println!("{} listening on {}", persona.name, server.base_url());
+    match write_known_answers(&persona) {
+        Ok(path) => println!("its model's known answers: {path} (for --reference)"),
+        Err(why) => eprintln!("could not write its known answers: {why}"),
+    }
     let _ = tokio::signal::ctrl_c().await;
     ExitCode::SUCCESS
+}
+
+/// Writes the persona's known answers under `target/personas/` and returns the path.
+fn write_known_answers(persona: &Persona) -> std::io::Result<String> {
+    let dir = std::path::Path::new("target").join("personas");
+    std::fs::create_dir_all(&dir)?;
+    let path = dir.join(format!("{}.reference.jsonl", persona.name));
+    std::fs::write(&path, personas::known_answers(&persona.config))?;
+    Ok(path.display().to_string())
 }
 
 fn all() -> Vec<Persona> {

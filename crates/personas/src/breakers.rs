@@ -48,6 +48,8 @@ static BREAKERS: &[Breaker] = &[
     ("CONS-001", || quirks(&[Quirk::NoiseOnRepeat])),
     ("CONS-002", || quirks(&[Quirk::BatchPaddingLeak])),
     ("CONS-003", || quirks(&[Quirk::ScaledVectors { factor: 2.0 }])),
+    // Padded items answered as nulls (jundot/omlx#3507).
+    ("CONS-005", || quirks(&[Quirk::NullsForPaddedItems { longest_at_least: 100 }])),
     // A long document permanently changed short ones' vectors (ROCm/FastFlowLM#647).
     ("CONS-004", || quirks(&[Quirk::ChangedAfterLongInput { bytes: 8_192 }])),
     // vLLM refuses `dimensions` even at the native size on a model not marked Matryoshka.
@@ -75,6 +77,9 @@ static BREAKERS: &[Breaker] = &[
     ("LEN-004", || quirks(&[Quirk::DropOverlengthBatchItems])),
     // vLLM declared to aggregate, but chunked processing not enabled: it truncates.
     ("LEN-005", || configured(Config { overlength: OverlengthPolicy::Aggregate, ..Config::default() }, &[Quirk::Truncate { keep_end: false }])),
+    // Inputs cut at 256 tokens while GET /models advertises 512 (Ollama's bge-m3 embeds
+    // 2048 of the 8192 tokens it declares: ollama/ollama#14259).
+    ("LEN-006", || configured(Config { max_input_tokens: 256, overlength: OverlengthPolicy::Truncate, ..Config::default() }, &[Quirk::AdvertiseMaxModelLen(512)])),
     ("ENC-001", || quirks(&[Quirk::FloatAsBase64])),
     ("ENC-002", || quirks(&[Quirk::Base64Float64])),
     // The study's old server ignored `encoding_format`: floats even for base64.
@@ -99,6 +104,13 @@ static BREAKERS: &[Breaker] = &[
     // A model the server does not serve answered 409 Conflict: retried twice by the SDKs.
     ("ERR-011", || quirks(&[Quirk::StatusAs { from: 404, to: 409 }])),
     ("ERR-012", || quirks(&[Quirk::ThrottleWithoutRetryAfter { every: 40 }])),
+    // A Dense projection not loaded (vllm-project/vllm#15509, #39579).
+    ("REF-001", || quirks(&[Quirk::SkippedProjection { dims: 192 }])),
+    // vLLM 0.32 with CLS pooling on a mean-pooling model: cosine 0.36–0.67 to the
+    // model's own vectors (measured in the lab); a rotation gives every text 0.6.
+    ("REF-002", || quirks(&[Quirk::DriftedVectors { cosine: 0.6 }])),
+    // fp16 NaNs on particular valid texts answered 500 (ollama/ollama#12921).
+    ("ERR-013", || error_when(Trigger::TextContains("ostéoporose"), 500, "failed to encode response: json: unsupported value: NaN")),
     ("AUTH-001", || configured(keyed(), &[Quirk::ErrorWhen { trigger: Trigger::NoCredentials, status: 500, message: "KeyError: 'authorization'" }])),
 ];
 

@@ -16,17 +16,21 @@
 //!
 //! - [`real`]: OpenAI, the study's old FastAPI server and Dynamo + vLLM, vLLM, TEI,
 //!   Infinity, llama.cpp, Ollama and LiteLLM, as far as their sources document them;
-//! - [`breaker`]: for every clause of the catalogue, a persona that breaks it.
+//! - [`breaker`]: for every clause of the catalogue, a persona that breaks it;
+//! - [`known_answers`]: the reference file of a persona's model, for the `reference`
+//!   family.
 //!
 //! [`Config`]: reference_server::Config
 
 mod breakers;
+mod known_answers;
 mod persona;
 mod quirks;
 pub mod real;
 mod wire;
 
 pub use breakers::{breaker, broken_clauses};
+pub use known_answers::known_answers;
 pub use persona::{API_KEY, Persona, PersonaServer};
 pub use quirks::{Quirk, Trigger};
 pub use real::{

@@ -204,7 +204,8 @@ pub fn infinity() -> Persona {
 /// llama.cpp's `llama-server --embeddings` (contract-notes §2.6): malformed JSON
 /// answered 500 (the parse exception is not `std::invalid_argument`), any model name
 /// served, `dimensions` and extras ignored, input over the 512-token ubatch answered
-/// 500, and errors as `{"error": {"code": <int>, "message", "type"}}`.
+/// 500, errors as `{"error": {"code": <int>, "message", "type"}}`, and Hangul read as
+/// leading consonants only (its WordPiece tokenizer, measured in the lab).
 pub fn llama_cpp() -> Persona {
     Persona {
         name: "llama_cpp",
@@ -226,6 +227,7 @@ pub fn llama_cpp() -> Persona {
             Quirk::OverlengthAs500,
             Quirk::ErrorCodeIsStatus,
             Quirk::NoErrorParam,
+            Quirk::HangulLeadingConsonants,
         ],
     }
 }

@@ -22,7 +22,11 @@ async fn missing_credentials_refused(s: &Session) -> CheckResult {
             "no --api-key-env given; the endpoint was audited without credentials",
         ));
     }
-    let probe = Probe::embed(body(s, json!(SENTENCE), &[])).unauthenticated();
+    let probe = Probe::either(
+        body(s, json!(SENTENCE), &[]),
+        "no credentials: refused where the endpoint needs a key, embedded where it does not",
+    )
+    .unauthenticated();
     let reply = s.send(probe).await?;
     let answered = reply.is_success();
     let fact = s.detected(!answered, &reply.exchange);

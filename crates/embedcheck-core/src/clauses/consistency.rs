@@ -1,4 +1,4 @@
-//! consistency: reproducible vectors (CONS-001 … CONS-003).
+//! consistency: reproducible vectors (CONS-001 … CONS-005).
 
 use super::judging;
 use super::{Check, CheckResult, check};
@@ -17,6 +17,7 @@ pub(crate) fn checks() -> Vec<Check> {
         check!("CONS-002", batch_equals_alone),
         check!("CONS-003", unit_length),
         check!("CONS-004", survives_long_inputs_and_concurrency, aggregate),
+        check!("CONS-005", mixed_lengths_keep_their_vectors, aggregate),
     ]
 }
 
@@ -142,6 +143,79 @@ async fn unit_length(s: &Session) -> CheckResult {
     Ok(Verdict::pass("every vector has unit L2 norm").with_all(judged))
 }
 
+/// Lengths, in stream words (about one token each), of CONS-005's batch: short to
+/// long, so the short items carry most padding. Those not under the input limit are
+/// left out.
+const MIXED_LENGTHS: [usize; 4] = [8, 128, 256, 512];
+
+/// Tokens kept free under the limit for the special tokens a model adds.
+const SPECIAL_TOKENS_ROOM: usize = 8;
+
+/// CONS-005: "Each item of a batch mixing inputs of about 8, 128, 256 and 512 tokens
+/// (those under the input limit, and one just under it) gets finite values and the
+/// vector it gets alone (cosine at least 0.999)."
+///
+/// An aggregate check, so the input limit is known when the over-length family found
+/// it. Padding is where batched kernels go wrong: items padded to the longest come
+/// back as nulls (jundot/omlx#3507) or pooled over the padding.
+async fn mixed_lengths_keep_their_vectors(s: &Session) -> CheckResult {
+    let lengths = mixed_lengths(s.facts().known_limit());
+    if lengths.len() < 2 {
+        return Ok(Verdict::skip(
+            "the input limit leaves no room for a batch of mixed lengths",
+        ));
+    }
+    let texts: Vec<String> = lengths.iter().map(|&n| requests::words(n)).collect();
+    let batch = s.send(Probe::embed(body(s, json!(texts), &[]))).await?;
+    let in_batch = match judging::vectors_or_verdict(&batch, texts.len()) {
+        Ok(v) => v,
+        Err(verdict) => return Ok(verdict),
+    };
+    let mut worst = (1.0_f64, 0usize, None);
+    for (i, text) in texts.iter().enumerate() {
+        let alone = s.send(Probe::embed(body(s, json!(text), &[]))).await?;
+        let own = match judging::vectors_or_verdict(&alone, 1) {
+            Ok(v) => v,
+            Err(verdict) => return Ok(verdict.with(&batch.exchange)),
+        };
+        let similarity = cosine(&own[0], &in_batch[i]);
+        if similarity < worst.0 {
+            worst = (similarity, i, Some(alone));
+        }
+    }
+    let words: Vec<String> = lengths.iter().map(ToString::to_string).collect();
+    let shape = format!("a batch of {} words", words.join(", "));
+    Ok(match worst {
+        (similarity, i, Some(alone)) if similarity < BATCH_COSINE => Verdict::fail(format!(
+            "in {shape}, item {i} ({} words) vs alone: cosine {similarity:.6} (< {BATCH_COSINE}): padding changes the shorter items",
+            lengths[i]
+        ))
+        .with(&batch.exchange)
+        .with(&alone.exchange),
+        (similarity, i, _) => Verdict::pass(format!(
+            "every item of {shape} kept its vector: lowest cosine {similarity:.6} (item {i})"
+        ))
+        .with(&batch.exchange),
+    })
+}
+
+/// The lengths under the limit (`tokens`, and `over_words`, the stream words known to
+/// be over it), with room for special tokens, and one just under it; without a known
+/// limit, the two shortest.
+fn mixed_lengths(limit: Option<(u64, usize)>) -> Vec<usize> {
+    let Some((tokens, over_words)) = limit else {
+        return MIXED_LENGTHS[..2].to_vec();
+    };
+    let room = (tokens as usize)
+        .min(over_words)
+        .saturating_sub(SPECIAL_TOKENS_ROOM);
+    let mut lengths: Vec<usize> = MIXED_LENGTHS.into_iter().filter(|&n| n < room).collect();
+    if room > lengths.last().copied().unwrap_or(0) && room >= MIXED_LENGTHS[0] {
+        lengths.push(room);
+    }
+    lengths
+}
+
 /// Requests in flight beside CONS-004's probe.
 const IN_FLIGHT: usize = 4;
 
@@ -244,4 +318,21 @@ fn verdict_changed(verdict: Verdict, when: &str, similarity: f64, noise: Noise) 
     ));
     failed.evidence = verdict.evidence;
     failed
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mixed_lengths_stay_under_the_limit_and_reach_it() {
+        assert_eq!(mixed_lengths(Some((256, 255))), vec![8, 128, 247]);
+        assert_eq!(mixed_lengths(Some((512, 470))), vec![8, 128, 256, 462]);
+        assert_eq!(
+            mixed_lengths(Some((8192, 8200))),
+            vec![8, 128, 256, 512, 8184]
+        );
+        assert_eq!(mixed_lengths(None), vec![8, 128]);
+        assert_eq!(mixed_lengths(Some((4, 5))), Vec::<usize>::new());
+    }
 }

@@ -130,6 +130,7 @@ fn dimensions_probe(s: &Session, d: Value, native: usize, honoured: Option<bool>
     match validity(&d, native, honoured) {
         Validity::Valid => Probe::embed(request),
         Validity::Invalid(why) => Probe::invalid(Body::Json(request), why),
+        Validity::Either(why) => Probe::either(request, why),
     }
 }
 
@@ -143,6 +144,9 @@ fn validity(d: &Value, native: usize, honoured: Option<bool>) -> Validity {
         Some(n) if n >= 1 => Validity::Invalid(format!(
             "dimensions={n}, below the native size {native}, without Matryoshka support"
         )),
+        _ if d.is_null() => Validity::Either(
+            "dimensions=null, which a server may refuse or read as absent".to_owned(),
+        ),
         _ => Validity::Invalid(format!("dimensions={d} is not a positive integer")),
     }
 }
@@ -413,7 +417,7 @@ async fn unhonourable_refused(s: &Session) -> CheckResult {
     for d in values {
         let probe = dimensions_probe(s, json!(d), native, Some(support.honoured));
         let why = match &probe.validity {
-            Validity::Invalid(why) => why.clone(),
+            Validity::Invalid(why) | Validity::Either(why) => why.clone(),
             Validity::Valid => format!("dimensions={d}"),
         };
         let reply = s.send(probe).await?;
@@ -527,8 +531,16 @@ mod tests {
         assert!(invalid(validity(&json!(128), 256, None)));
         assert!(invalid(validity(&json!(128), 256, Some(false))));
         assert!(invalid(validity(&json!(512), 256, Some(true))));
-        for bad in [json!(0), json!(-1), json!(1.5), json!("128"), Value::Null] {
+        for bad in [json!(0), json!(-1), json!(1.5), json!("128")] {
             assert!(invalid(validity(&bad, 256, Some(true))), "{bad}");
         }
+    }
+
+    #[test]
+    fn null_is_neither_valid_nor_a_client_mistake() {
+        assert!(matches!(
+            validity(&Value::Null, 256, Some(true)),
+            Validity::Either(_)
+        ));
     }
 }

@@ -28,6 +28,7 @@ pub(crate) fn checks() -> Vec<Check> {
         check!("ERR-010", server_stays_up, aggregate),
         check!("ERR-011", no_retryable_status_for_mistakes, aggregate),
         check!("ERR-012", throttling_says_when, aggregate),
+        check!("ERR-013", no_5xx_for_valid_requests, aggregate),
     ]
 }
 
@@ -245,6 +246,48 @@ async fn no_retry_hazard(s: &Session) -> CheckResult {
         named.join("; ")
     ))
     .with_all(hazards.iter().map(|(_, reply)| &reply.exchange)))
+}
+
+/// ERR-013: "No request the suite sends that is valid under the contract, or that the
+/// contract lets a server either refuse or embed, is answered with a 5xx."
+///
+/// The run-wide counterpart of ERR-009: a 5xx is never a right answer, whoever made
+/// the mistake, and the SDKs retry it twice all the same (fp16 NaNs answered 500 on
+/// particular valid texts: ollama/ollama#12921).
+async fn no_5xx_for_valid_requests(s: &Session) -> CheckResult {
+    requests::single(s).await?;
+    let log = s.log();
+    let answered: Vec<&Arc<Reply>> = log
+        .iter()
+        .filter(|logged| !matches!(logged.validity, Validity::Invalid(_)))
+        .filter_map(|logged| logged.reply.as_ref())
+        .collect();
+    let failed: Vec<&&Arc<Reply>> = answered.iter().filter(|r| r.is_server_error()).collect();
+    if failed.is_empty() {
+        return Ok(Verdict::pass(format!(
+            "none of the {} valid requests was answered 5xx",
+            answered.len()
+        )));
+    }
+    let named: Vec<String> = failed
+        .iter()
+        .take(5)
+        .map(|reply| {
+            format!(
+                "{} -> {}",
+                crate::session::facts::describe_request(&reply.exchange),
+                reply.summary()
+            )
+        })
+        .collect();
+    Ok(Verdict::fail(format!(
+        "{} of {} valid requests were answered 5xx, which the OpenAI SDKs retry twice and no client can fix: {}{}",
+        failed.len(),
+        answered.len(),
+        named.join("; "),
+        if failed.len() > 5 { "; …" } else { "" }
+    ))
+    .with_all(failed.iter().take(5).map(|r| &r.exchange)))
 }
 
 /// ERR-010: "After every request the suite sends, the server still answers."

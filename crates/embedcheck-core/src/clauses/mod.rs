@@ -2,7 +2,8 @@
 //!
 //! Each check is an async function from the session to a verdict, registered here
 //! under the clause ID it implements. The catalogue in `specs/clauses.json` holds the
-//! wording; a self-test proves both lists name the same clauses.
+//! wording; a self-test proves both lists name the same clauses. `README.md` beside
+//! this file is the checklist for adding a clause.
 
 use crate::session::{ProbeError, Session};
 use crate::verdict::Verdict;
@@ -16,6 +17,7 @@ mod errors;
 mod input;
 pub(crate) mod judging;
 mod over_length;
+pub(crate) mod reference;
 mod response_shape;
 mod unknown_fields;
 pub(crate) mod usage;
@@ -73,6 +75,7 @@ pub(crate) fn all() -> Vec<Check> {
         encoding::checks(),
         errors::checks(),
         auth::checks(),
+        reference::checks(),
     ]
     .into_iter()
     .flatten()

@@ -1,5 +1,5 @@
-//! over-length: inputs longer than the model's limit (LEN-001 … LEN-005), and one
-//! at the limit (IN-010).
+//! over-length: inputs longer than the model's limit (LEN-001 … LEN-005), and those
+//! just under it: answered (IN-010) and embedded whole (LEN-006).
 //!
 //! The limit is declared (`--max-input-tokens`) or searched for: inputs of 256, 512,
 //! 1,024 … words until one is refused or comes back truncated (fewer tokens than
@@ -32,6 +32,7 @@ pub(crate) fn checks() -> Vec<Check> {
         check!("LEN-003", policy_as_relied_on),
         check!("LEN-004", over_length_batch_item),
         check!("LEN-005", aggregated_whole, aggregate),
+        check!("LEN-006", whole_below_the_limit, aggregate),
         check!("IN-010", at_the_limit, aggregate),
     ]
 }
@@ -863,15 +864,91 @@ async fn aggregated_whole(s: &Session) -> CheckResult {
         }
     };
     let similarity = cosine(&vector, &first);
-    Ok(evidence(if s.facts().noise().same(similarity) {
-        Verdict::fail(format!(
-            "an input of {over} words got the vector of its first words alone (cosine {similarity:.6}): it was truncated, not aggregated ({how})"
-        ))
+    Ok(evidence(
+        if s.facts().noise().same(similarity) && declared {
+            Verdict::fail(format!(
+                "an input of {over} words got the vector of its first words alone (cosine {similarity:.6}): it was truncated, not aggregated ({how})"
+            ))
+        } else if s.facts().noise().same(similarity) {
+            Verdict::fail(format!(
+                "truncation with over-reported usage, not aggregation: an input of {over} words got the vector of its first words alone (cosine {similarity:.6}), yet usage counts {} prompt tokens for a {}-token limit: clients are billed for text the model never saw (as raullenchai/Rapid-MLX#1381)",
+                observed.unwrap_or_default(),
+                limit.tokens
+            ))
+        } else {
+            Verdict::pass(format!(
+                "an input of {over} words embedded whole: unit length, cosine {similarity:.4} with its beginning alone ({how})"
+            ))
+        },
+    ))
+}
+
+/// The largest input limit anyone claims for the model, in tokens, and who claims it:
+/// the one declared or found (the `input_limit` fact) and the one the models listing
+/// advertises (vLLM's `max_model_len`).
+async fn claimed_limit(s: &Session, limit: &Limit) -> Result<(u64, String), ProbeError> {
+    let listing = s.send(Probe::list_models()).await?;
+    let advertised = listing
+        .json
+        .as_ref()
+        .and_then(|j| j.get("data"))
+        .and_then(serde_json::Value::as_array)
+        .and_then(|models| models.iter().find(|m| m["id"] == s.model()))
+        .and_then(|m| m.get("max_model_len"))
+        .and_then(serde_json::Value::as_u64);
+    Ok(match advertised {
+        Some(tokens) if tokens > limit.tokens => {
+            (tokens, format!("max_model_len {tokens} in GET /models"))
+        }
+        _ => (limit.tokens, limit.because.to_string()),
+    })
+}
+
+/// LEN-006: "An input just under the input limit (declared, advertised in the models
+/// listing, or found) is embedded whole: replacing its last sixteenth changes its
+/// vector beyond the server's noise."
+///
+/// Both inputs are the word stream's first words followed by a tail, the stream's own
+/// or another's: a server that cuts anywhere before the tail gives both one vector. A
+/// server that cuts early fails with where it cuts, narrowed down as the limit search
+/// narrows a cut (ollama/ollama#14259: bge-m3 embedded 2048 of its 8192 tokens).
+async fn whole_below_the_limit(s: &Session) -> CheckResult {
+    let limit = match input_limit(s).await? {
+        Ok(limit) => limit,
+        Err(verdict) => return Ok(verdict),
+    };
+    let (tokens, claimed_by) = claimed_limit(s, &limit).await?;
+    let n = if tokens == limit.tokens {
+        words_within(&limit)
     } else {
-        Verdict::pass(format!(
-            "an input of {over} words embedded whole: unit length, cosine {similarity:.4} with its beginning alone ({how})"
-        ))
-    }))
+        usize::try_from(tokens.saturating_sub(usage::SPECIAL_TOKENS)).unwrap_or(usize::MAX)
+    };
+    let kept = n - (n / 16).max(1);
+    let send = |text: String| s.send(Probe::embed(body(s, json!(text), &[])));
+    let whole = send(words(n)).await?;
+    let other_end = send(format!("{} {}", words(kept), other_words(n - kept))).await?;
+    let evidence = |v: Verdict| v.with(&whole.exchange).with(&other_end.exchange);
+    let (Some(a), Some(b)) = (whole.first_vector(), other_end.first_vector()) else {
+        return Ok(evidence(Verdict::skip(format!(
+            "inputs of {n} words, within the {tokens}-token limit, answered {} and {}: no vectors to compare (see IN-010)",
+            whole.summary(),
+            other_end.summary()
+        ))));
+    };
+    let similarity = cosine(&a, &b);
+    if !s.facts().noise().same(similarity) {
+        return Ok(evidence(Verdict::pass(format!(
+            "an input of {n} words, within the {tokens}-token limit ({claimed_by}), was embedded whole: another last {} words give cosine {similarity:.4}",
+            n - kept
+        ))));
+    }
+    let mut search = Search::new(s).await?;
+    let cut = bisect_cut(&mut search, 0, kept).await?;
+    Ok(evidence(Verdict::fail(format!(
+        "an input of {n} words, within the {tokens}-token limit ({claimed_by}), kept its vector when its last {} words were replaced (cosine {similarity:.6}): the server cuts inputs at about {} words, before its limit",
+        n - kept,
+        cut.tokens
+    ))))
 }
 
 #[cfg(test)]

@@ -6,7 +6,7 @@ use crate::http::Reply;
 use crate::schemas::Schemas;
 use crate::session::requests::{self, BATCH};
 use crate::session::{ProbeError, Session};
-use crate::vectors::cosine;
+use crate::vectors::{SAME_EMBEDDING, cosine};
 use crate::verdict::Verdict;
 use std::sync::Arc;
 
@@ -266,7 +266,11 @@ async fn json_content_type(s: &Session) -> CheckResult {
 /// RESP-007: "No embedding the server returns is all zeros, and two distinct inputs of
 /// one request never get the identical vector."
 ///
-/// Judges every 200 of the run with its request's string inputs. A pair counts only
+/// First the look-alike request ([`requests::LOOK_ALIKES`]): all-caps phrases, accented
+/// words, Hangul words that share leading consonants, which a broken tokenizer reads as
+/// the same tokens; a pair whose control the server also merges says nothing (its
+/// vocabulary may rightly lack the script). Then every 200 of the run with its
+/// request's string inputs. A pair counts only
 /// when both inputs differ after lower-casing and collapsing whitespace (uncased models
 /// rightly merge case variants), are mostly ASCII letters (text of an unknown script
 /// can rightly become one unknown token), were not sent by an over-length clause (a
@@ -274,6 +278,10 @@ async fn json_content_type(s: &Session) -> CheckResult {
 /// a request of at most [`DISTINCT_UP_TO`] inputs.
 async fn no_empty_or_shared_vectors(s: &Session) -> CheckResult {
     requests::batch(s).await?;
+    let look_alikes = requests::look_alikes(s).await?;
+    if let Some(merged) = merged_look_alike(&look_alikes) {
+        return Ok(merged);
+    }
     let log = s.log();
     let mut judged = 0usize;
     for logged in &log {
@@ -314,6 +322,39 @@ async fn no_empty_or_shared_vectors(s: &Session) -> CheckResult {
     Ok(Verdict::pass(format!(
         "none of {judged} successful answers holds an all-zero vector or one vector for two distinct inputs"
     )))
+}
+
+/// The failure for the first look-alike pair the server gives one vector while it
+/// keeps the pair's control apart; `None` when there is none, or no vectors to judge.
+fn merged_look_alike(reply: &Reply) -> Option<Verdict> {
+    let inputs = requests::look_alike_inputs();
+    let vectors = reply
+        .is_success()
+        .then(|| reply.embeddings().ok())??
+        .vectors;
+    // One vector for everything is no tokenizer's doing: the scan of the run names it.
+    if vectors.len() != inputs.len() || vectors.iter().all(|v| *v == vectors[0]) {
+        return None;
+    }
+    let vector = |text: &str| inputs.iter().position(|t| *t == text).map(|i| &vectors[i]);
+    let same = |[a, b]: [&str; 2]| -> Option<(bool, f64)> {
+        let c = cosine(vector(a)?, vector(b)?);
+        Some((vector(a)? == vector(b)? || c >= SAME_EMBEDDING, c))
+    };
+    requests::LOOK_ALIKES.iter().find_map(|look| {
+        let (merged, c) = same(look.pair)?;
+        let control_apart = look.control.is_none_or(|control| same(control).is_some_and(|(m, _)| !m));
+        (merged && control_apart).then(|| {
+            let control = look.control.map_or(String::new(), |[a, b]| {
+                format!(", while {a:?} and {b:?} got two")
+            });
+            Verdict::fail(format!(
+                "{} of one request, {:?} and {:?}, got one vector (cosine {c:.6}){control}: the server reads them as the same tokens (as {})",
+                look.what, look.pair[0], look.pair[1], look.seen
+            ))
+            .with(&reply.exchange)
+        })
+    })
 }
 
 /// Requests of up to this many inputs are judged for shared vectors. In a larger batch

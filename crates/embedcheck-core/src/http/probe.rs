@@ -27,11 +27,17 @@ pub(crate) enum Body {
 }
 
 /// Whether the contract allows the request. Invalid probes are client mistakes on
-/// purpose: a 5xx answer to one of them is the retry hazard.
+/// purpose: a 5xx answer to one of them is the retry hazard. A probe the contract lets
+/// a server either refuse or embed is neither, so the checks of client mistakes
+/// (ERR-009, ERR-011) do not count it as one by accident; a 5xx is still wrong for it
+/// (ERR-013).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Validity {
     Valid,
     Invalid(String),
+    /// Either answer is right, and why: a `null` a server may refuse or read as absent,
+    /// a request without a key to an endpoint that may not need one.
+    Either(String),
 }
 
 /// One request to send.
@@ -66,6 +72,14 @@ impl Probe {
             body,
             validity: Validity::Invalid(why.into()),
             ..Probe::embed(Value::Null)
+        }
+    }
+
+    /// A `POST /embeddings` a server may refuse or embed, with why.
+    pub(crate) fn either(body: Value, why: impl Into<String>) -> Self {
+        Probe {
+            validity: Validity::Either(why.into()),
+            ..Probe::embed(body)
         }
     }
 

@@ -295,7 +295,7 @@ fn row(shown: &Logged, model: &str, b: Option<&Logged>, c: Option<&Logged>) -> P
         request: describe(shown, model),
         client_mistake: match &shown.validity {
             Validity::Invalid(why) => Some(why.clone()),
-            Validity::Valid => None,
+            Validity::Valid | Validity::Either(_) => None,
         },
         baseline,
         candidate,

@@ -6,7 +6,7 @@
 //!
 //! ```json
 //! {
-//!   "schema_version": "1.4",
+//!   "schema_version": "1.5",
 //!   "tool": { "name": "embedcheck", "version": "0.1.0" },
 //!   "label": "staging", "endpoint": "http://…/v1/embeddings", "model": null,
 //!   "results": [{ "id": "RESP-001", "outcome": "pass", "evidence": [ … ], … }],
@@ -26,9 +26,10 @@ use std::collections::BTreeMap;
 /// `facts`, each result's `gate`, the run's `summary` and the comparison's own counts;
 /// 1.2 the migration's `fixes_applied`; 1.3 each audit's `clients` (the client
 /// profiles); 1.4 the migration's per-document cosines (`cosines`, beside min /
-/// median / max) and each latency phase's `distribution`. Every earlier field is
+/// median / max) and each latency phase's `distribution`; 1.5 the `reference`
+/// family and the `reference_tokens` fact. Every earlier field is
 /// still written.
-pub(crate) const REPORT_SCHEMA_VERSION: &str = "1.4";
+pub(crate) const REPORT_SCHEMA_VERSION: &str = "1.5";
 
 /// Pretty-printed JSON of the whole report, newline-terminated like any text file.
 pub fn render(report: &Report) -> String {

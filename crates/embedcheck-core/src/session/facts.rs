@@ -325,6 +325,56 @@ impl fmt::Display for UsageUnit {
     }
 }
 
+/// The server's `usage.prompt_tokens` against the model's own token counts of the
+/// reference texts (`--reference`): a tokenizer that reads a script otherwise shows
+/// here first. A difference is an observation, not a failure: the vectors judge.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum TokenAgreement {
+    /// `texts` texts were counted by the server; these counts differ.
+    Compared {
+        texts: usize,
+        differing: Vec<TokenCount>,
+    },
+    /// Counts cannot be compared, and why.
+    NotCompared { why: String },
+}
+
+/// One text whose count differs from the model's own.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct TokenCount {
+    /// The text as reasons name it (its id in the reference file).
+    pub text: String,
+    pub reported: u64,
+    pub reference: u64,
+}
+
+impl fmt::Display for TokenAgreement {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            TokenAgreement::Compared { texts, differing } if differing.is_empty() => {
+                write!(
+                    f,
+                    "agree with the model's tokenizer on all {texts} reference texts"
+                )
+            }
+            TokenAgreement::Compared { texts, differing } => {
+                let named: Vec<String> = differing
+                    .iter()
+                    .map(|c| format!("{} {} (model: {})", c.text, c.reported, c.reference))
+                    .collect();
+                write!(
+                    f,
+                    "differ from the model's tokenizer on {} of {texts} reference texts: {}",
+                    differing.len(),
+                    named.join(", ")
+                )
+            }
+            TokenAgreement::NotCompared { why } => write!(f, "not compared: {why}"),
+        }
+    }
+}
+
 /// The server's own variation between identical requests, measured on CONS-001's
 /// repeated request: what "differs" and "is the same" are judged against.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
@@ -426,6 +476,9 @@ pub struct Facts {
     /// The server's variation between identical requests (CONS-001).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub noise: Option<Fact<Noise>>,
+    /// The server's token counts of the reference texts against the model's (REF-002).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reference_tokens: Option<Fact<TokenAgreement>>,
 }
 
 impl Facts {
@@ -555,6 +608,10 @@ impl Facts {
             self.usage_unit.as_ref().map(|f| f.value.to_string()),
         );
         put("noise", self.noise.as_ref().map(|f| f.value.to_string()));
+        put(
+            "reference_tokens",
+            self.reference_tokens.as_ref().map(|f| f.value.to_string()),
+        );
         put(
             "token_budget",
             self.usage_unit

@@ -93,6 +93,64 @@ pub(crate) fn raw(bytes: &[u8], content_type: &'static str, why: &str) -> Probe 
     )
 }
 
+/// Two inputs every working tokenizer keeps apart, cased or uncased, folding accents or
+/// not, which a broken one reads as the same tokens; and, where a vocabulary may
+/// rightly lack the script, two inputs of it it must keep apart if it reads the script
+/// at all.
+pub(crate) struct LookAlike {
+    /// What the inputs are, as a reason names them.
+    pub what: &'static str,
+    pub pair: [&'static str; 2],
+    /// Two inputs a server that reads this kind of text at all gives two vectors; a
+    /// server that gives one vector to these too reads it as unknown, rightly or not,
+    /// and the pair says nothing. `None`: every tokenizer reads the pair.
+    pub control: Option<[&'static str; 2]>,
+    /// The real server seen merging the pair.
+    pub seen: &'static str,
+}
+
+/// RESP-007's look-alike inputs, sent as one request.
+pub(crate) const LOOK_ALIKES: [LookAlike; 3] = [
+    LookAlike {
+        what: "two all-caps phrases",
+        pair: ["REPLACE THE SUMP PUMP", "CREATE A SPREADSHEET"],
+        control: None,
+        seen: "Ollama 0.13 read every upper-case word as one token (ollama/ollama#13942)",
+    },
+    LookAlike {
+        what: "two accented words",
+        pair: ["ostéoporose", "sarcoïdose"],
+        control: Some(["osteoporose", "sarcoidose"]),
+        seen: "Ollama's BERT conversion dropped strip_accents, so accented words became [UNK] (ollama/ollama#15609)",
+    },
+    LookAlike {
+        what: "two Hangul words with the same leading consonants",
+        pair: ["가구", "고기"],
+        control: Some(["가구", "서울"]),
+        seen: "llama.cpp's WordPiece keeps only each Hangul syllable's leading consonant",
+    },
+];
+
+/// The look-alike inputs in one request, pairs then controls, each text once.
+pub(crate) fn look_alike_inputs() -> Vec<&'static str> {
+    let mut inputs: Vec<&'static str> = Vec::new();
+    let texts = LOOK_ALIKES
+        .iter()
+        .flat_map(|l| l.pair.iter().chain(l.control.iter().flatten()));
+    for text in texts {
+        if !inputs.contains(text) {
+            inputs.push(text);
+        }
+    }
+    inputs
+}
+
+/// The look-alike request.
+pub(crate) async fn look_alikes(s: &Session) -> Result<Arc<Reply>, ProbeError> {
+    s.send(Probe::embed(body(s, json!(look_alike_inputs()), &[])))
+        .await
+}
+
 /// A query, for the instruction fields and the migration's instruction probes: the kind
 /// of text query instructions are meant for.
 pub(crate) const QUERY: &str = "What is the capital of South Korea?";

@@ -2,6 +2,8 @@
 //! about the server instead of letting the suite detect it.
 
 use crate::declared::{DEFAULT_QUERY_TASK, Matryoshka, Overlength, QueryTemplate};
+use crate::reference::{self, Reference};
+use std::sync::Arc;
 use std::time::Duration;
 
 /// Property cases per clause unless `--cases` says otherwise: enough to catch servers
@@ -36,6 +38,10 @@ pub struct Settings {
     pub query_instruction: Option<QueryTemplate>,
     /// What `{task}` stands for in `query_instruction`.
     pub query_task: String,
+    /// The model's own vectors the `reference` family compares with (`--reference`).
+    pub reference: Option<Arc<Reference>>,
+    /// Cosine with the reference a vector must reach (`--reference-threshold`).
+    pub reference_threshold: f64,
 }
 
 impl Default for Settings {
@@ -55,6 +61,8 @@ impl Default for Settings {
             max_input_tokens: None,
             query_instruction: None,
             query_task: DEFAULT_QUERY_TASK.to_owned(),
+            reference: None,
+            reference_threshold: reference::DEFAULT_THRESHOLD,
         }
     }
 }

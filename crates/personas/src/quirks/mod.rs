@@ -93,6 +93,11 @@ pub enum Quirk {
     /// decodes text with an ASCII codec in replace mode: Korean, Japanese and Chinese
     /// inputs collapse to the same string (breaks IN-006).
     NonAsciiAsQuestionMarks,
+    /// Keeps only each Hangul syllable's leading consonant, as llama.cpp's WordPiece
+    /// tokenizer does after decomposing it (measured in the lab with llama-cpp-python
+    /// 0.3.36 and its llama-server on all-MiniLM-L6-v2: 18 pieces for a sentence the
+    /// model's tokenizer reads as 45), so "가구" and "고기" become the same input.
+    HangulLeadingConsonants,
     /// Answers `status` with an OpenAI-shaped error carrying `message` when `trigger`
     /// fires, before the engine runs; the persona that uses it cites the source.
     ErrorWhen {
@@ -200,6 +205,13 @@ pub enum Quirk {
     /// pooling that counts pad tokens does (contract-notes EMB-RSP-07: dynamo#10248,
     /// vllm#6744).
     BatchPaddingLeak,
+    /// Lists each model in `GET /models` with `max_model_len: tokens`, as vLLM lists its
+    /// context length (`ModelCard.max_model_len`, vllm/entrypoints/openai/protocol.py).
+    AdvertiseMaxModelLen(usize),
+    /// Answers `null` for every value of each item shorter than the batch's longest
+    /// when that one has at least `longest_at_least` tokens: jundot/omlx#3507, where
+    /// ModernBERT's padded items came back as NaN, serialised as null, in a 200.
+    NullsForPaddedItems { longest_at_least: usize },
     /// Writes base64 embeddings as little-endian float64 (8 bytes a value): the bytes
     /// of a NumPy array of Python floats, which clients decode as float32 garbage
     /// (breaks ENC-002).
@@ -215,6 +227,12 @@ pub enum Quirk {
     /// kernels because it keeps norms, batch answers and the cosines between the
     /// server's own vectors exactly, so only a comparison with another server sees it.
     DriftedVectors { cosine: f64 },
+    /// Answers every vector cut to its first `dims` values, re-normalised: a model whose
+    /// Sentence-Transformers `Dense` projection is not loaded answers the pooled width
+    /// instead of the projected one (vllm-project/vllm#15509: 1024 values for
+    /// Conan-embedding-v1's 1792; SGLang and Ollama likewise). Every answer has that one
+    /// width, so only a comparison with the model's own vectors sees it.
+    SkippedProjection { dims: usize },
     /// Multiplies every vector by `factor`: unnormalised output (Infinity and Dynamo's
     /// SGLang worker slice without renormalising, contract-notes EMB-DIM-04).
     ScaledVectors { factor: f64 },
@@ -275,6 +293,7 @@ impl Quirk {
             Quirk::LenientEncodingFormat => request::drop_unless_base64(request),
             Quirk::EmbedEmptyStrings => request::embed_empty_strings(request),
             Quirk::NonAsciiAsQuestionMarks => request::non_ascii_as_question_marks(request),
+            Quirk::HangulLeadingConsonants => request::hangul_leading_consonants(request),
             Quirk::ErrorWhen {
                 trigger,
                 status,
@@ -311,6 +330,9 @@ impl Quirk {
             Quirk::NoErrorParam => errors::no_param(answer),
             Quirk::PlainTextErrors => errors::plain_text(answer),
             Quirk::StatusAs { from, to } if answer.status == from => answer.status = to,
+            Quirk::AdvertiseMaxModelLen(tokens) => {
+                success::advertise_max_model_len(request, answer, tokens)
+            }
             Quirk::SuccessContentType(content_type) if success::applies(request, answer) => {
                 answer.content_type = content_type.to_owned();
             }

@@ -167,6 +167,25 @@ pub(super) fn non_ascii_as_question_marks(request: &mut Incoming) {
     });
 }
 
+/// Each precomposed Hangul syllable cut to its leading consonant (a conjoining choseong
+/// jamo), as llama.cpp's WordPiece keeps of a syllable after decomposing it.
+pub(super) fn hangul_leading_consonants(request: &mut Incoming) {
+    request.map_texts(|text| text.chars().map(leading_consonant).collect());
+}
+
+/// The choseong of a Hangul syllable (U+AC00…U+D7A3: 19 × 21 × 28 syllables); any
+/// other character as it is.
+fn leading_consonant(c: char) -> char {
+    const FIRST: u32 = 0xAC00;
+    const PER_LEADING: u32 = 21 * 28;
+    match u32::from(c).checked_sub(FIRST) {
+        Some(offset) if offset < 19 * PER_LEADING => {
+            char::from_u32(0x1100 + offset / PER_LEADING).unwrap_or(c)
+        }
+        _ => c,
+    }
+}
+
 /// Dynamo's answer to `input: []`: the aggregator's empty response.
 pub(super) fn empty_stream(request: &Incoming) -> Option<Answer> {
     let empty = request.input().is_some_and(|i| i == json!([]));
@@ -231,6 +250,20 @@ mod tests {
             max_input_tokens: 3,
             ..Config::default()
         }
+    }
+
+    #[test]
+    fn hangul_syllables_keep_their_leading_consonant_only() {
+        let mut request = post(json!(["가구", "고기", "서울 ok"]));
+        hangul_leading_consonants(&mut request);
+        assert_eq!(
+            request.input(),
+            Some(json!([
+                "\u{1100}\u{1100}",
+                "\u{1100}\u{1100}",
+                "\u{1109}\u{110b} ok"
+            ]))
+        );
     }
 
     #[test]

@@ -39,6 +39,20 @@ pub(super) fn applies(request: &Incoming, answer: &Answer) -> bool {
     request.is_embed_post() && answer.status == 200
 }
 
+/// Adds `max_model_len` to every model of a `GET /models` answer.
+pub(super) fn advertise_max_model_len(request: &Incoming, answer: &mut Answer, tokens: usize) {
+    let listing = request.method == "GET" && request.path.ends_with("/models");
+    let Some(mut body) = answer.json().filter(|_| listing && answer.status == 200) else {
+        return;
+    };
+    if let Some(models) = body.get_mut("data").and_then(Value::as_array_mut) {
+        models
+            .iter_mut()
+            .for_each(|m| m["max_model_len"] = json!(tokens));
+    }
+    answer.set_json(&body);
+}
+
 /// Applies a success-body quirk; any other quirk leaves the answer as it is.
 pub(super) fn edit(quirk: Quirk, request: &Incoming, answer: &mut Answer, config: &Config) {
     if !applies(request, answer) {
@@ -103,6 +117,12 @@ pub(super) fn edit(quirk: Quirk, request: &Incoming, answer: &mut Answer, config
             let angle = cosine.clamp(-1.0, 1.0).acos();
             map_vectors(&mut body, |_, v| rotate_pairs(v, angle));
         }
+        Quirk::NullsForPaddedItems { longest_at_least } => {
+            nulls_for_padded_items(&mut body, request, config.vocab_size, longest_at_least);
+        }
+        Quirk::SkippedProjection { dims } => {
+            map_vectors(&mut body, |_, v| slice(v, dims, false, true));
+        }
         Quirk::ScaledVectors { factor } => {
             map_vectors(&mut body, |_, v| v.iter().map(|x| x * factor).collect());
         }
@@ -135,6 +155,32 @@ fn items(body: &mut Value) -> &mut [Value] {
     body.get_mut("data")
         .and_then(Value::as_array_mut)
         .map_or(&mut [][..], Vec::as_mut_slice)
+}
+
+/// Every item shorter than the longest of its batch becomes nulls, when the longest
+/// has at least `longest_at_least` tokens.
+fn nulls_for_padded_items(
+    body: &mut Value,
+    request: &Incoming,
+    vocab: u32,
+    longest_at_least: usize,
+) {
+    let lengths: Vec<usize> = request
+        .texts()
+        .iter()
+        .map(|t| t.as_deref().map_or(0, |t| tokenize(t, vocab).len()))
+        .collect();
+    let longest = lengths.iter().copied().max().unwrap_or(0);
+    if lengths.len() < 2 || longest < longest_at_least {
+        return;
+    }
+    for (item, length) in items(body).iter_mut().zip(&lengths) {
+        if *length < longest
+            && let Some(Value::Array(values)) = item.get_mut("embedding")
+        {
+            values.iter_mut().for_each(|v| *v = Value::Null);
+        }
+    }
 }
 
 fn batch_len(body: &Value) -> usize {

@@ -44,6 +44,9 @@ pub enum Trigger {
     /// A batch of several inputs holds one of at least this many tokens (by the
     /// reference tokenizer): llama.cpp's physical batch.
     LongItemInBatch(usize),
+    /// A text input contains this: a model whose fp16 activations overflow on
+    /// particular texts (ollama/ollama#12921).
+    TextContains(&'static str),
 }
 
 impl Trigger {
@@ -83,6 +86,13 @@ impl Trigger {
             Trigger::TokenIds => items.iter().any(|i| i.is_number() || i.is_array()),
             Trigger::EmptyString => input == "" || items.iter().any(|i| i == ""),
             Trigger::SingleString => input.is_string(),
+            Trigger::TextContains(part) => {
+                input.as_str().is_some_and(|t| t.contains(part))
+                    || items
+                        .iter()
+                        .filter_map(Value::as_str)
+                        .any(|t| t.contains(part))
+            }
             Trigger::BatchOver(limit) => items.len() > limit,
             Trigger::TokenIdAtLeast(limit) => token_ids(input).any(|id| id >= limit),
             Trigger::LongItemInBatch(tokens) => {

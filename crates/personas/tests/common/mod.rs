@@ -13,9 +13,11 @@ use embedcheck_core::audit::audit_server;
 use embedcheck_core::catalogue::{Catalogue, Clause};
 use embedcheck_core::declared::{Overlength, QueryTemplate};
 use embedcheck_core::http::{Secret, Target, Transport};
+use embedcheck_core::reference::Reference;
 use embedcheck_core::session::{Interrupt, Settings};
 use personas::{API_KEY, Persona};
 use reference_server::{DEFAULT_QUERY_INSTRUCTION, OverlengthPolicy};
+use std::sync::Arc;
 use std::time::Duration;
 
 /// Audits `persona` on every catalogued clause with the run's settings. `aggressive`
@@ -35,6 +37,7 @@ pub async fn audit(persona: &Persona, aggressive: bool) -> ServerAudit {
         // A client of an aggregating server knows the limit it chunks to.
         max_input_tokens: (persona.config.overlength == OverlengthPolicy::Aggregate)
             .then_some(persona.config.max_input_tokens as u64),
+        reference: Some(known_answers(persona)),
         ..Settings::default()
     };
     let clauses: Vec<&Clause> = Catalogue::shipped().clauses.iter().collect();
@@ -63,6 +66,12 @@ pub async fn audit_with(persona: &Persona, settings: Settings, clauses: &[&Claus
     let redact = |text: &mut String| *text = text.replace(&server.addr().to_string(), "[addr]");
     audit.results.iter_mut().for_each(|r| redact(&mut r.reason));
     audit
+}
+
+/// The model's own vectors for the probe texts, as `--reference` would read them.
+pub fn known_answers(persona: &Persona) -> Arc<Reference> {
+    let file = personas::known_answers(&persona.config);
+    Arc::new(Reference::parse(&file, "the persona's known answers").expect("a valid reference"))
 }
 
 /// `Instruct: {task}\nQuery: {text}`, which the default task fills to the reference

@@ -36,6 +36,7 @@ pub(crate) fn sections(doc: &Document) -> String {
     let rows = doc.rows();
     let mut page = String::new();
     clients(&mut page, doc);
+    agreement(&mut page, doc);
     legend(&mut page);
     filters(&mut page, &rows);
     table(&mut page, doc, &rows);
@@ -79,6 +80,50 @@ fn clients(page: &mut String, doc: &Document) {
         page.push_str("</tr>\n");
     }
     page.push_str("</tbody></table></div>\n");
+}
+
+/// Each group of servers serving one model, compared on the probe texts: a small
+/// table, cells coloured where the lowest cosine falls below the threshold, and the
+/// outliers named under it.
+fn agreement(page: &mut String, doc: &Document) {
+    for group in &doc.agreement {
+        let _ = write!(
+            page,
+            "<section class=\"agreement\"><h2>Vectors across servers: {}</h2><p>{}</p><div class=\"scroll short\"><table class=\"agreement\"><thead><tr><th></th>",
+            escape(&group.model),
+            escape(&super::agreement_caption(group))
+        );
+        for label in &group.servers {
+            let _ = write!(page, "<th>{}</th>", escape(label));
+        }
+        page.push_str("</tr></thead><tbody>\n");
+        for (a, row) in group.servers.iter().zip(super::agreement_table(group)) {
+            let _ = write!(page, "<tr><th>{}</th>", escape(a));
+            for (b, text) in group.servers.iter().zip(row) {
+                let lowest = group
+                    .pairs
+                    .iter()
+                    .find(|p| (&p.a, &p.b) == (a, b) || (&p.a, &p.b) == (b, a))
+                    .map(|p| p.lowest.cosine);
+                let class = match lowest {
+                    Some(c) if c < group.threshold => "fail",
+                    Some(_) => "pass",
+                    None => "none",
+                };
+                let _ = write!(page, "<td class=\"cell {class}\">{}</td>", escape(&text));
+            }
+            page.push_str("</tr>\n");
+        }
+        page.push_str("</tbody></table></div>");
+        for outlier in &group.outliers {
+            let _ = write!(
+                page,
+                "<p class=\"outlier\"><strong>{}</strong></p>",
+                escape(&outlier.sentence())
+            );
+        }
+        page.push_str("</section>\n");
+    }
 }
 
 fn legend(page: &mut String) {

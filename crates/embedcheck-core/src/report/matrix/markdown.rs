@@ -26,6 +26,7 @@ pub fn render(doc: &Document) -> String {
     }
     let rows = doc.rows();
     summary(&mut out, doc);
+    agreement(&mut out, doc);
     legend(&mut out);
     table(&mut out, doc, &rows);
     failures(&mut out, doc, &rows);
@@ -80,6 +81,31 @@ fn summary(out: &mut String, doc: &Document) {
             s.label,
             s.not_audited.as_deref().unwrap_or_default()
         );
+    }
+}
+
+/// The servers of one model compared on the probe texts, and the outliers named.
+fn agreement(out: &mut String, doc: &Document) {
+    for group in &doc.agreement {
+        let _ = writeln!(
+            out,
+            "\n## Vectors across servers: {}\n\n{}\n",
+            group.model,
+            super::agreement_caption(group)
+        );
+        let labels: Vec<&str> = group.servers.iter().map(String::as_str).collect();
+        header(out, &[""], &labels);
+        for (label, row) in labels.iter().zip(super::agreement_table(group)) {
+            let mut cells = vec![*label];
+            cells.extend(row.iter().map(String::as_str));
+            table_row(out, &cells);
+        }
+        if group.outliers.is_empty() {
+            out.push_str("\nNo server is apart from others that agree.\n");
+        }
+        for outlier in &group.outliers {
+            let _ = writeln!(out, "\n**{}**", outlier.sentence());
+        }
     }
 }
 

@@ -15,13 +15,15 @@ pub mod html;
 pub mod markdown;
 
 use super::{Report, json};
+use crate::agreement::Group;
 use crate::audit::ServerAudit;
 use crate::verdict::Outcome;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// The version of `specs/schemas/matrix.schema.json` this build writes.
-pub(crate) const MATRIX_SCHEMA_VERSION: &str = "1.0";
+/// 1.1 added `agreement`.
+pub(crate) const MATRIX_SCHEMA_VERSION: &str = "1.1";
 
 /// The levels, in the order every view shows them.
 pub(crate) const LEVELS: [&str; 3] = ["MUST", "SHOULD", "MAY"];
@@ -37,6 +39,10 @@ pub struct Document {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub provenance: Option<String>,
     pub servers: Vec<Server>,
+    /// The servers of one model compared on the probe texts (schema 1.1), one group
+    /// per model served by two servers or more.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub agreement: Vec<Group>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -131,7 +137,13 @@ impl Document {
             strict: report.strict,
             provenance,
             servers,
+            agreement: Vec::new(),
         }
+    }
+
+    /// The document with the cross-server comparison of the probe texts.
+    pub fn with_agreement(self, agreement: Vec<Group>) -> Document {
+        Document { agreement, ..self }
     }
 
     /// Reads a written `matrix.json` back.
@@ -206,6 +218,45 @@ impl Document {
         rows.sort_by_key(|r| position(&r.id).unwrap_or(usize::MAX));
         rows
     }
+}
+
+/// The square table of a group's pairs, as both views show it: one row and one column
+/// per server, each cell `lowest (text) · median` (or `—` on the diagonal and where
+/// the two shared no text).
+pub(crate) fn agreement_table(group: &Group) -> Vec<Vec<String>> {
+    group
+        .servers
+        .iter()
+        .map(|a| {
+            group
+                .servers
+                .iter()
+                .map(|b| {
+                    group
+                        .pairs
+                        .iter()
+                        .find(|p| (&p.a, &p.b) == (a, b) || (&p.a, &p.b) == (b, a))
+                        .map_or("—".to_owned(), |p| {
+                            format!(
+                                "{:.4} ({}) · {:.4}",
+                                p.lowest.cosine, p.lowest.text, p.median
+                            )
+                        })
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// What a group's table shows, in one sentence.
+pub(crate) fn agreement_caption(group: &Group) -> String {
+    format!(
+        "{} servers serve {}: the cosine between their vectors of the {} probe texts both embedded, lowest (its text) · median; vectors of one text agree at {} or more.",
+        group.servers.len(),
+        group.model,
+        group.texts,
+        group.threshold
+    )
 }
 
 fn cells_of(report: &Value) -> Vec<Cell> {

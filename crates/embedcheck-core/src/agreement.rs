@@ -1,0 +1,298 @@
+//! Agreement without a reference: in a matrix, the servers that serve one model are
+//! compared on the probe texts, text by text.
+//!
+//! Engines serving the same weights agree far above 0.99 (see [`crate::reference`]). A
+//! server whose vector for a text sits apart from the others' while they agree among
+//! themselves is that text's outlier, and the matrix names it with its cosines: no
+//! reference file is needed for that, only three servers. Two servers that disagree
+//! cannot tell which one is wrong: their pair shows it, and no one is named.
+//!
+//! ```text
+//! llamacpp disagrees with the other 4 on 1 of 16 texts: ko-busan 0.6042
+//! ```
+
+use crate::clauses::reference::embed_texts;
+use crate::reference::PROBE_TEXTS;
+use crate::session::Session;
+use crate::vectors::cosine;
+use serde::{Deserialize, Serialize};
+
+/// One server's vectors for the probe texts.
+#[derive(Clone, Debug)]
+pub struct ProbeVectors {
+    pub label: String,
+    /// The model it serves, as grouped: `same_model` of `--servers`, else the model
+    /// its audit requested.
+    pub model: String,
+    /// Per probe text, in file order: the server's vector, if it gave one.
+    pub vectors: Vec<Option<Vec<f64>>>,
+}
+
+/// One probe text: its id and text.
+#[derive(Deserialize)]
+struct ProbeText {
+    id: String,
+    text: String,
+}
+
+fn probe_texts() -> Vec<ProbeText> {
+    PROBE_TEXTS
+        .lines()
+        .filter_map(|line| serde_json::from_str(line).ok())
+        .collect()
+}
+
+/// Embeds the probe texts through the audit's session, after its clauses: the
+/// requests count against the same budgets, but not in the audit's figures. A text
+/// the server gives no vector for (or an exhausted budget) leaves a gap.
+pub async fn probe_vectors(session: &Session, label: &str, model: &str) -> ProbeVectors {
+    let texts = probe_texts();
+    let words: Vec<&str> = texts.iter().map(|t| t.text.as_str()).collect();
+    let vectors = match embed_texts(session, &words).await {
+        Ok(items) => items
+            .into_iter()
+            .map(|item| item.ok().map(|(vector, _)| vector))
+            .collect(),
+        Err(_) => vec![None; texts.len()],
+    };
+    ProbeVectors {
+        label: label.to_owned(),
+        model: model.to_owned(),
+        vectors,
+    }
+}
+
+/// The servers of one model, compared.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct Group {
+    pub model: String,
+    /// The servers that gave vectors, in matrix order.
+    pub servers: Vec<String>,
+    /// Cosine at or above which two vectors of one text agree.
+    pub threshold: f64,
+    /// Probe texts embedded by at least two of the servers.
+    pub texts: usize,
+    pub pairs: Vec<Pair>,
+    pub outliers: Vec<Outlier>,
+}
+
+/// Two servers' vectors for the texts both embedded.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct Pair {
+    pub a: String,
+    pub b: String,
+    pub texts: usize,
+    pub median: f64,
+    pub lowest: TextCosine,
+}
+
+/// A text and a cosine.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct TextCosine {
+    pub text: String,
+    pub cosine: f64,
+}
+
+/// A server apart from the others on some texts, while they agree among themselves.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct Outlier {
+    pub server: String,
+    /// How many other servers agree among themselves on those texts.
+    pub others: usize,
+    /// Texts compared with at least two others.
+    pub compared: usize,
+    /// The texts it is apart on, with its median cosine to the others, lowest first.
+    pub texts: Vec<TextCosine>,
+}
+
+impl Outlier {
+    /// `llamacpp disagrees with the other 4 on 1 of 16 texts: ko-busan 0.6042`.
+    pub fn sentence(&self) -> String {
+        let named: Vec<String> = self
+            .texts
+            .iter()
+            .map(|t| format!("{} {:.4}", t.text, t.cosine))
+            .collect();
+        format!(
+            "{} disagrees with the other {} on {} of {} texts: {}",
+            self.server,
+            self.others,
+            self.texts.len(),
+            self.compared,
+            named.join(", ")
+        )
+    }
+}
+
+/// Groups the servers by model and compares each group of two or more.
+pub fn compare(servers: &[ProbeVectors], threshold: f64) -> Vec<Group> {
+    let ids: Vec<String> = probe_texts().into_iter().map(|t| t.id).collect();
+    let mut models: Vec<&str> = Vec::new();
+    for server in servers {
+        if !models.contains(&server.model.as_str()) {
+            models.push(&server.model);
+        }
+    }
+    models
+        .into_iter()
+        .filter_map(|model| {
+            let members: Vec<&ProbeVectors> = servers
+                .iter()
+                .filter(|s| s.model == model && s.vectors.iter().any(Option::is_some))
+                .collect();
+            (members.len() >= 2).then(|| group(model, &members, &ids, threshold))
+        })
+        .collect()
+}
+
+fn group(model: &str, members: &[&ProbeVectors], ids: &[String], threshold: f64) -> Group {
+    let vector = |m: usize, k: usize| members[m].vectors.get(k).and_then(Option::as_ref);
+    let both = |a: usize, b: usize, k: usize| Some(cosine(vector(a, k)?, vector(b, k)?));
+    let mut pairs = Vec::new();
+    for a in 0..members.len() {
+        for b in a + 1..members.len() {
+            let cosines: Vec<(usize, f64)> = (0..ids.len())
+                .filter_map(|k| both(a, b, k).map(|c| (k, c)))
+                .collect();
+            if let Some(pair) = pair(members[a], members[b], &cosines, ids) {
+                pairs.push(pair);
+            }
+        }
+    }
+    let outliers = (0..members.len())
+        .filter_map(|i| {
+            let mut apart = Vec::new();
+            let mut compared = 0;
+            for (k, id) in ids.iter().enumerate() {
+                let others: Vec<usize> = (0..members.len())
+                    .filter(|&j| j != i && vector(j, k).is_some())
+                    .collect();
+                if vector(i, k).is_none() || others.len() < 2 {
+                    continue;
+                }
+                compared += 1;
+                let to_others: Vec<f64> = others.iter().filter_map(|&j| both(i, j, k)).collect();
+                let agree = others.iter().enumerate().all(|(n, &j)| {
+                    others[n + 1..]
+                        .iter()
+                        .all(|&l| both(j, l, k).is_some_and(|c| c >= threshold))
+                });
+                let own = median(to_others);
+                if agree && own < threshold {
+                    apart.push(TextCosine {
+                        text: id.clone(),
+                        cosine: own,
+                    });
+                }
+            }
+            apart.sort_by(|x, y| x.cosine.total_cmp(&y.cosine));
+            (!apart.is_empty()).then(|| Outlier {
+                server: members[i].label.clone(),
+                others: members.len() - 1,
+                compared,
+                texts: apart,
+            })
+        })
+        .collect();
+    Group {
+        model: model.to_owned(),
+        servers: members.iter().map(|m| m.label.clone()).collect(),
+        threshold,
+        texts: (0..ids.len())
+            .filter(|&k| {
+                (0..members.len())
+                    .filter(|&m| vector(m, k).is_some())
+                    .count()
+                    >= 2
+            })
+            .count(),
+        pairs,
+        outliers,
+    }
+}
+
+/// The pair's figures over the texts both embedded; `None` when there are none.
+fn pair(
+    a: &ProbeVectors,
+    b: &ProbeVectors,
+    cosines: &[(usize, f64)],
+    ids: &[String],
+) -> Option<Pair> {
+    let &(k, lowest) = cosines.iter().min_by(|x, y| x.1.total_cmp(&y.1))?;
+    Some(Pair {
+        a: a.label.clone(),
+        b: b.label.clone(),
+        texts: cosines.len(),
+        median: median(cosines.iter().map(|(_, c)| *c).collect()),
+        lowest: TextCosine {
+            text: ids[k].clone(),
+            cosine: lowest,
+        },
+    })
+}
+
+fn median(mut values: Vec<f64>) -> f64 {
+    values.sort_by(f64::total_cmp);
+    let n = values.len();
+    match n {
+        0 => f64::NAN,
+        _ if n % 2 == 1 => values[n / 2],
+        _ => (values[n / 2 - 1] + values[n / 2]) / 2.0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A server whose vector for text `k` is `[1, 0]`, or `[1, 1]` on the `apart` texts.
+    fn server(label: &str, model: &str, apart: &[usize]) -> ProbeVectors {
+        let n = probe_texts().len();
+        ProbeVectors {
+            label: label.to_owned(),
+            model: model.to_owned(),
+            vectors: (0..n)
+                .map(|k| {
+                    Some(if apart.contains(&k) {
+                        vec![1.0, 1.0]
+                    } else {
+                        vec![1.0, 0.0]
+                    })
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn the_server_apart_from_agreeing_others_is_named_with_its_texts() {
+        let servers = [
+            server("vllm", "m", &[]),
+            server("infinity", "m", &[]),
+            server("llamacpp", "m", &[6]),
+            server("other", "n", &[1]),
+        ];
+        let groups = compare(&servers, 0.99);
+        assert_eq!(groups.len(), 1, "a model served once is no group");
+        let group = &groups[0];
+        assert_eq!(group.servers, ["vllm", "infinity", "llamacpp"]);
+        assert_eq!(group.pairs.len(), 3);
+        assert_eq!(group.outliers.len(), 1);
+        let total = probe_texts().len();
+        assert_eq!(
+            group.outliers[0].sentence(),
+            format!("llamacpp disagrees with the other 2 on 1 of {total} texts: ko-busan 0.7071")
+        );
+        let pair = &group.pairs[1];
+        assert_eq!((pair.a.as_str(), pair.b.as_str()), ("vllm", "llamacpp"));
+        assert_eq!(pair.lowest.text, "ko-busan");
+        assert!((pair.median - 1.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn two_servers_that_disagree_name_no_one() {
+        let servers = [server("a", "m", &[0, 1, 2]), server("b", "m", &[])];
+        let group = &compare(&servers, 0.99)[0];
+        assert!(group.outliers.is_empty());
+        assert!(group.pairs[0].lowest.cosine < 0.99);
+    }
+}

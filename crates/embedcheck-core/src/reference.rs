@@ -1,0 +1,219 @@
+//! Known answers: the vectors the model's own library gives for a set of texts, which
+//! the `reference` family holds a server's vectors against (`--reference FILE`).
+//!
+//! A server can answer every request 200 with unit vectors of the right length and
+//! still embed wrongly (a pooling misconfiguration, a skipped Dense layer, a tokenizer
+//! that drops Hangul syllables). Only the model's own vectors show it. The file is JSON
+//! Lines, a header and one line per text, as `lab/reference.py` writes it:
+//!
+//! ```text
+//! {"model": "sentence-transformers/all-MiniLM-L6-v2", "library": "sentence-transformers", "version": "3.4.1", "normalized": true}
+//! {"id": "ko-busan", "text": "부산행 기차는 …", "embedding": [0.0123, …], "tokens": 21}
+//! ```
+//!
+//! `id` and `tokens` are optional; the header may carry more keys (library versions,
+//! who made it), which are kept as they are.
+
+use serde::Deserialize;
+use std::path::Path;
+use thiserror::Error;
+
+/// Cosine with the reference below which a vector is not the model's: engines serving
+/// the same weights agree far above it (the migration study measured at least 0.9996
+/// between transformers and vLLM), broken pooling falls far below it (0.36–0.67).
+pub const DEFAULT_THRESHOLD: f64 = 0.99;
+
+/// The probe texts a reference is made of (`lab/reference.py` reads them): several
+/// scripts, accents, all-caps, emoji and code, where engines that share weights but not
+/// tokenizers part ways.
+pub const PROBE_TEXTS: &str = include_str!("../../../fixtures/probe-texts.jsonl");
+
+/// A reference file: who made it and the known answers.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Reference {
+    pub header: Header,
+    pub answers: Vec<KnownAnswer>,
+    /// Where it was read from, as reports show it.
+    pub origin: String,
+}
+
+/// The header line.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+pub struct Header {
+    pub model: String,
+    pub library: String,
+    pub version: String,
+    #[serde(default)]
+    pub normalized: bool,
+}
+
+/// One text and the model's own vector for it.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct KnownAnswer {
+    #[serde(default)]
+    pub id: Option<String>,
+    pub text: String,
+    pub embedding: Vec<f64>,
+    /// The model's own token count, special tokens included (what `usage` reports).
+    #[serde(default)]
+    pub tokens: Option<u64>,
+}
+
+impl KnownAnswer {
+    /// How reasons name the text: its id, else its first words.
+    pub fn name(&self) -> String {
+        match &self.id {
+            Some(id) => id.clone(),
+            None => {
+                let short: String = self.text.chars().take(32).collect();
+                if short.len() < self.text.len() {
+                    format!("{short:?}…")
+                } else {
+                    format!("{short:?}")
+                }
+            }
+        }
+    }
+}
+
+/// Why a reference file cannot be used.
+#[derive(Debug, Error)]
+pub enum ReferenceError {
+    #[error("cannot read the reference file {path}: {source}")]
+    Read {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error("reference file {origin}, line {line}: {why}")]
+    Line {
+        origin: String,
+        line: usize,
+        why: String,
+    },
+    #[error("reference file {0} has a header but no texts")]
+    NoTexts(String),
+    #[error(
+        "reference file {origin}: line {line} has {got} values where the first text has {expected}"
+    )]
+    MixedDimensions {
+        origin: String,
+        line: usize,
+        expected: usize,
+        got: usize,
+    },
+}
+
+impl Reference {
+    /// Reads a reference file.
+    pub fn load(path: &Path) -> Result<Reference, ReferenceError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ReferenceError::Read {
+            path: path.display().to_string(),
+            source,
+        })?;
+        Reference::parse(&text, &path.display().to_string())
+    }
+
+    /// Parses the JSON Lines of a reference file; `origin` names it in errors.
+    pub fn parse(text: &str, origin: &str) -> Result<Reference, ReferenceError> {
+        let mut lines = text
+            .lines()
+            .enumerate()
+            .filter(|(_, l)| !l.trim().is_empty());
+        let bad = |line: usize, why: String| ReferenceError::Line {
+            origin: origin.to_owned(),
+            line: line + 1,
+            why,
+        };
+        let (n, first) = lines
+            .next()
+            .ok_or_else(|| bad(0, "empty: expected a header line".to_owned()))?;
+        let header: Header = serde_json::from_str(first)
+            .map_err(|e| bad(n, format!("not a header {{model, library, version}}: {e}")))?;
+        let mut answers: Vec<KnownAnswer> = Vec::new();
+        for (n, line) in lines {
+            let answer: KnownAnswer = serde_json::from_str(line)
+                .map_err(|e| bad(n, format!("not a text line {{text, embedding}}: {e}")))?;
+            if answer.embedding.is_empty() || answer.embedding.iter().any(|x| !x.is_finite()) {
+                return Err(bad(n, "the embedding is empty or not finite".to_owned()));
+            }
+            if let Some(expected) = answers.first().map(|a| a.embedding.len())
+                && expected != answer.embedding.len()
+            {
+                return Err(ReferenceError::MixedDimensions {
+                    origin: origin.to_owned(),
+                    line: n + 1,
+                    expected,
+                    got: answer.embedding.len(),
+                });
+            }
+            answers.push(answer);
+        }
+        if answers.is_empty() {
+            return Err(ReferenceError::NoTexts(origin.to_owned()));
+        }
+        Ok(Reference {
+            header,
+            answers,
+            origin: origin.to_owned(),
+        })
+    }
+
+    /// The length of every reference vector.
+    pub fn dimension(&self) -> usize {
+        self.answers[0].embedding.len()
+    }
+
+    /// Who made the vectors, as reasons name it: `sentence-transformers 3.4.1`.
+    pub fn made_by(&self) -> String {
+        format!("{} {}", self.header.library, self.header.version)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const HEADER: &str = r#"{"model": "m", "library": "sentence-transformers", "version": "3.4.1", "normalized": true, "versions": {"torch": "2.13.0"}}"#;
+
+    #[test]
+    fn a_reference_file_parses_with_optional_fields() {
+        let text = format!(
+            "{HEADER}\n{}\n\n{}\n",
+            r#"{"id": "a", "text": "hello", "embedding": [0.6, 0.8], "tokens": 3}"#,
+            r#"{"text": "world", "embedding": [1.0, 0.0]}"#
+        );
+        let reference = Reference::parse(&text, "r.jsonl").unwrap();
+        assert_eq!(reference.dimension(), 2);
+        assert_eq!(reference.answers[0].tokens, Some(3));
+        assert_eq!(reference.answers[1].name(), "\"world\"");
+        assert_eq!(reference.made_by(), "sentence-transformers 3.4.1");
+    }
+
+    #[test]
+    fn mixed_dimensions_and_missing_texts_are_refused_with_the_line() {
+        let mixed = format!(
+            "{HEADER}\n{}\n{}\n",
+            r#"{"text": "a", "embedding": [1.0, 0.0]}"#, r#"{"text": "b", "embedding": [1.0]}"#
+        );
+        let err = Reference::parse(&mixed, "r.jsonl").unwrap_err().to_string();
+        assert!(err.contains("line 3 has 1 values"), "{err}");
+        let empty = Reference::parse(HEADER, "r.jsonl").unwrap_err().to_string();
+        assert!(empty.contains("no texts"), "{empty}");
+        let garbage = Reference::parse("{\"text\": 1}", "r.jsonl")
+            .unwrap_err()
+            .to_string();
+        assert!(garbage.contains("line 1"), "{garbage}");
+    }
+
+    #[test]
+    fn every_probe_text_is_a_json_line_with_an_id() {
+        for line in PROBE_TEXTS.lines() {
+            let value: serde_json::Value = serde_json::from_str(line).unwrap();
+            assert!(
+                value["id"].is_string() && value["text"].is_string(),
+                "{line}"
+            );
+        }
+    }
+}

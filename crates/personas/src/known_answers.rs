@@ -1,0 +1,52 @@
+//! The reference file a persona's model would have: what `lab/reference.py` writes from
+//! a real model's own library, written here from the reference engine, which is every
+//! persona's model. The `reference` family's self-tests hold personas against it.
+
+use reference_server::{Config, embed_tokens, tokenize};
+use serde_json::{Value, json};
+
+/// The suite's probe texts, one JSON object a line with `id` and `text`.
+const PROBE_TEXTS: &str = include_str!("../../../fixtures/probe-texts.jsonl");
+
+/// The known answers of the engine under `config` for the probe texts, as the JSON
+/// Lines of a reference file (header first).
+pub fn known_answers(config: &Config) -> String {
+    let header = json!({
+        "model": config.model_id,
+        "library": "reference-server",
+        "version": env!("CARGO_PKG_VERSION"),
+        "normalized": true,
+    });
+    let lines = PROBE_TEXTS.lines().map(|line| {
+        let probe: Value = serde_json::from_str(line).expect("the probe texts are JSON lines");
+        let text = probe["text"].as_str().expect("every probe text has a text");
+        let ids = tokenize(text, config.vocab_size);
+        json!({
+            "id": probe["id"],
+            "text": text,
+            "embedding": embed_tokens(&ids, config.native_dimensions),
+            "tokens": ids.len(),
+        })
+    });
+    std::iter::once(header)
+        .chain(lines)
+        .map(|value| format!("{value}\n"))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_line_per_probe_text_after_the_header() {
+        let config = Config::default();
+        let file = known_answers(&config);
+        assert_eq!(file.lines().count(), PROBE_TEXTS.lines().count() + 1);
+        let first: Value = serde_json::from_str(file.lines().nth(1).unwrap()).unwrap();
+        assert_eq!(
+            first["embedding"].as_array().unwrap().len(),
+            config.native_dimensions
+        );
+    }
+}
