@@ -83,6 +83,54 @@ async fn a_matrix_equals_single_audits_and_renders_in_a_browser() {
     browser_checks(&dir);
 }
 
+/// Three servers of one model, one of them with vectors turned away from the model's
+/// (the REF-002 breaker): the matrix compares them on the probe texts and names it,
+/// in `matrix.json` and `matrix.md`; the two that agree are named by no one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn servers_of_one_model_are_compared_and_the_outlier_named() {
+    let personas = [
+        ("reference", personas::reference()),
+        ("drifted", personas::breaker("REF-002").expect("a breaker")),
+        ("plain", personas::breaker("RESP-006").expect("a breaker")),
+    ];
+    let mut running = Vec::new();
+    for (label, persona) in personas {
+        running.push((label, persona.start().await));
+    }
+    let dir = out_dir("agreement");
+    let mut words: Vec<String> = Vec::new();
+    for (label, server) in &running {
+        words.extend([
+            "--endpoint".to_owned(),
+            format!("{label}={}", server.base_url()),
+        ]);
+    }
+    words.extend(["--seed", SEED, "--report-dir"].map(str::to_owned));
+    words.push(dir.display().to_string());
+    words.extend(["RESP-001", "--exact"].map(str::to_owned));
+    tokio::task::spawn_blocking(move || run(&words))
+        .await
+        .unwrap();
+    let matrix = read(&dir.join("matrix.json"));
+    let group = &matrix["agreement"][0];
+    assert_eq!(
+        group["servers"],
+        serde_json::json!(["reference", "drifted", "plain"])
+    );
+    let outliers = group["outliers"].as_array().expect("outliers");
+    assert_eq!(outliers.len(), 1, "{group}");
+    assert_eq!(outliers[0]["server"], "drifted");
+    let texts = outliers[0]["texts"].as_array().expect("texts");
+    assert_eq!(texts.len(), group["texts"].as_u64().unwrap() as usize);
+    assert!((texts[0]["cosine"].as_f64().unwrap() - 0.6).abs() < 1e-6);
+    let markdown = std::fs::read_to_string(dir.join("matrix.md")).unwrap();
+    assert!(markdown.contains("## Vectors across servers: embedcheck-reference"));
+    assert!(
+        markdown.contains("**drifted disagrees with the other 2 on"),
+        "{markdown}"
+    );
+}
+
 /// After opening a failing cell: filter by family, show only the rows where servers
 /// differ.
 const CHECKS: &str = r#"

@@ -93,6 +93,9 @@ pub struct TextCosine {
     pub cosine: f64,
 }
 
+/// Texts an outlier's sentence names at most, worst first.
+const NAMED: usize = 5;
+
 /// A server apart from the others on some texts, while they agree among themselves.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct Outlier {
@@ -106,15 +109,22 @@ pub struct Outlier {
 }
 
 impl Outlier {
-    /// `llamacpp disagrees with the other 4 on 1 of 16 texts: ko-busan 0.6042`.
+    /// `llamacpp disagrees with the other 4 on 1 of 16 texts: ko-busan 0.6042`, the
+    /// worst [`NAMED`] texts named.
     pub fn sentence(&self) -> String {
         let named: Vec<String> = self
             .texts
             .iter()
+            .take(NAMED)
             .map(|t| format!("{} {:.4}", t.text, t.cosine))
             .collect();
+        let more = if self.texts.len() > NAMED {
+            ", …"
+        } else {
+            ""
+        };
         format!(
-            "{} disagrees with the other {} on {} of {} texts: {}",
+            "{} disagrees with the other {} on {} of {} texts: {}{more}",
             self.server,
             self.others,
             self.texts.len(),

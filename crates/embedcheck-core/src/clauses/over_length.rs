@@ -17,7 +17,7 @@ use crate::declared::Overlength;
 use crate::http::{Body, Probe, Reply};
 use crate::property::{Case, Property};
 use crate::session::facts::{InputLimit, LimitEvidence, Noise, OverlengthPolicy as Policy};
-use crate::session::requests::{BATCH, TAIL, body, words};
+use crate::session::requests::{BATCH, OTHER_COMMON, TAIL, body, words};
 use crate::session::{Fact, Facts, ProbeError, Session};
 use crate::vectors::cosine;
 use crate::verdict::Verdict;
@@ -908,8 +908,9 @@ async fn claimed_limit(s: &Session, limit: &Limit) -> Result<(u64, String), Prob
 /// listing, or found) is embedded whole: replacing its last sixteenth changes its
 /// vector beyond the server's noise."
 ///
-/// Both inputs are the word stream's first words followed by a tail, the stream's own
-/// or another's: a server that cuts anywhere before the tail gives both one vector. A
+/// Both inputs are the word stream's first words followed by an ending, the stream's own
+/// or other common words of one token each: a server that cuts anywhere before the
+/// ending gives both one vector. A
 /// server that cuts early fails with where it cuts, narrowed down as the limit search
 /// narrows a cut (ollama/ollama#14259: bge-m3 embedded 2048 of its 8192 tokens).
 async fn whole_below_the_limit(s: &Session) -> CheckResult {
@@ -926,7 +927,13 @@ async fn whole_below_the_limit(s: &Session) -> CheckResult {
     let kept = n - (n / 16).max(1);
     let send = |text: String| s.send(Probe::embed(body(s, json!(text), &[])));
     let whole = send(words(n)).await?;
-    let other_end = send(format!("{} {}", words(kept), other_words(n - kept))).await?;
+    let ending: Vec<&str> = OTHER_COMMON
+        .iter()
+        .cycle()
+        .take(n - kept)
+        .copied()
+        .collect();
+    let other_end = send(format!("{} {}", words(kept), ending.join(" "))).await?;
     let evidence = |v: Verdict| v.with(&whole.exchange).with(&other_end.exchange);
     let (Some(a), Some(b)) = (whole.first_vector(), other_end.first_vector()) else {
         return Ok(evidence(Verdict::skip(format!(

@@ -307,7 +307,9 @@ async fn no_empty_or_shared_vectors(s: &Session) -> CheckResult {
             continue;
         }
         let inputs = string_inputs(logged.request_body.as_deref());
-        if inputs.len() > DISTINCT_UP_TO {
+        // The look-alikes were judged above, with their controls: an uncased model
+        // rightly gives "ostéoporose" and "osteoporose" one vector.
+        if inputs.len() > DISTINCT_UP_TO || inputs == requests::look_alike_inputs() {
             continue;
         }
         if let Some((a, b)) = shared_vector(&inputs, &embeddings.vectors) {

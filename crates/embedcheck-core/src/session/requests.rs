@@ -167,6 +167,13 @@ pub(crate) const TAIL: [&str; 8] = [
     "zeta", "quay", "oryx", "lynx", "kiwi", "yurt", "jinx", "wasp",
 ];
 
+/// Common words, one token each in WordPiece, BPE and SentencePiece vocabularies alike,
+/// none of them in [`WORDS`]: an ending that changes an input without lengthening it in
+/// tokens (LEN-006's inputs must stay under the limit).
+pub(crate) const OTHER_COMMON: [&str; 12] = [
+    "day", "man", "way", "car", "sun", "red", "big", "old", "new", "top", "low", "hot",
+];
+
 /// The first `n` words of the stream.
 pub(crate) fn words(n: usize) -> String {
     WORDS
@@ -186,5 +193,6 @@ mod tests {
     fn shorter_inputs_are_prefixes_of_longer_ones() {
         assert!(words(700).starts_with(&words(513)));
         assert!(TAIL.iter().all(|t| !WORDS.contains(t)));
+        assert!(OTHER_COMMON.iter().all(|t| !WORDS.contains(t)));
     }
 }
