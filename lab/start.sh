@@ -2,7 +2,9 @@
 # Starts one server on 127.0.0.1:PORT in its own session, with a PID file and a log in the
 # state dir, waits until it serves, and prints its base URL.
 # Usage: lab/start.sh SERVER [PORT]
-#   SERVER: infinity | vllm | dynamo | llamacpp | litellm
+#   SERVER: infinity | vllm | dynamo | llamacpp | litellm | llamaserver | litserve, or a
+#           misconfigured variant (base server's command plus variant_args in lib.sh):
+#           vllm-cls | vllm-matryoshka | llamaserver-cls | llamaserver-last
 #   litellm: LITELLM_BACKEND_PORT (default: infinity's default port) and
 #            LITELLM_BACKEND_PROVIDER (infinity | hosted_vllm, default infinity) name the backend;
 #            LITELLM_MASTER_KEY is the key clients send (generated once if unset).
@@ -14,7 +16,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 [ "$#" -ge 1 ] || die "usage: $0 SERVER [PORT]"
 server="$1"
 port="${2:-$(default_port "$server" || true)}"
-[ -n "$port" ] || die "unknown server '$server' (one of: ${ALL_SERVERS[*]})"
+[ -n "$port" ] || die "unknown server '$server' (one of: ${ALL_SERVERS[*]} ${VARIANT_SERVERS[*]})"
 [[ "$port" =~ ^[0-9]+$ ]] || die "bad port '$port'"
 timeout_s="${EMBEDCHECK_LAB_START_TIMEOUT:-$(default_start_timeout "$server")}"
 
@@ -25,8 +27,12 @@ if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
   die "127.0.0.1:$port is already in use"
 fi
 
-venv="$(venv_dir "$server")"
-[ -f "$venv/.lab-installed" ] || die "$server is not installed: run lab/install.sh $server"
+# A variant runs its base server's piece, with its own PID file, port and log.
+piece="$(base_server "$server")"
+venv="$(venv_dir "$piece")"
+[ -f "$(piece_marker "$piece")" ] || die "$piece is not installed: run lab/install.sh $piece"
+extra=()
+while IFS= read -r arg; do extra+=("$arg"); done < <(variant_args "$server")
 [ -f "$STATE_DIR/model/.lab-installed" ] || die "the model is not installed: run lab/install.sh model"
 
 export_server_env
@@ -34,7 +40,7 @@ mkdir -p "$RUN_DIR" "$LOG_DIR"
 base="http://127.0.0.1:$port"
 auth=()
 
-case "$server" in
+case "$piece" in
   infinity)
     cmd=("$venv/bin/infinity_emb" v2 --model-id "$MODEL_DIR" --served-model-name "$MODEL_NAME"
       --engine torch --device cpu --url-prefix /v1 --host 127.0.0.1 --port "$port")
@@ -77,12 +83,23 @@ YAML
     cmd=("$venv/bin/litellm" --config "$conf" --host 127.0.0.1 --port "$port" --telemetry False)
     auth=(-H "Authorization: Bearer $LITELLM_MASTER_KEY")
     ;;
+  llamaserver)
+    [ -s "$GGUF_FILE" ] || die "no GGUF model at $GGUF_FILE: run lab/install.sh llamaserver"
+    # Pooling comes from the GGUF (mean) unless a variant passes --pooling.
+    cmd=("$LLAMASERVER_BIN" --model "$GGUF_FILE" --alias "$MODEL_NAME" --embedding
+      -c 256 -b 256 -ub 256 --host 127.0.0.1 --port "$port")
+    ;;
+  litserve)
+    cmd=("$venv/bin/python" "$LAB_DIR/libexec/litserve_server.py" "$MODEL_DIR" "$port")
+    ;;
   *) die "unknown server '$server' (one of: ${ALL_SERVERS[*]})" ;;
 esac
 
+cmd+=("${extra[@]}")
+
 logf="$LOG_DIR/$server.log"
 [ -f "$logf" ] && mv -f "$logf" "$logf.1"
-log "starting $server on 127.0.0.1:$port (log: $logf)"
+log "starting $server on 127.0.0.1:$port (log: $logf)${extra[*]:+ with ${extra[*]}}"
 t0=$SECONDS
 # A background job of a non-interactive shell is no process-group leader, so setsid makes it
 # the leader of a new session without forking: $! is then the session's PID and PGID.
@@ -94,9 +111,18 @@ echo "$pid $pgid $(proc_starttime "$pid")" >"$(pid_file "$server")"
 echo "$port" >"$(port_file "$server")"
 
 serves() {
-  case "$server" in
-    vllm) curl_local -f -o /dev/null --max-time 5 "$base/health" 2>/dev/null || return 1 ;;
+  case "$piece" in
+    vllm | llamaserver) curl_local -f -o /dev/null --max-time 5 "$base/health" 2>/dev/null || return 1 ;;
     litellm) curl_local -f -o /dev/null --max-time 5 "$base/health/liveliness" 2>/dev/null || return 1 ;;
+    litserve)
+      # No /v1/models: /health answers 200 once the inference worker has loaded the model,
+      # then one embedding request must come back.
+      curl_local -f -o /dev/null --max-time 5 "$base/health" 2>/dev/null || return 1
+      curl_local -f --max-time 30 -H 'Content-Type: application/json' \
+        -d "{\"model\":\"$MODEL_NAME\",\"input\":\"hello\"}" "$base/v1/embeddings" 2>/dev/null \
+        | grep -qF '"embedding"'
+      return
+      ;;
   esac
   curl_local -f --max-time 5 "${auth[@]}" "$base/v1/models" 2>/dev/null | grep -qF "\"$MODEL_NAME\""
 }

@@ -1,21 +1,22 @@
 #!/usr/bin/env bash
-# Lists the lab's servers: running or not, PID/PGID, port, base URL and RSS of the process group.
+# Lists the lab's servers (and the misconfigured variants): running or not, PID/PGID, port,
+# base URL and RSS of the process group.
 # Usage: lab/status.sh
 set -euo pipefail
 # shellcheck source=lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-printf '%-9s %-9s %-8s %-6s %-9s %s\n' SERVER STATE PGID PORT RSS_MiB URL
-for server in "${ALL_SERVERS[@]}"; do
+row() { printf '%-17s %-9s %-8s %-6s %-9s %s\n' "$@"; }
+row SERVER STATE PGID PORT RSS_MiB URL
+for server in "${ALL_SERVERS[@]}" "${VARIANT_SERVERS[@]}"; do
   installed=no
-  [ -f "$(venv_dir "$server")/.lab-installed" ] && installed=yes
+  [ -f "$(piece_marker "$(base_server "$server")")" ] && installed=yes
   if pgid="$(running_pgid "$server")"; then
     port="$(cat "$(port_file "$server")" 2>/dev/null || echo '?')"
-    printf '%-9s %-9s %-8s %-6s %-9s %s\n' "$server" running "$pgid" "$port" \
-      "$(($(group_rss_kib "$pgid") / 1024))" "http://127.0.0.1:$port/v1"
+    row "$server" running "$pgid" "$port" "$(($(group_rss_kib "$pgid") / 1024))" "http://127.0.0.1:$port/v1"
   elif [ -f "$(pid_file "$server")" ]; then
-    printf '%-9s %-9s %-8s %-6s %-9s %s\n' "$server" stale - - - "(run lab/stop.sh $server)"
+    row "$server" stale - - - "(run lab/stop.sh $server)"
   else
-    printf '%-9s %-9s %-8s %-6s %-9s %s\n' "$server" stopped - "$(default_port "$server")" - "installed=$installed"
+    row "$server" stopped - "$(default_port "$server")" - "installed=$installed"
   fi
 done
