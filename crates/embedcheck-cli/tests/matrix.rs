@@ -126,7 +126,7 @@ async fn servers_of_one_model_are_compared_and_the_outlier_named() {
     let markdown = std::fs::read_to_string(dir.join("matrix.md")).unwrap();
     assert!(markdown.contains("## Vectors across servers: embedcheck-reference"));
     assert!(
-        markdown.contains("**drifted disagrees with the other 2 on"),
+        markdown.contains("**drifted disagrees with the 2 servers that agree on"),
         "{markdown}"
     );
 }
