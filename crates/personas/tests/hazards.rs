@@ -172,6 +172,29 @@ async fn a_reference_server_without_matryoshka_refuses_truncation_cleanly() {
     );
 }
 
+/// raullenchai/Rapid-MLX#1381: truncated at the limit, the whole input counted in usage.
+/// Its counts look like aggregation; its vectors are those of the input's beginning.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn truncation_that_counts_the_whole_input_is_named_as_such() {
+    let server = persona(
+        "overcounting",
+        Config::default(),
+        &[Quirk::UsageCountsWholeInput],
+    );
+    let settings = Settings {
+        max_input_tokens: Some(512),
+        ..settings()
+    };
+    let audit = common::audit_with(&server, settings, &clauses(&["USE-005", "LEN-005"])).await;
+    let (outcome, reason) = outcome(&audit, "LEN-005");
+    assert_eq!(outcome, Outcome::Fail, "{reason}");
+    assert!(
+        reason.starts_with("truncation with over-reported usage, not aggregation"),
+        "{reason}"
+    );
+    assert!(reason.contains("for a 512-token limit"), "{reason}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_rejecting_reference_server_keeps_the_over_length_clauses() {
     let settings = Settings {

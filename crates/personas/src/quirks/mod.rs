@@ -187,6 +187,10 @@ pub enum Quirk {
     /// Writes usage counts as JSON floats (`9.0`): integral values of the wrong type
     /// (breaks USE-001; the response schema accepts them).
     FloatUsage,
+    /// Reports the whole input's tokens in `usage`, also where the engine embedded only
+    /// the first `max_input_tokens` of them: raullenchai/Rapid-MLX#1381 truncated at 512
+    /// tokens and counted the full input.
+    UsageCountsWholeInput,
     /// Reports zero tokens for any input (LM Studio, per cheshire-cat-ai/core#1014).
     ZeroUsage,
     /// Reports characters, not tokens, in `usage`: Infinity's default (its usage is

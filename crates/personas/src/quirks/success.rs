@@ -84,6 +84,15 @@ pub(super) fn edit(quirk: Quirk, request: &Incoming, answer: &mut Answer, config
         Quirk::FloatUsage => map_usage(&mut body, |n| json!(n as f64)),
         Quirk::ZeroUsage => map_usage(&mut body, |_| json!(0)),
         Quirk::PaddedUsage(extra) => map_usage(&mut body, |n| json!(n + extra)),
+        Quirk::UsageCountsWholeInput => {
+            let tokens: usize = request
+                .texts()
+                .iter()
+                .flatten()
+                .map(|t| tokenize(t, config.vocab_size).len())
+                .sum();
+            map_usage(&mut body, |_| json!(tokens));
+        }
         Quirk::UsageInCharacters => {
             let chars: usize = request
                 .texts()
