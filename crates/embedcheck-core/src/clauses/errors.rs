@@ -257,12 +257,21 @@ async fn no_retry_hazard(s: &Session) -> CheckResult {
 async fn no_5xx_for_valid_requests(s: &Session) -> CheckResult {
     requests::single(s).await?;
     let log = s.log();
-    let answered: Vec<&Arc<Reply>> = log
+    let answered: Vec<(Option<&str>, &Arc<Reply>)> = log
         .iter()
-        .filter(|logged| !matches!(logged.validity, Validity::Invalid(_)))
-        .filter_map(|logged| logged.reply.as_ref())
+        .filter_map(|logged| {
+            let why = match &logged.validity {
+                Validity::Invalid(_) => return None,
+                Validity::Valid => None,
+                Validity::Either(why) => Some(why.as_str()),
+            };
+            logged.reply.as_ref().map(|reply| (why, reply))
+        })
         .collect();
-    let failed: Vec<&&Arc<Reply>> = answered.iter().filter(|r| r.is_server_error()).collect();
+    let failed: Vec<&(Option<&str>, &Arc<Reply>)> = answered
+        .iter()
+        .filter(|(_, reply)| reply.is_server_error())
+        .collect();
     if failed.is_empty() {
         return Ok(Verdict::pass(format!(
             "none of the {} valid requests was answered 5xx",
@@ -272,12 +281,10 @@ async fn no_5xx_for_valid_requests(s: &Session) -> CheckResult {
     let named: Vec<String> = failed
         .iter()
         .take(5)
-        .map(|reply| {
-            format!(
-                "{} -> {}",
-                crate::session::facts::describe_request(&reply.exchange),
-                reply.summary()
-            )
+        .map(|(why, reply)| {
+            let request = crate::session::facts::describe_request(&reply.exchange);
+            let why = why.map_or(String::new(), |why| format!(" ({why})"));
+            format!("{request}{why} -> {}", reply.summary())
         })
         .collect();
     Ok(Verdict::fail(format!(
@@ -287,7 +294,7 @@ async fn no_5xx_for_valid_requests(s: &Session) -> CheckResult {
         named.join("; "),
         if failed.len() > 5 { "; …" } else { "" }
     ))
-    .with_all(failed.iter().take(5).map(|r| &r.exchange)))
+    .with_all(failed.iter().take(5).map(|(_, r)| &r.exchange)))
 }
 
 /// ERR-010: "After every request the suite sends, the server still answers."
