@@ -350,3 +350,57 @@ async fn ctrl_c_ends_the_run_at_once_with_a_partial_report() {
         "clauses after Ctrl-C end inconclusive ({interrupted})"
     );
 }
+
+/// A key the server does not accept (or none) is the user's configuration, not the
+/// server's conformance: every embeddings request answered 401, 403 or 402 ends the
+/// audit at once as not audited, with no clause passing or failing on those answers.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn refused_access_is_not_audited_and_judges_nothing() {
+    for status in [401, 402, 403] {
+        let server = MockServer::start().await;
+        Mock::given(method("POST"))
+            .respond_with(ResponseTemplate::new(status).set_body_json(
+                json!({"error": {"message": "Incorrect API key provided", "type": "invalid_request_error"}}),
+            ))
+            .mount(&server)
+            .await;
+        let started = std::time::Instant::now();
+        let audit = audit(&format!("{}/v1", server.uri()), Some("wrong-key")).await;
+        let why = audit.aborted.as_deref().expect("not audited");
+        assert!(why.starts_with("access refused"), "{why}");
+        assert!(why.contains(&status.to_string()), "{why}");
+        assert!(
+            audit
+                .results
+                .iter()
+                .all(|r| matches!(r.outcome, Outcome::Inconclusive | Outcome::Skip)),
+            "{status}: a clause was judged on refused answers"
+        );
+        assert!(audit.requests_sent <= 3, "{} requests", audit.requests_sent);
+        assert!(started.elapsed() < Duration::from_secs(10));
+    }
+}
+
+/// No clause passes without evidence: on a server that answers every `POST` 500, the
+/// only passes are about what its answers show (it stayed up; a `GET` got a 404).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_clause_passes_over_nothing() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(ResponseTemplate::new(500).set_body_string("boom"))
+        .mount(&server)
+        .await;
+    let audit = audit(&format!("{}/v1", server.uri()), None).await;
+    let passed: Vec<String> = audit
+        .results
+        .iter()
+        .filter(|r| r.outcome == Outcome::Pass)
+        .map(|r| format!("{}: {}", r.id, r.reason))
+        .collect();
+    assert!(
+        passed
+            .iter()
+            .all(|p| p.starts_with("ERR-010") || p.starts_with("ERR-005")),
+        "passed without evidence: {passed:#?}"
+    );
+}

@@ -35,7 +35,11 @@ pub async fn audit_session(
 ) -> ServerAudit {
     let started = Instant::now();
     let endpoint = session.transport().target().display();
-    let (results, aborted) = match resolve_model(session).await {
+    let ready = match resolve_model(session).await {
+        Ok(()) => access_refused(session).await.map_or(Ok(()), Err),
+        Err(why) => Err(why),
+    };
+    let (results, aborted) = match ready {
         Ok(()) => (run(session, selected).await, None),
         Err(why) => (unaudited(selected, &why), Some(why)),
     };
@@ -132,6 +136,21 @@ fn inconclusive(error: ProbeError) -> Verdict {
     Verdict::inconclusive(match error {
         ProbeError::Interrupted => "interrupted (Ctrl-C) while this clause was probing".to_owned(),
         other => other.to_string(),
+    })
+}
+
+/// Why the audit cannot judge the server, when its plain request is refused for the
+/// suite's lack of access (401, 403, 402): every answer after it would be about the
+/// key or the quota, not about the server, and a verdict built on them would accuse
+/// the server of the user's own configuration. The request is IN-001's, so the clause
+/// run gets it from the cache.
+async fn access_refused(session: &Session) -> Option<String> {
+    let reply = crate::session::requests::single(session).await.ok()?;
+    matches!(reply.status, 401..=403).then(|| {
+        format!(
+            "access refused: the plain request was answered {}; this says nothing about the server's conformance (check --api-key-env: a key is sent only when named)",
+            reply.summary()
+        )
     })
 }
 

@@ -223,6 +223,11 @@ async fn no_retry_hazard(s: &Session) -> CheckResult {
         .iter()
         .filter(|(_, reply)| reply.is_server_error())
         .collect();
+    if invalid.is_empty() {
+        return Ok(Verdict::skip(
+            "no invalid request got an answer: nothing to judge",
+        ));
+    }
     if hazards.is_empty() {
         return Ok(Verdict::pass(format!(
             "none of the {} invalid requests was answered 5xx",
@@ -272,6 +277,11 @@ async fn no_5xx_for_valid_requests(s: &Session) -> CheckResult {
         .iter()
         .filter(|(_, reply)| reply.is_server_error())
         .collect();
+    if answered.is_empty() {
+        return Ok(Verdict::skip(
+            "no valid request got an answer: nothing to judge",
+        ));
+    }
     if failed.is_empty() {
         return Ok(Verdict::pass(format!(
             "none of the {} valid requests was answered 5xx",
@@ -347,6 +357,11 @@ async fn no_retryable_status_for_mistakes(s: &Session) -> CheckResult {
                 retried.push((format!("{why}; still 429 after the retry wait"), t.reply));
             }
         }
+    }
+    if retried.is_empty() && invalid == 0 {
+        return Ok(Verdict::skip(
+            "no invalid request got an answer: nothing to judge",
+        ));
     }
     if retried.is_empty() {
         return Ok(Verdict::pass(format!(
