@@ -2,8 +2,10 @@
 //!
 //! Users paste whatever they have: a base URL (`http://host:8000/v1`), the full
 //! embeddings URL, or a URL with credentials in it. All of these resolve to one
-//! embeddings URL and one models URL, and the form shown in reports never carries
-//! credentials.
+//! embeddings URL and one models URL, each keeping the query string the user gave
+//! (Azure OpenAI answers 404 without its `api-version`), and the form shown in reports
+//! never carries credentials: a query value is shown only for names known to be
+//! harmless ([`HARMLESS_QUERY`]), any other (`?key=…`) as [`REDACTED`].
 
 use thiserror::Error;
 use url::Url;
@@ -26,6 +28,12 @@ pub enum TargetError {
     NoHost(String),
 }
 
+/// Query parameters whose values reports may show: versions, not credentials.
+const HARMLESS_QUERY: [&str; 2] = ["api-version", "api_version"];
+
+/// What reports show for any other query value.
+const REDACTED: &str = "REDACTED";
+
 impl Target {
     pub fn parse(raw: &str) -> Result<Self, TargetError> {
         let url = Url::parse(raw.trim())
@@ -37,9 +45,13 @@ impl Target {
             return Err(TargetError::NoHost(raw.to_owned()));
         }
         let base = base_of(&url);
+        let with_query = |mut leaf: Url| {
+            leaf.set_query(url.query());
+            leaf
+        };
         Ok(Target {
-            embeddings: join(&base, "embeddings"),
-            models: join(&base, "models"),
+            embeddings: with_query(join(&base, "embeddings")),
+            models: with_query(join(&base, "models")),
         })
     }
 
@@ -51,9 +63,15 @@ impl Target {
         &self.models
     }
 
-    /// The endpoint as reports show it: no user, password or query string.
+    /// The endpoint as reports show it: no user or password, and only harmless query
+    /// values.
     pub fn display(&self) -> String {
         without_secrets(&self.embeddings)
+    }
+
+    /// Any URL of this target as reports show it (curl reproducers use it).
+    pub(crate) fn shown(url: &Url) -> String {
+        without_secrets(url)
     }
 
     /// A name for reports and folders: `127.0.0.1-8000`, `api.example.com`.
@@ -110,7 +128,19 @@ fn without_secrets(url: &Url) -> String {
     // Setting these cannot fail for http(s) URLs, which `parse` guarantees.
     let _ = clean.set_username("");
     let _ = clean.set_password(None);
+    let pairs: Vec<(String, String)> = url.query_pairs().into_owned().collect();
     clean.set_query(None);
+    if !pairs.is_empty() {
+        let mut query = clean.query_pairs_mut();
+        for (name, value) in &pairs {
+            let shown = if HARMLESS_QUERY.contains(&name.as_str()) {
+                value.as_str()
+            } else {
+                REDACTED
+            };
+            query.append_pair(name, shown);
+        }
+    }
     clean.to_string()
 }
 
@@ -137,10 +167,29 @@ mod tests {
     }
 
     #[test]
-    fn credentials_and_query_never_shown() {
+    fn credentials_and_query_values_never_shown() {
         let target = Target::parse("https://user:hunter2@example.com/v1?api_key=abc").unwrap();
         let shown = target.display();
         assert!(!shown.contains("hunter2") && !shown.contains("abc") && !shown.contains("user"));
+        assert!(
+            shown.ends_with("/v1/embeddings?api_key=REDACTED"),
+            "{shown}"
+        );
+    }
+
+    #[test]
+    fn the_query_is_kept_on_every_request_and_a_version_shown() {
+        let raw = "https://r.openai.azure.com/openai/deployments/d/embeddings?api-version=2024-10-21&key=s3cret";
+        let target = Target::parse(raw).unwrap();
+        assert_eq!(target.embeddings_url().as_str(), raw);
+        assert_eq!(
+            target.models_url().as_str(),
+            "https://r.openai.azure.com/openai/deployments/d/models?api-version=2024-10-21&key=s3cret"
+        );
+        assert_eq!(
+            target.display(),
+            "https://r.openai.azure.com/openai/deployments/d/embeddings?api-version=2024-10-21&key=REDACTED"
+        );
     }
 
     #[rstest]

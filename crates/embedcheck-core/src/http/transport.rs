@@ -132,7 +132,7 @@ impl Transport {
             transport_error: None,
             curl: curl::render(
                 &probe.method,
-                &self.target_display(url),
+                &super::target::Target::shown(url),
                 payload.as_ref().map(|(b, ct)| (b.as_slice(), *ct)),
                 probe.authenticated && self.key.is_some(),
             ),
@@ -144,13 +144,6 @@ impl Transport {
             super::probe::Resource::Embeddings => self.target.embeddings_url(),
             super::probe::Resource::Models => self.target.models_url(),
         }
-    }
-
-    fn target_display(&self, url: &url::Url) -> String {
-        let mut shown = url.clone();
-        let _ = shown.set_username("");
-        let _ = shown.set_password(None);
-        shown.to_string()
     }
 
     async fn exchange_bytes(
