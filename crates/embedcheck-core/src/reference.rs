@@ -166,7 +166,10 @@ impl Reference {
 
     /// Who made the vectors, as reasons name it: `sentence-transformers 3.4.1`.
     pub fn made_by(&self) -> String {
-        format!("{} {}", self.header.library, self.header.version)
+        let Header {
+            library, version, ..
+        } = &self.header;
+        format!("{library} {version}")
     }
 }
 
