@@ -14,9 +14,9 @@
 //! ```
 
 use crate::clauses::reference::embed_texts;
-use crate::reference::PROBE_TEXTS;
+use crate::reference::probe_texts;
 use crate::session::Session;
-use crate::vectors::cosine;
+use crate::vectors::{cosine, median};
 use serde::{Deserialize, Serialize};
 
 /// One server's vectors for the probe texts.
@@ -28,20 +28,6 @@ pub struct ProbeVectors {
     pub model: String,
     /// Per probe text, in file order: the server's vector, if it gave one.
     pub vectors: Vec<Option<Vec<f64>>>,
-}
-
-/// One probe text: its id and text.
-#[derive(Deserialize)]
-struct ProbeText {
-    id: String,
-    text: String,
-}
-
-fn probe_texts() -> Vec<ProbeText> {
-    PROBE_TEXTS
-        .lines()
-        .filter_map(|line| serde_json::from_str(line).ok())
-        .collect()
 }
 
 /// Embeds the probe texts through the audit's session, after its clauses: the
@@ -283,16 +269,6 @@ fn pair(
             cosine: lowest,
         },
     })
-}
-
-fn median(mut values: Vec<f64>) -> f64 {
-    values.sort_by(f64::total_cmp);
-    let n = values.len();
-    match n {
-        0 => f64::NAN,
-        _ if n % 2 == 1 => values[n / 2],
-        _ => (values[n / 2 - 1] + values[n / 2]) / 2.0,
-    }
 }
 
 #[cfg(test)]

@@ -28,6 +28,21 @@ pub const DEFAULT_THRESHOLD: f64 = 0.99;
 /// tokenizers part ways.
 pub const PROBE_TEXTS: &str = include_str!("../../../fixtures/probe-texts.jsonl");
 
+/// One probe text: its id and text.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+pub struct ProbeText {
+    pub id: String,
+    pub text: String,
+}
+
+/// The shipped probe texts, in file order.
+pub fn probe_texts() -> Vec<ProbeText> {
+    PROBE_TEXTS
+        .lines()
+        .filter_map(|line| serde_json::from_str(line).ok())
+        .collect()
+}
+
 /// A reference file: who made it and the known answers.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Reference {

@@ -1,4 +1,5 @@
-//! Vector arithmetic for the consistency and dimensions clauses.
+//! Vector arithmetic for the consistency, dimensions and reference clauses and the
+//! comparisons of servers.
 
 /// Cosine at or above which two vectors count as the same embedding of the same
 /// tokens: a field that changed nothing, two truncations of one input, two inputs a
@@ -32,6 +33,17 @@ pub(crate) fn renormalised_prefix(v: &[f64], d: usize) -> Vec<f64> {
     prefix.iter().map(|x| x / n).collect()
 }
 
+/// The median of `values` (the mean of the middle two for an even count); NaN for none.
+pub(crate) fn median(mut values: Vec<f64>) -> f64 {
+    values.sort_by(f64::total_cmp);
+    let n = values.len();
+    match n {
+        0 => f64::NAN,
+        _ if n % 2 == 1 => values[n / 2],
+        _ => (values[n / 2 - 1] + values[n / 2]) / 2.0,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -45,6 +57,13 @@ mod tests {
     #[test]
     fn cosine_of_mismatched_lengths_is_zero() {
         assert_eq!(cosine(&[1.0, 0.0], &[1.0]), 0.0);
+    }
+
+    #[test]
+    fn the_median_of_an_even_count_is_the_mean_of_the_middle_two() {
+        assert_eq!(median(vec![3.0, 1.0, 2.0]), 2.0);
+        assert_eq!(median(vec![4.0, 1.0, 2.0, 3.0]), 2.5);
+        assert!(median(Vec::new()).is_nan());
     }
 
     #[test]

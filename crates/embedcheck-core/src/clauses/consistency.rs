@@ -94,18 +94,10 @@ async fn batch_equals_alone(s: &Session) -> CheckResult {
         Err(verdict) => return Ok(verdict),
     };
     let alone = requests::batch_items_alone(s).await?;
-    let mut worst = (1.0_f64, 0usize);
-    for (i, reply) in alone.iter().enumerate() {
-        let own = match judging::vectors_or_verdict(reply, 1) {
-            Ok(v) => v,
-            Err(verdict) => return Ok(verdict),
-        };
-        let similarity = cosine(&own[0], &in_batch[i]);
-        if similarity < worst.0 {
-            worst = (similarity, i);
-        }
-    }
-    let (similarity, i) = worst;
+    let (similarity, i) = match lowest_alone(&alone, &in_batch) {
+        Ok(lowest) => lowest,
+        Err(verdict) => return Ok(verdict),
+    };
     let verdict = if similarity >= BATCH_COSINE {
         Verdict::pass(format!("lowest cosine {similarity:.6} (item {i})")).with(&batch.exchange)
     } else {
@@ -116,6 +108,20 @@ async fn batch_equals_alone(s: &Session) -> CheckResult {
         .with(&alone[i].exchange)
     };
     Ok(verdict)
+}
+
+/// The lowest cosine between an item's vector in a batch and its vector alone, with
+/// the item; the verdict to return when an answer alone has no vector.
+fn lowest_alone(alone: &[Arc<Reply>], in_batch: &[Vec<f64>]) -> Result<(f64, usize), Verdict> {
+    let mut worst = (1.0_f64, 0usize);
+    for (i, reply) in alone.iter().enumerate() {
+        let own = judging::vectors_or_verdict(reply, 1)?;
+        let similarity = cosine(&own[0], &in_batch[i]);
+        if similarity < worst.0 {
+            worst = (similarity, i);
+        }
+    }
+    Ok(worst)
 }
 
 /// CONS-003: "Float vectors have an L2 norm of 1 within 0.001."
@@ -171,31 +177,28 @@ async fn mixed_lengths_keep_their_vectors(s: &Session) -> CheckResult {
         Ok(v) => v,
         Err(verdict) => return Ok(verdict),
     };
-    let mut worst = (1.0_f64, 0usize, None);
-    for (i, text) in texts.iter().enumerate() {
-        let alone = s.send(Probe::embed(body(s, json!(text), &[]))).await?;
-        let own = match judging::vectors_or_verdict(&alone, 1) {
-            Ok(v) => v,
-            Err(verdict) => return Ok(verdict.with(&batch.exchange)),
-        };
-        let similarity = cosine(&own[0], &in_batch[i]);
-        if similarity < worst.0 {
-            worst = (similarity, i, Some(alone));
-        }
+    let mut alone = Vec::with_capacity(texts.len());
+    for text in &texts {
+        alone.push(s.send(Probe::embed(body(s, json!(text), &[]))).await?);
     }
+    let (similarity, i) = match lowest_alone(&alone, &in_batch) {
+        Ok(lowest) => lowest,
+        Err(verdict) => return Ok(verdict.with(&batch.exchange)),
+    };
     let words: Vec<String> = lengths.iter().map(ToString::to_string).collect();
     let shape = format!("a batch of {} words", words.join(", "));
-    Ok(match worst {
-        (similarity, i, Some(alone)) if similarity < BATCH_COSINE => Verdict::fail(format!(
+    Ok(if similarity < BATCH_COSINE {
+        Verdict::fail(format!(
             "in {shape}, item {i} ({} words) vs alone: cosine {similarity:.6} (< {BATCH_COSINE}): padding changes the shorter items",
             lengths[i]
         ))
         .with(&batch.exchange)
-        .with(&alone.exchange),
-        (similarity, i, _) => Verdict::pass(format!(
+        .with(&alone[i].exchange)
+    } else {
+        Verdict::pass(format!(
             "every item of {shape} kept its vector: lowest cosine {similarity:.6} (item {i})"
         ))
-        .with(&batch.exchange),
+        .with(&batch.exchange)
     })
 }
 

@@ -18,7 +18,7 @@ use crate::reference::{KnownAnswer, Reference};
 use crate::session::facts::{TokenAgreement, TokenCount};
 use crate::session::requests::body;
 use crate::session::{ProbeError, Session};
-use crate::vectors::cosine;
+use crate::vectors::{cosine, median};
 use crate::verdict::Verdict;
 use serde_json::json;
 use std::sync::Arc;
@@ -234,7 +234,8 @@ impl Judged<'_> {
             .take_while(|(_, c, _)| *c < self.threshold)
             .collect();
         let made_by = self.reference.made_by();
-        let (lowest, median) = (self.compared[0], median(self.compared));
+        let lowest = self.compared[0];
+        let median = median(self.compared.iter().map(|c| c.1).collect());
         let mut reason = if below.is_empty() {
             format!(
                 "all {} compared texts at cosine ≥ {} with {made_by}'s vectors: lowest {:.4} ({}), median {median:.4}",
@@ -292,16 +293,6 @@ impl Judged<'_> {
                 )
             })
             .unwrap_or_default()
-    }
-}
-
-/// The median cosine of the compared texts.
-fn median(compared: &[(&KnownAnswer, f64, &Arc<Reply>)]) -> f64 {
-    let n = compared.len();
-    if n % 2 == 1 {
-        compared[n / 2].1
-    } else {
-        (compared[n / 2 - 1].1 + compared[n / 2].1) / 2.0
     }
 }
 

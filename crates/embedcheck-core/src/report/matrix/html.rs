@@ -100,11 +100,7 @@ fn agreement(page: &mut String, doc: &Document) {
         for (a, row) in group.servers.iter().zip(super::agreement_table(group)) {
             let _ = write!(page, "<tr><th>{}</th>", escape(a));
             for (b, text) in group.servers.iter().zip(row) {
-                let lowest = group
-                    .pairs
-                    .iter()
-                    .find(|p| (&p.a, &p.b) == (a, b) || (&p.a, &p.b) == (b, a))
-                    .map(|p| p.lowest.cosine);
+                let lowest = super::pair_of(group, a, b).map(|p| p.lowest.cosine);
                 let class = match lowest {
                     Some(c) if c < group.threshold => "fail",
                     Some(_) => "pass",

@@ -15,7 +15,7 @@ pub mod html;
 pub mod markdown;
 
 use super::{Report, json};
-use crate::agreement::Group;
+use crate::agreement::{Group, Pair};
 use crate::audit::ServerAudit;
 use crate::verdict::Outcome;
 use serde::{Deserialize, Serialize};
@@ -232,20 +232,24 @@ pub(crate) fn agreement_table(group: &Group) -> Vec<Vec<String>> {
                 .servers
                 .iter()
                 .map(|b| {
-                    group
-                        .pairs
-                        .iter()
-                        .find(|p| (&p.a, &p.b) == (a, b) || (&p.a, &p.b) == (b, a))
-                        .map_or("—".to_owned(), |p| {
-                            format!(
-                                "{:.4} ({}) · {:.4}",
-                                p.lowest.cosine, p.lowest.text, p.median
-                            )
-                        })
+                    pair_of(group, a, b).map_or("—".to_owned(), |p| {
+                        format!(
+                            "{:.4} ({}) · {:.4}",
+                            p.lowest.cosine, p.lowest.text, p.median
+                        )
+                    })
                 })
                 .collect()
         })
         .collect()
+}
+
+/// The pair of servers `a` and `b` in either order, if they shared a text.
+pub(crate) fn pair_of<'g>(group: &'g Group, a: &str, b: &str) -> Option<&'g Pair> {
+    group
+        .pairs
+        .iter()
+        .find(|p| (p.a == a && p.b == b) || (p.a == b && p.b == a))
 }
 
 /// What a group's table shows, in one sentence.
