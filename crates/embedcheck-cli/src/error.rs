@@ -45,6 +45,10 @@ pub enum RunError {
     Corpus(#[from] embedcheck_core::migration::corpus::CorpusError),
     #[error(transparent)]
     Reference(#[from] embedcheck_core::reference::ReferenceError),
+    #[error(transparent)]
+    Access(#[from] embedcheck_core::http::AccessError),
+    #[error(transparent)]
+    Vendor(#[from] embedcheck_core::vendor::VendorError),
 }
 
 impl RunError {
@@ -56,7 +60,9 @@ impl RunError {
             | RunError::LoadOffLoopback(_)
             | RunError::Expectations(_)
             | RunError::Corpus(_)
-            | RunError::Reference(_) => EXIT_USAGE,
+            | RunError::Reference(_)
+            | RunError::Access(_)
+            | RunError::Vendor(_) => EXIT_USAGE,
             RunError::ReferenceServer(_) | RunError::Runtime(_) | RunError::Report(_) => {
                 EXIT_RUNTIME
             }

@@ -57,6 +57,10 @@ fn execute(split: args::Split) -> Result<ExitCode, RunError> {
         let listing = harness::listing(&selected);
         return Ok(libtest_mimic::run(&harness::without_filters(libtest), listing).exit_code());
     }
+    if options.dry_run {
+        run::dry_run(&options, &selected)?;
+        return Ok(ExitCode::SUCCESS);
+    }
     if let Some(specs) = matrix::specs(&options)? {
         let report = run::matrix(&options, &specs, &selected)?;
         let _ = libtest_mimic::run(

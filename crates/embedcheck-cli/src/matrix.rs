@@ -15,6 +15,15 @@
 //! max_input_tokens = 256
 //! reference = "fixtures/reference/all-MiniLM-L6-v2.jsonl"
 //! same_model = "all-MiniLM-L6-v2"    # groups servers whose model ids differ
+//!
+//! [[server]]
+//! label = "azure"
+//! endpoint = "https://r.openai.azure.com/openai/deployments/d/embeddings?api-version=2024-10-21"
+//! vendor = "azure"                    # addressed as its profile says (specs/vendors/)
+//! api_key_env = "AZURE_KEY"
+//! api_key_header = "api-key"          # the profile's already; given here it wins
+//! header = ["X-Team: search"]         # plain headers, shown in reports
+//! header_env = ["x-gw-key=GW_KEY"]    # secret headers, never printed
 //! ```
 
 use crate::error::RunError;
@@ -30,7 +39,6 @@ use embedcheck_core::session::{Interrupt, Session, Settings};
 use futures::StreamExt;
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 /// One server of the matrix and what differs for it from the run's options.
 #[derive(Clone, Debug, Default, Deserialize, PartialEq)]
@@ -40,6 +48,13 @@ pub(crate) struct ServerSpec {
     pub endpoint: String,
     pub model: Option<String>,
     pub api_key_env: Option<String>,
+    pub api_key_header: Option<String>,
+    #[serde(default)]
+    pub header: Vec<String>,
+    #[serde(default)]
+    pub header_env: Vec<String>,
+    /// A vendor profile's name or file (`--vendor`).
+    pub vendor: Option<String>,
     pub matryoshka: Option<String>,
     pub overlength: Option<String>,
     pub max_input_tokens: Option<u64>,
@@ -144,16 +159,40 @@ fn prepare(options: &Options, spec: &ServerSpec, seed: u64) -> Result<Prepared, 
         })?;
         settings.query_instruction = Some(parsed);
     }
-    let key = match &spec.api_key_env {
-        Some(name) => plan::key_from_env(Some(name), "api_key_env")?,
-        None => plan::api_key(options)?,
+    let run_wide = plan::Addressing::of_endpoint(options);
+    let addressing = plan::Addressing {
+        api_key_env: spec.api_key_env.as_deref().or(run_wide.api_key_env),
+        key_flag: if spec.api_key_env.is_some() {
+            "api_key_env"
+        } else {
+            "--api-key-env"
+        },
+        api_key_header: spec.api_key_header.as_deref().or(run_wide.api_key_header),
+        headers: if spec.header.is_empty() {
+            run_wide.headers
+        } else {
+            &spec.header
+        },
+        header_env: if spec.header_env.is_empty() {
+            run_wide.header_env
+        } else {
+            &spec.header_env
+        },
+        vendor: spec.vendor.as_deref().or(run_wide.vendor),
     };
+    let way_in = plan::way_in(&addressing, options)?;
     let target = Target::parse(&spec.endpoint)?;
-    let expectations = Expectations::load(spec.expectations.as_deref(), &spec.label)?;
+    let expectations = plan::apply_vendor(
+        way_in.vendor.as_ref(),
+        &target,
+        &mut settings,
+        Expectations::load(spec.expectations.as_deref(), &spec.label)?,
+    )
+    .map_err(|e| RunError::Usage(format!("server {:?}: {e}", spec.label)))?;
     Ok(Prepared {
         label: spec.label.clone(),
         same_model: spec.same_model.clone(),
-        transport: Transport::new(target, key, Duration::from_secs(options.timeout)),
+        transport: plan::transport(target, way_in.access, options)?,
         settings,
         expectations,
     })

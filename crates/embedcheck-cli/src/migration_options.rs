@@ -19,6 +19,22 @@ pub struct MigrationOptions {
     #[arg(long, env = "EMBEDCHECK_BASELINE_API_KEY_ENV", value_name = "NAME")]
     pub baseline_api_key_env: Option<String>,
 
+    /// --api-key-header for the baseline.
+    #[arg(long, env = "EMBEDCHECK_BASELINE_API_KEY_HEADER", value_name = "NAME")]
+    pub baseline_api_key_header: Option<String>,
+
+    /// --header for the baseline (repeatable).
+    #[arg(long = "baseline-header", value_name = "'NAME: VALUE'")]
+    pub baseline_headers: Vec<String>,
+
+    /// --header-env for the baseline (repeatable).
+    #[arg(long = "baseline-header-env", value_name = "NAME=VAR")]
+    pub baseline_header_env: Vec<String>,
+
+    /// --vendor for the baseline.
+    #[arg(long, env = "EMBEDCHECK_BASELINE_VENDOR", value_name = "NAME|FILE")]
+    pub baseline_vendor: Option<String>,
+
     /// Name of the baseline in reports (default: its host and port).
     #[arg(long, env = "EMBEDCHECK_BASELINE_LABEL", value_name = "NAME")]
     pub baseline_label: Option<String>,

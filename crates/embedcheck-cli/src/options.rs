@@ -42,10 +42,43 @@ pub struct Options {
     #[arg(long, env = "EMBEDCHECK_MODEL", value_name = "ID")]
     pub model: Option<String>,
 
-    /// Name of the environment variable holding the API key, sent as a Bearer token.
-    /// No key is ever read otherwise.
+    /// Name of the environment variable holding the API key, sent as a Bearer token
+    /// (or in --api-key-header). No key is ever read otherwise.
     #[arg(long, env = "EMBEDCHECK_API_KEY_ENV", value_name = "NAME")]
     pub api_key_env: Option<String>,
+
+    /// Send the key in this header instead of `Authorization: Bearer` (Azure OpenAI: api-key).
+    #[arg(long, env = "EMBEDCHECK_API_KEY_HEADER", value_name = "NAME")]
+    pub api_key_header: Option<String>,
+
+    /// A header sent with every request, shown in reports as given (repeatable):
+    /// --header 'HTTP-Referer: https://example.com'.
+    #[arg(long = "header", value_name = "'NAME: VALUE'")]
+    pub headers: Vec<String>,
+
+    /// A header whose value is a secret, read from an environment variable and never
+    /// printed (repeatable): --header-env x-portkey-api-key=PORTKEY_KEY.
+    #[arg(long = "header-env", value_name = "NAME=VAR")]
+    pub header_env: Vec<String>,
+
+    /// Address a hosted API as its documentation says: the header carrying the key,
+    /// whether `model` is sent, its field names, its limits off this machine; deviations it
+    /// documents show as `fail (documented)`. A shipped name (openai, azure, azure-v1,
+    /// gemini-openai, mistral, voyage, jina, cohere-compat, together, fireworks,
+    /// deepinfra, openrouter, nebius) or a profile FILE.toml.
+    #[arg(long, env = "EMBEDCHECK_VENDOR", value_name = "NAME|FILE")]
+    pub vendor: Option<String>,
+
+    /// Send every request through this proxy (http:// or https://). Proxies from the
+    /// environment (HTTPS_PROXY, ALL_PROXY) are never used, so a key only travels
+    /// through a proxy named here.
+    #[arg(long, env = "EMBEDCHECK_PROXY", value_name = "URL")]
+    pub proxy: Option<String>,
+
+    /// Trust the CA certificates in this PEM file beside the platform's store (a
+    /// server behind a company's private CA).
+    #[arg(long, env = "EMBEDCHECK_CA_CERT", value_name = "FILE")]
+    pub ca_cert: Option<PathBuf>,
 
     /// Name of this server in reports (default: "reference" or the endpoint's host and port).
     #[arg(long, env = "EMBEDCHECK_LABEL", value_name = "NAME")]
@@ -65,6 +98,27 @@ pub struct Options {
     #[arg(long, env = "EMBEDCHECK_MAX_TOKENS", value_name = "N", default_value_t = 500_000,
           value_parser = clap::value_parser!(u64).range(1..))]
     pub max_tokens: u64,
+
+    /// Most requests per second the run sends (a hosted API's rate limit); default: as
+    /// fast as answers come, one at a time.
+    #[arg(long, env = "EMBEDCHECK_RATE", value_name = "N", value_parser = positive)]
+    pub rate: Option<f64>,
+
+    /// Price of a million tokens in dollars: the run's cost is printed before
+    /// anything is sent, and its spend after.
+    #[arg(long, env = "EMBEDCHECK_PRICE_PER_MTOK", value_name = "USD", value_parser = positive)]
+    pub price_per_mtok: Option<f64>,
+
+    /// Most dollars the run may spend (needs --price-per-mtok): lowers the token budget
+    /// so no request is sent that could take the spend past it.
+    #[arg(long, env = "EMBEDCHECK_MAX_COST", value_name = "USD", value_parser = positive,
+          requires = "price_per_mtok")]
+    pub max_cost: Option<f64>,
+
+    /// Print each clause's first request as curl (secrets as $KEY) and the run's budget,
+    /// and send nothing.
+    #[arg(long, env = "EMBEDCHECK_DRY_RUN")]
+    pub dry_run: bool,
 
     /// Longest total wait for 429 answers (per Retry-After) over the run; then 429s end probes inconclusive.
     #[arg(
@@ -160,6 +214,14 @@ pub struct Options {
     /// Print this help.
     #[arg(long, short = 'h')]
     pub help: bool,
+}
+
+/// A positive, finite number.
+fn positive(word: &str) -> Result<f64, String> {
+    match word.parse::<f64>() {
+        Ok(n) if n > 0.0 && n.is_finite() => Ok(n),
+        _ => Err(format!("expected a positive number, got {word:?}")),
+    }
 }
 
 /// A cosine threshold: a number in (0, 1].

@@ -4,20 +4,127 @@
 use crate::error::RunError;
 use crate::options::Options;
 use embedcheck_core::declared::QueryTemplate;
-use embedcheck_core::http::{Secret, Target, Transport};
+use embedcheck_core::expectations::Expectations;
+use embedcheck_core::http::{Access, Header, KeyHeader, Secret, Target, Transport};
 use embedcheck_core::migration::corpus::Corpus;
 use embedcheck_core::migration::latency::LoadPlan;
 use embedcheck_core::migration::retrieval::Instruction;
 use embedcheck_core::migration::{Plan, Server};
 use embedcheck_core::reference::Reference;
 use embedcheck_core::session::Settings;
+use embedcheck_core::vendor::Profile;
 use std::sync::Arc;
 use std::time::Duration;
 
-/// The key from the variable the user named; an unset variable is a usage error
-/// rather than a silent unauthenticated run.
-pub(crate) fn api_key(options: &Options) -> Result<Option<Secret>, RunError> {
-    key_from_env(options.api_key_env.as_deref(), "--api-key-env")
+/// How one server is reached, as its options name it: the key's variable and header,
+/// other headers, and the vendor profile.
+pub(crate) struct Addressing<'a> {
+    pub api_key_env: Option<&'a str>,
+    /// The option that named the key's variable, for the error when it is unset.
+    pub key_flag: &'static str,
+    pub api_key_header: Option<&'a str>,
+    pub headers: &'a [String],
+    pub header_env: &'a [String],
+    pub vendor: Option<&'a str>,
+}
+
+impl<'a> Addressing<'a> {
+    /// The audited endpoint's addressing, from the command line.
+    pub(crate) fn of_endpoint(options: &'a Options) -> Self {
+        Addressing {
+            api_key_env: options.api_key_env.as_deref(),
+            key_flag: "--api-key-env",
+            api_key_header: options.api_key_header.as_deref(),
+            headers: &options.headers,
+            header_env: &options.header_env,
+            vendor: options.vendor.as_deref(),
+        }
+    }
+}
+
+/// A server's way in: how to reach it, and the vendor profile that said so.
+pub(crate) struct WayIn {
+    pub access: Access,
+    pub vendor: Option<Profile>,
+}
+
+/// The access for one server: its key (from the variable the user named; an unset
+/// variable is a usage error rather than a silent unauthenticated run) in the header
+/// `--api-key-header` or the vendor names, its headers, and the run's proxy and CA.
+pub(crate) fn way_in(addressing: &Addressing, options: &Options) -> Result<WayIn, RunError> {
+    let vendor = addressing.vendor.map(Profile::named).transpose()?;
+    let key_header = match (addressing.api_key_header, &vendor) {
+        (Some(name), _) => KeyHeader::parse(name)?,
+        (None, Some(profile)) => profile.key_header()?,
+        (None, None) => KeyHeader::Bearer,
+    };
+    let mut headers: Vec<Header> = addressing
+        .headers
+        .iter()
+        .map(|line| Header::plain(line))
+        .collect::<Result<_, _>>()?;
+    for word in addressing.header_env {
+        let (name, variable) = word.split_once('=').ok_or_else(|| {
+            RunError::Usage(format!(
+                "--header-env {word:?}: expected NAME=VAR (the header, and the environment variable holding its value)"
+            ))
+        })?;
+        let value = key_from_env(Some(variable), "--header-env")?.expect("a variable was named");
+        headers.push(Header::secret(name, variable, value)?);
+    }
+    let ca_cert = match &options.ca_cert {
+        Some(path) => {
+            let pem = std::fs::read(path)
+                .map_err(|e| RunError::Usage(format!("--ca-cert {}: {e}", path.display())))?;
+            Some((path.display().to_string(), pem))
+        }
+        None => None,
+    };
+    let access = Access {
+        key: key_from_env(addressing.api_key_env, addressing.key_flag)?,
+        key_header,
+        headers,
+        proxy: options.proxy.clone(),
+        ca_cert,
+        fields: vendor.as_ref().map(Profile::fields).unwrap_or_default(),
+    };
+    Ok(WayIn { access, vendor })
+}
+
+/// What a vendor profile changes in a server's run: its settings (limits off this
+/// machine) and known failures (its documented deviations, under the team's own
+/// file). Without `--model`, a vendor that sends a model and has no models route is a
+/// usage error: nothing else would name the model.
+pub(crate) fn apply_vendor(
+    vendor: Option<&Profile>,
+    target: &Target,
+    settings: &mut Settings,
+    expectations: Expectations,
+) -> Result<Expectations, RunError> {
+    let Some(profile) = vendor else {
+        return Ok(expectations);
+    };
+    if profile.send_model && !profile.models_route && settings.model.is_none() {
+        return Err(RunError::Usage(format!(
+            "vendor {} documents no models route to learn the model from; pass --model ID",
+            profile.name
+        )));
+    }
+    profile.adjust(settings, target.is_loopback());
+    Ok(expectations.over(profile.expectations()))
+}
+
+/// The transport for `target`, reached as `access` says.
+pub(crate) fn transport(
+    target: Target,
+    access: Access,
+    options: &Options,
+) -> Result<Transport, RunError> {
+    Ok(Transport::with_access(
+        target,
+        access,
+        Duration::from_secs(options.timeout),
+    )?)
 }
 
 /// The key in the variable `name`, named by option `flag`; none when no variable
@@ -43,7 +150,7 @@ pub(crate) fn settings(options: &Options, seed: u64) -> Result<Settings, RunErro
     Ok(Settings {
         model: options.model.clone(),
         max_requests: options.max_requests,
-        max_tokens: options.max_tokens,
+        max_tokens: token_budget(options),
         large_batch: options.large_batch as usize,
         max_retry_wait: Duration::from_secs(options.max_retry_wait),
         seed,
@@ -56,7 +163,51 @@ pub(crate) fn settings(options: &Options, seed: u64) -> Result<Settings, RunErro
         query_task: options.query_task.clone(),
         reference: options.reference.as_deref().map(reference).transpose()?,
         reference_threshold: options.reference_threshold,
+        rate: options.rate,
+        dry_run: options.dry_run,
     })
+}
+
+/// `--max-tokens`, lowered to what `--max-cost` buys at `--price-per-mtok`.
+fn token_budget(options: &Options) -> u64 {
+    match (options.max_cost, options.price_per_mtok) {
+        (Some(cost), Some(price)) => options
+            .max_tokens
+            .min((cost / price * 1_000_000.0).floor() as u64),
+        _ => options.max_tokens,
+    }
+}
+
+/// What the run may cost, printed before anything is sent: its budgets, and at
+/// `--price-per-mtok` the dollars they allow.
+pub(crate) fn cost_line(options: &Options) -> String {
+    let tokens = token_budget(options);
+    let mut line = format!(
+        "budget: at most {} requests and {tokens} tokens",
+        options.max_requests
+    );
+    if let Some(price) = options.price_per_mtok {
+        line.push_str(&format!(
+            ", at most ${:.4} at ${price}/M tokens",
+            tokens as f64 * price / 1_000_000.0
+        ));
+    }
+    if options.max_cost.is_some() {
+        line.push_str(" (--max-cost)");
+    }
+    line
+}
+
+/// What the run spent, at `--price-per-mtok`.
+pub(crate) fn spend_line(options: &Options, requests: u64, tokens: u64) -> String {
+    let mut line = format!("spent: {requests} requests, {tokens} tokens");
+    if let Some(price) = options.price_per_mtok {
+        line.push_str(&format!(
+            " (${:.4} at ${price}/M tokens)",
+            tokens as f64 * price / 1_000_000.0
+        ));
+    }
+    line
 }
 
 /// A reference file, read once and shared by every server that uses it.
@@ -64,11 +215,12 @@ pub(crate) fn reference(path: &std::path::Path) -> Result<Arc<Reference>, RunErr
     Ok(Arc::new(Reference::load(path)?))
 }
 
-/// The baseline server and the plan, when `--baseline` asks for a migration audit.
+/// The baseline server, its known failures and the plan, when `--baseline` asks for
+/// a migration audit.
 pub(crate) fn migration(
     options: &Options,
     settings: &Settings,
-) -> Result<Option<(Server, Plan)>, RunError> {
+) -> Result<Option<(Server, Expectations, Plan)>, RunError> {
     let m = &options.migration;
     let Some(url) = &m.baseline else {
         return Ok(None);
@@ -77,16 +229,30 @@ pub(crate) fn migration(
     let label = m.baseline_label.clone().unwrap_or_else(|| target.label());
     check_load_targets(options, &target)?;
     let timeout = Duration::from_secs(options.timeout);
-    let server = Server {
-        transport: Transport::new(
-            target,
-            key_from_env(m.baseline_api_key_env.as_deref(), "--baseline-api-key-env")?,
-            timeout,
-        ),
-        settings: Settings {
-            model: m.baseline_model.clone(),
-            ..settings.clone()
+    let way_in = way_in(
+        &Addressing {
+            api_key_env: m.baseline_api_key_env.as_deref(),
+            key_flag: "--baseline-api-key-env",
+            api_key_header: m.baseline_api_key_header.as_deref(),
+            headers: &m.baseline_headers,
+            header_env: &m.baseline_header_env,
+            vendor: m.baseline_vendor.as_deref(),
         },
+        options,
+    )?;
+    let mut settings = Settings {
+        model: m.baseline_model.clone(),
+        ..settings.clone()
+    };
+    let expectations = apply_vendor(
+        way_in.vendor.as_ref(),
+        &target,
+        &mut settings,
+        Expectations::load(None, &label)?,
+    )?;
+    let server = Server {
+        transport: transport(target, way_in.access, options)?,
+        settings,
         label,
     };
     let corpus = match &m.corpus {
@@ -108,7 +274,7 @@ pub(crate) fn migration(
         }),
         timeout,
     };
-    Ok(Some((server, plan)))
+    Ok(Some((server, expectations, plan)))
 }
 
 /// `--query-instruction` when given, else Qwen3's template (with the default task,

@@ -8,7 +8,7 @@ use embedcheck_core::audit;
 use embedcheck_core::audit::Conclusion;
 use embedcheck_core::catalogue::Clause;
 use embedcheck_core::expectations::Expectations;
-use embedcheck_core::http::{Target, Transport};
+use embedcheck_core::http::Target;
 use embedcheck_core::migration::{Server, audit_pair};
 use embedcheck_core::report;
 use embedcheck_core::report::{Comparison, Report, Tool};
@@ -118,6 +118,13 @@ pub fn audit(options: &Options, selected: &[&Clause]) -> Result<Report, RunError
     let report = runtime.block_on(audit_async(options, selected))?;
     runtime.shutdown_timeout(Duration::from_secs(1));
     print!("{}", report::terminal::render(&report));
+    for server in &report.servers {
+        println!(
+            "{}: {}",
+            server.label,
+            plan::spend_line(options, server.requests_sent, server.tokens_used)
+        );
+    }
     let dir = report_dir(options, &report.subject().label);
     report::write_all(&report, &dir)?;
     println!("reports: {}", dir.display());
@@ -125,7 +132,7 @@ pub fn audit(options: &Options, selected: &[&Clause]) -> Result<Report, RunError
 }
 
 async fn audit_async(options: &Options, selected: &[&Clause]) -> Result<Report, RunError> {
-    let key = plan::api_key(options)?;
+    let way_in = plan::way_in(&plan::Addressing::of_endpoint(options), options)?;
     let (target, label, _reference) = resolve_target(options).await?;
     // Snapshots compare runs request by request, so they need the same generated
     // inputs every time: a fixed seed unless the user chose one.
@@ -138,9 +145,18 @@ async fn audit_async(options: &Options, selected: &[&Clause]) -> Result<Report, 
         "embedcheck: auditing {} as {label:?} (seed {seed}; replay with --seed {seed})",
         target.display()
     );
-    let expectations = Expectations::load(options.expectations.as_deref(), &label)?;
-    let transport = Transport::new(target, key, Duration::from_secs(options.timeout));
-    let settings = plan::settings(options, seed)?;
+    if let Some(profile) = &way_in.vendor {
+        println!("embedcheck: {}", profile.summary());
+    }
+    println!("embedcheck: {}", plan::cost_line(options));
+    let mut settings = plan::settings(options, seed)?;
+    let expectations = plan::apply_vendor(
+        way_in.vendor.as_ref(),
+        &target,
+        &mut settings,
+        Expectations::load(options.expectations.as_deref(), &label)?,
+    )?;
+    let transport = plan::transport(target, way_in.access, options)?;
     let mut snapshots = None;
     let (mut servers, comparisons) = match plan::migration(options, &settings)? {
         None => {
@@ -151,13 +167,12 @@ async fn audit_async(options: &Options, selected: &[&Clause]) -> Result<Report, 
             }
             (vec![(audit, expectations)], Vec::new())
         }
-        Some((baseline, plan)) => {
+        Some((baseline, baseline_expectations, plan)) => {
             println!(
                 "embedcheck: migration audit, baseline {} as {:?}",
                 baseline.transport.target().display(),
                 baseline.label
             );
-            let baseline_expectations = Expectations::load(None, &baseline.label)?;
             let candidate = Server {
                 transport,
                 settings,
@@ -193,6 +208,62 @@ async fn audit_async(options: &Options, selected: &[&Clause]) -> Result<Report, 
     );
     report.behaviour_snapshots = snapshots;
     Ok(report)
+}
+
+/// `--dry-run`: prints the budget and each selected clause's first request as curl
+/// (secrets as shell variables) and sends nothing. Only one endpoint at a time: the
+/// plan of a matrix is the plan of each server.
+pub fn dry_run(options: &Options, selected: &[&Clause]) -> Result<(), RunError> {
+    if options.endpoint.len() > 1
+        || options.servers.is_some()
+        || options.migration.baseline.is_some()
+    {
+        return Err(RunError::Usage(
+            "--dry-run plans one --endpoint at a time (no --servers, several --endpoint or --baseline)".into(),
+        ));
+    }
+    let runtime = runtime()?;
+    let planned = runtime.block_on(async {
+        let way_in = plan::way_in(&plan::Addressing::of_endpoint(options), options)?;
+        let (target, label, _reference) = resolve_target(options).await?;
+        println!(
+            "embedcheck: dry run of {} as {label:?}: nothing is sent",
+            target.display()
+        );
+        if let Some(profile) = &way_in.vendor {
+            println!("embedcheck: {}", profile.summary());
+        }
+        let mut settings = plan::settings(options, options.seed.unwrap_or(0))?;
+        plan::apply_vendor(
+            way_in.vendor.as_ref(),
+            &target,
+            &mut settings,
+            Expectations::default(),
+        )?;
+        let names_model = way_in.access.fields.send_model && options.model.is_none();
+        let transport = plan::transport(target, way_in.access, options)?;
+        let planned = audit::plan_requests(transport, settings, selected).await;
+        Ok::<_, RunError>((planned, names_model))
+    })?;
+    let (planned, names_model) = planned;
+    runtime.shutdown_timeout(Duration::from_secs(1));
+    println!("embedcheck: {}", plan::cost_line(options));
+    if names_model {
+        println!(
+            "embedcheck: {} stands for the model the run would learn from GET /models (--model names it)",
+            audit::DRY_RUN_MODEL
+        );
+    }
+    for request in planned {
+        match request.curl {
+            Some(curl) => println!("{}: {curl}", request.clause),
+            None => println!(
+                "{}: no request of its own (judges the run's other answers)",
+                request.clause
+            ),
+        }
+    }
+    Ok(())
 }
 
 /// Compares this run's exchanges with `snapshots/<label>/` and says what changed.

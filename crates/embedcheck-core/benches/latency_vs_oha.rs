@@ -72,7 +72,7 @@ fn compare(base: &str, requests: usize, concurrency: usize) -> Result<(), String
     let loaded = Arc::new(Loaded::new(
         "embedcheck".into(),
         url.clone(),
-        None,
+        embedcheck_core::http::Access::default(),
         Duration::from_secs(30),
         vec![body.into_bytes()],
         BATCH_SIZE,

@@ -27,6 +27,10 @@ pub struct Expectation {
     pub reason: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub link: Option<String>,
+    /// The vendor whose documentation states this deviation (`--vendor`), when the
+    /// entry comes from its profile rather than from the team's own file.
+    #[serde(default, skip_deserializing, skip_serializing_if = "Option::is_none")]
+    pub documented_by: Option<String>,
 }
 
 /// The outcomes a file may expect (a pass needs no entry).
@@ -114,6 +118,31 @@ impl Expectations {
         Ok(Expectations { by_clause })
     }
 
+    /// A vendor's documented deviations (its profile's `[documented.ID]` tables), each
+    /// marked as documented by `vendor`.
+    pub fn documented(vendor: &str, entries: &BTreeMap<String, Expectation>) -> Self {
+        let by_clause = entries
+            .iter()
+            .map(|(id, e)| {
+                let entry = Expectation {
+                    documented_by: Some(vendor.to_owned()),
+                    ..e.clone()
+                };
+                (id.clone(), entry)
+            })
+            .collect();
+        Expectations { by_clause }
+    }
+
+    /// These expectations, with `under`'s for clauses these do not name: a team's own
+    /// file overrides what a vendor documents.
+    pub fn over(mut self, under: Expectations) -> Self {
+        for (id, entry) in under.by_clause {
+            self.by_clause.entry(id).or_insert(entry);
+        }
+        self
+    }
+
     /// The entry for clause `id`, if any, and whether `outcome` is the expected one.
     pub(crate) fn matched(&self, id: &str, outcome: Outcome) -> Option<Matched> {
         self.by_clause.get(id).map(|e| Matched {
@@ -144,6 +173,33 @@ mod tests {
                 .as_expected
         );
         assert_eq!(expectations.matched("RESP-001", Outcome::Fail), None);
+    }
+
+    #[test]
+    fn a_team_file_overrides_what_a_vendor_documents() {
+        let path = Path::new("x.toml");
+        let team =
+            Expectations::parse("[ERR-008]\nexpect = \"skip\"\nreason = \"ours\"\n", path).unwrap();
+        let vendor = Expectations::parse(
+            "[ERR-008]\nexpect = \"fail\"\nreason = \"theirs\"\n[ENC-002]\nexpect = \"fail\"\nreason = \"no base64\"\n",
+            path,
+        )
+        .unwrap();
+        let documented = Expectations::documented("gemini-openai", &vendor.by_clause);
+        let both = team.over(documented);
+        let err = both.matched("ERR-008", Outcome::Skip).unwrap();
+        assert_eq!(
+            (
+                err.expectation.reason.as_str(),
+                err.expectation.documented_by
+            ),
+            ("ours", None)
+        );
+        let enc = both.matched("ENC-002", Outcome::Fail).unwrap();
+        assert_eq!(
+            enc.expectation.documented_by.as_deref(),
+            Some("gemini-openai")
+        );
     }
 
     #[test]

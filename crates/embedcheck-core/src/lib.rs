@@ -9,6 +9,7 @@
 //! - [`property`]: seeded, shrinking property tests driven inside the audit,
 //! - [`declared`]: what the user declares about the server instead of detecting it,
 //! - [`reference`]: known answers, the model's own vectors for a set of texts,
+//! - [`vendor`]: hosted APIs' documented facts, and how a run addresses each,
 //! - [`profiles`]: whether the OpenAI SDKs and LangChain, with their defaults, work
 //!   against the server,
 //! - [`audit`]: runs the selected clauses, then the client profiles,
@@ -34,4 +35,5 @@ pub mod schemas;
 pub mod session;
 pub mod snapshot;
 pub mod vectors;
+pub mod vendor;
 pub mod verdict;

@@ -404,3 +404,79 @@ async fn no_clause_passes_over_nothing() {
         "passed without evidence: {passed:#?}"
     );
 }
+
+/// The reference server, except that every request it refuses as a client mistake is
+/// answered 429 with `Retry-After: 20`, as quota-style gateways answer requests that
+/// can never succeed; valid requests succeed.
+struct MistakesAs429(reference_server::Engine);
+
+impl wiremock::Respond for MistakesAs429 {
+    fn respond(&self, request: &wiremock::Request) -> ResponseTemplate {
+        let header = |name: &str| request.headers.get(name).and_then(|v| v.to_str().ok());
+        let answer = self.0.handle(&reference_server::HttpRequest {
+            method: request.method.as_str(),
+            path: request.url.path(),
+            authorization: header("authorization"),
+            content_type: header("content-type"),
+            body: &request.body,
+        });
+        if (400..500).contains(&answer.status) && request.method.as_str() == "POST" {
+            return ResponseTemplate::new(429)
+                .insert_header("retry-after", "20")
+                .set_body_json(
+                    json!({"error": {"message": "Too many requests", "type": "rate_limit"}}),
+                );
+        }
+        ResponseTemplate::new(answer.status).set_body_raw(answer.body, answer.content_type)
+    }
+}
+
+/// A 429 repeated for the same invalid request while valid requests succeed is a
+/// refusal, judged by ERR-011 at once: the run does not wait out Retry-After 20 on
+/// every mistake (which, with the default 60 s retry wait, used to end the run as
+/// "every request is answered 429" with nothing judged).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_429_for_every_mistake_fails_err_011_within_seconds() {
+    let server = MockServer::start().await;
+    Mock::given(any())
+        .respond_with(MistakesAs429(reference_server::Engine::new(
+            reference_server::Config::default(),
+        )))
+        .mount(&server)
+        .await;
+    let transport = Transport::new(
+        Target::parse(&format!("{}/v1", server.uri())).expect("test URL"),
+        None,
+        Duration::from_secs(5),
+    );
+    let settings = Settings {
+        large_batch: 8,
+        ..Settings::default()
+    };
+    assert_eq!(
+        settings.max_retry_wait,
+        Duration::from_secs(60),
+        "the default"
+    );
+    let selected: Vec<&Clause> = Catalogue::shipped().clauses.iter().collect();
+    let started = std::time::Instant::now();
+    let run = audit_server(
+        transport,
+        settings,
+        "quota".into(),
+        &selected,
+        Interrupt::default(),
+    );
+    let audit = tokio::time::timeout(NO_HANG, run).await.expect("no hang");
+    let elapsed = started.elapsed();
+    assert!(elapsed < Duration::from_secs(30), "took {elapsed:?}");
+    assert_eq!(audit.aborted, None);
+    let (err011, reason) = outcome(&audit, "ERR-011");
+    assert_eq!(err011, Outcome::Fail, "{reason}");
+    assert!(
+        reason.contains("429 (input is an empty array; 429 again at once while a valid request"),
+        "{reason}"
+    );
+    let (in001, _) = outcome(&audit, "IN-001");
+    assert_eq!(in001, Outcome::Pass);
+}

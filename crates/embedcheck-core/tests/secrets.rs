@@ -1,10 +1,11 @@
-//! Secret hygiene: with an API key given, the key reaches the server and appears in no
-//! report, snapshot, log line, curl reproducer or failure message, even when the
-//! server echoes it back in every answer.
+//! Secret hygiene: with an API key given (as a Bearer token or in a header of its
+//! own), secret headers and a key in the query string, every secret reaches the server
+//! and appears in no report, snapshot, log line, curl reproducer or failure message,
+//! even when the server echoes them back in every answer.
 
 use embedcheck_core::audit::audit_session;
 use embedcheck_core::catalogue::{Catalogue, Clause};
-use embedcheck_core::http::{Secret, Target, Transport};
+use embedcheck_core::http::{Access, Header, KeyHeader, Secret, Target, Transport};
 use embedcheck_core::report;
 use embedcheck_core::report::{Report, Tool};
 use embedcheck_core::session::{Interrupt, Session, Settings};
@@ -24,7 +25,12 @@ struct EchoingServer(Engine);
 impl Respond for EchoingServer {
     fn respond(&self, request: &Request) -> ResponseTemplate {
         let header = |name: &str| request.headers.get(name).and_then(|v| v.to_str().ok());
-        let authorization = header("authorization").unwrap_or_default().to_owned();
+        let authorization = ["authorization", "api-key", "x-gw-key"]
+            .iter()
+            .filter_map(|name| header(name))
+            .chain(request.url.query())
+            .collect::<Vec<_>>()
+            .join(" ");
         let answer = self.0.handle(&HttpRequest {
             method: request.method.as_str(),
             path: request.url.path(),
@@ -62,16 +68,7 @@ async fn the_key_is_sent_but_never_shown() {
         Some(Secret::new(KEY.to_owned())),
         Duration::from_secs(10),
     );
-    let settings = Settings {
-        large_batch: 16,
-        seed: 3,
-        ..Settings::default()
-    };
-    let clauses: Vec<&Clause> = Catalogue::shipped().clauses.iter().collect();
-    let mut session = Session::new(transport, settings, Interrupt::default());
-    let audit = audit_session(&mut session, "secrets".to_owned(), &clauses).await;
-
-    let sent = server.received_requests().await.unwrap_or_default();
+    let (shown, sent) = audit_and_show(transport, &server).await;
     let with_key = sent
         .iter()
         .filter(|r| {
@@ -84,6 +81,102 @@ async fn the_key_is_sent_but_never_shown() {
         with_key > 10,
         "the key was sent ({with_key} requests carried it)"
     );
+    for (i, text) in shown.iter().enumerate() {
+        assert!(!text.contains(KEY), "output {i} contains the key:\n{text}");
+    }
+    assert!(
+        shown.iter().any(|t| t.contains("Bearer $KEY")),
+        "curl reproducers name the key as $KEY"
+    );
+}
+
+const GATEWAY_KEY: &str = "gw-embedcheck-secret-55d1";
+const QUERY_KEY: &str = "q-embedcheck-secret-90ab";
+
+/// Azure's `api-key` header, a gateway's secret header (`--header-env`) and a key in
+/// the query string: each is sent on every request and shown only as a variable or
+/// REDACTED.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn keys_in_other_headers_and_the_query_are_sent_but_never_shown() {
+    let server = MockServer::start().await;
+    Mock::given(any())
+        .respond_with(EchoingServer(Engine::new(Config::default())))
+        .mount(&server)
+        .await;
+    let access = Access {
+        key: Some(Secret::new(KEY.to_owned())),
+        key_header: KeyHeader::parse("api-key").expect("a header name"),
+        headers: vec![
+            Header::plain("X-Title: embedcheck").expect("a header"),
+            Header::secret("x-gw-key", "GW_KEY", Secret::new(GATEWAY_KEY.to_owned()))
+                .expect("a header"),
+        ],
+        ..Access::default()
+    };
+    let url = format!(
+        "{}/v1/embeddings?api-version=2024-10-21&key={QUERY_KEY}",
+        server.uri()
+    );
+    let transport = Transport::with_access(
+        Target::parse(&url).expect("loopback URL"),
+        access,
+        Duration::from_secs(10),
+    )
+    .expect("a plain client");
+    let (shown, sent) = audit_and_show(transport, &server).await;
+    let carried = |name: &str, value: &str| {
+        sent.iter()
+            .filter(|r| {
+                r.headers
+                    .get(name)
+                    .is_some_and(|v| v.as_bytes() == value.as_bytes())
+            })
+            .count()
+    };
+    assert!(carried("api-key", KEY) > 10 && carried("x-gw-key", GATEWAY_KEY) > 10);
+    assert!(carried("x-title", "embedcheck") > 10);
+    assert_eq!(
+        carried("authorization", KEY),
+        0,
+        "the key travels in api-key only"
+    );
+    assert!(
+        sent.iter()
+            .all(|r| r.url.query().is_some_and(|q| q.contains(QUERY_KEY)))
+    );
+    for (i, text) in shown.iter().enumerate() {
+        for secret in [KEY, GATEWAY_KEY, QUERY_KEY] {
+            assert!(
+                !text.contains(secret),
+                "output {i} contains {secret}:\n{text}"
+            );
+        }
+    }
+    let all = shown.join("\n");
+    for variable in [
+        "api-key: $KEY",
+        "x-gw-key: $GW_KEY",
+        "key=REDACTED",
+        "api-version=2024-10-21",
+    ] {
+        assert!(all.contains(variable), "no {variable:?} in the outputs");
+    }
+}
+
+/// Audits through `transport` on every clause and returns every output a user could
+/// see (terminal, debug forms, failure details, every report and snapshot file) and
+/// the requests the server received.
+async fn audit_and_show(transport: Transport, server: &MockServer) -> (Vec<String>, Vec<Request>) {
+    let settings = Settings {
+        large_batch: 16,
+        seed: 3,
+        ..Settings::default()
+    };
+    let clauses: Vec<&Clause> = Catalogue::shipped().clauses.iter().collect();
+    let mut session = Session::new(transport, settings, Interrupt::default());
+    let audit = audit_session(&mut session, "secrets".to_owned(), &clauses).await;
+
+    let sent = server.received_requests().await.unwrap_or_default();
     assert!(
         audit.results.iter().any(|r| r.curl.is_some()),
         "some clause fails (integer error codes), so reproducers exist"
@@ -113,14 +206,8 @@ async fn the_key_is_sent_but_never_shown() {
             .iter()
             .map(|path| std::fs::read_to_string(path).unwrap_or_default()),
     );
-    for (i, text) in shown.iter().enumerate() {
-        assert!(!text.contains(KEY), "output {i} contains the key:\n{text}");
-    }
-    assert!(
-        shown.iter().any(|t| t.contains("Bearer $KEY")),
-        "curl reproducers name the key as $KEY"
-    );
     let _ = std::fs::remove_dir_all(&dir);
+    (shown, sent)
 }
 
 fn files_under(dir: &std::path::Path) -> Vec<std::path::PathBuf> {

@@ -5,4 +5,4 @@ mod result;
 mod runner;
 
 pub use result::{ClauseResult, Conclusion, Gate, RunSummary, ServerAudit};
-pub use runner::{audit_server, audit_session, run};
+pub use runner::{DRY_RUN_MODEL, PlannedRequest, audit_server, audit_session, plan_requests, run};

@@ -36,7 +36,7 @@ pub async fn audit_session(
     let started = Instant::now();
     let endpoint = session.transport().target().display();
     let ready = match resolve_model(session).await {
-        Ok(()) => access_refused(session).await.map_or(Ok(()), Err),
+        Ok(()) => reachable_with_access(session).await,
         Err(why) => Err(why),
     };
     let (results, aborted) = match ready {
@@ -86,11 +86,14 @@ async fn profile_clients(session: &Session, results: &[ClauseResult]) -> Vec<Cli
     profiles::profile_all(session, &judged).await
 }
 
-/// Why the audit could not be completed when the server stopped answering and MUST
-/// clauses were left without a verdict for that reason: a CI gate must not go green
-/// on a server that never answers an embeddings request.
+/// Why the audit could not be completed when the server stopped answering, or a
+/// budget ran out, and MUST clauses were left without a verdict: a CI gate must not go
+/// green on a server that never answers an embeddings request, nor on a run whose
+/// `--max-tokens` or `--max-cost` cut it short.
 fn stalled_before_must_verdicts(session: &Session, results: &[ClauseResult]) -> Option<String> {
-    let why = session.stalled()?;
+    let why = session
+        .stalled()
+        .or_else(|| session.budget_spent().map(|e| e.to_string()))?;
     let unjudged = results
         .iter()
         .filter(|r| r.level == Level::Must && r.outcome == Outcome::Inconclusive)
@@ -139,40 +142,49 @@ fn inconclusive(error: ProbeError) -> Verdict {
     })
 }
 
-/// Why the audit cannot judge the server, when its plain request is refused for the
-/// suite's lack of access (401, 403, 402): every answer after it would be about the
-/// key or the quota, not about the server, and a verdict built on them would accuse
-/// the server of the user's own configuration. The request is IN-001's, so the clause
-/// run gets it from the cache.
-async fn access_refused(session: &Session) -> Option<String> {
-    let reply = crate::session::requests::single(session).await.ok()?;
-    matches!(reply.status, 401..=403).then(|| {
-        format!(
-            "access refused: the plain request was answered {}; this says nothing about the server's conformance (check --api-key-env: a key is sent only when named)",
+/// Whether the plain request gets an answer that is about the server. Not when the
+/// server cannot be reached, nor when the answer is about the suite's own access
+/// (401, 403, 402, or a 429 saying a quota or credit is spent): every answer after it
+/// would be about the key or the account, and a verdict built on them would accuse the
+/// server of the user's own configuration. The request is IN-001's, so the clause run
+/// gets it from the cache.
+async fn reachable_with_access(session: &Session) -> Result<(), String> {
+    let shown = || session.transport().target().display();
+    let reply = match crate::session::requests::single(session).await {
+        Ok(reply) => reply,
+        Err(ProbeError::Transport(e)) => return Err(format!("failed to reach {}: {e}", shown())),
+        // A budget, a stall or Ctrl-C: the clause run says so clause by clause.
+        Err(_) => return Ok(()),
+    };
+    if matches!(reply.status, 401..=403) || reply.says_quota_spent() {
+        return Err(format!(
+            "access refused: the plain request was answered {}; this says nothing about the server's conformance (check --api-key-env, --api-key-header and --header-env: a key is sent only when named)",
             reply.summary()
-        )
-    })
+        ));
+    }
+    Ok(())
 }
 
-/// Checks the endpoint answers at all and learns the model: `--model`, else the first
-/// id of `GET /models`.
+/// Learns the model: `--model`, else nothing when requests carry none (a vendor whose
+/// URL names the deployment), else the first id of `GET /models`. Only the last asks
+/// for the models route: an endpoint without one is audited with `--model`.
 async fn resolve_model(session: &mut Session) -> Result<(), String> {
-    let listing = session.send(Probe::list_models()).await;
+    if session.settings().dry_run && session.settings().model.is_none() {
+        // Nothing is sent, so nothing can name the model: the plan says MODEL.
+        session.set_model(DRY_RUN_MODEL.to_owned());
+    }
     if let Some(model) = session.settings().model.clone() {
         let fact = Fact::declared(ModelSource::Declared, "--model");
         session.learn(|facts| facts.model_source = Some(fact));
-        return match listing {
-            Err(ProbeError::Transport(e)) => Err(format!(
-                "failed to reach {}: {e}",
-                session.transport().target().display()
-            )),
-            _ => {
-                session.set_model(model);
-                Ok(())
-            }
-        };
+        session.set_model(model);
+        return Ok(());
     }
-    let reply = listing.map_err(|e| {
+    if !session.transport().access().fields.send_model {
+        let fact = Fact::declared(ModelSource::NotSent, "--vendor");
+        session.learn(|facts| facts.model_source = Some(fact));
+        return Ok(());
+    }
+    let reply = session.send(Probe::list_models()).await.map_err(|e| {
         format!(
             "failed to reach {}: {e}",
             session.transport().target().display()
@@ -197,6 +209,46 @@ async fn resolve_model(session: &mut Session) -> Result<(), String> {
             reply.summary()
         )),
     }
+}
+
+/// What a dry run's requests name as the model when `--model` was not given.
+pub const DRY_RUN_MODEL: &str = "MODEL";
+
+/// One clause's first request, as `--dry-run` shows it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PlannedRequest {
+    pub clause: String,
+    /// The curl command that would send it (secrets as `$KEY`), or none for a clause
+    /// that judges the run's other answers.
+    pub curl: Option<String>,
+}
+
+/// Each selected clause's first request, recorded and never sent (the session runs
+/// with `dry_run`): the plan `--dry-run` prints.
+pub async fn plan_requests(
+    transport: Transport,
+    settings: Settings,
+    selected: &[&Clause],
+) -> Vec<PlannedRequest> {
+    let settings = Settings {
+        dry_run: true,
+        ..settings
+    };
+    let mut session = Session::new(transport, settings, Interrupt::default());
+    // Cannot fail in a dry run: no request is sent.
+    let _ = resolve_model(&mut session).await;
+    run(&session, selected).await;
+    let log = session.log();
+    selected
+        .iter()
+        .map(|clause| PlannedRequest {
+            clause: clause.id.clone(),
+            curl: log
+                .iter()
+                .find(|l| l.clause == Some(clause.id.as_str()))
+                .map(|l| l.exchange.curl.clone()),
+        })
+        .collect()
 }
 
 /// Results for clauses that never ran because the audit could not start.

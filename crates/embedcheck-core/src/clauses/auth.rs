@@ -17,9 +17,9 @@ pub(crate) fn checks() -> Vec<Check> {
 /// Only judged when the user gave a key: without one the suite cannot know whether
 /// the endpoint wants one, and it never reads a key implicitly.
 async fn missing_credentials_refused(s: &Session) -> CheckResult {
-    if s.transport().key().is_none() {
+    if !s.transport().access().has_credentials() {
         return Ok(Verdict::skip(
-            "no --api-key-env given; the endpoint was audited without credentials",
+            "no --api-key-env or --header-env given; the endpoint was audited without credentials",
         ));
     }
     let probe = Probe::either(

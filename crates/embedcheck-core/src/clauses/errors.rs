@@ -9,7 +9,7 @@ use super::{Check, CheckResult, check};
 use crate::http::{AskedWait, Body, Probe, Reply, Validity};
 use crate::schemas::Schemas;
 use crate::session::requests::{self, SENTENCE, body};
-use crate::session::{ProbeError, Session};
+use crate::session::{Persisted, ProbeError, Session};
 use crate::verdict::Verdict;
 use serde_json::json;
 use std::sync::Arc;
@@ -327,12 +327,14 @@ async fn server_stays_up(s: &Session) -> CheckResult {
 }
 
 /// ERR-011: "No invalid request is answered with a status the OpenAI SDKs retry (408,
-/// 409, 429 or any 5xx) unless the answer carries x-should-retry: false; a 429 that
-/// persists on an invalid request past its Retry-After while valid requests succeed is
-/// a client mistake misreported."
+/// 409, 429 or any 5xx) unless the answer carries x-should-retry: false; a 429 that an
+/// invalid request gets again when sent again at once, while a valid request sent in
+/// between succeeds (or that persists past the run's retry wait while valid requests
+/// succeed), is a client mistake misreported as throttling."
 ///
 /// ERR-009's log, judged with the SDKs' own rule ([`Reply::is_retried_by_sdks`]), plus
-/// the 429s the session gave up waiting out.
+/// the 429s the session found to be refusals (a quota answer to a request that can
+/// never succeed) or gave up waiting out.
 async fn no_retryable_status_for_mistakes(s: &Session) -> CheckResult {
     s.send(malformed_json_probe(s)).await?;
     s.send(missing_input_probe(s)).await?;
@@ -353,8 +355,15 @@ async fn no_retryable_status_for_mistakes(s: &Session) -> CheckResult {
         .any(|l| l.validity == Validity::Valid && l.reply.as_ref().is_some_and(|r| r.is_success()));
     if valid_succeeded {
         for t in s.throttled() {
-            if let (Validity::Invalid(why), true) = (&t.validity, t.persisted) {
-                retried.push((format!("{why}; still 429 after the retry wait"), t.reply));
+            let how = match t.persisted {
+                Persisted::No => continue,
+                Persisted::PastRetryWait => "still 429 after the retry wait",
+                Persisted::WhileValidSucceeded => {
+                    "429 again at once while a valid request sent between the two succeeded"
+                }
+            };
+            if let Validity::Invalid(why) = &t.validity {
+                retried.push((format!("{why}; {how}"), t.reply));
             }
         }
     }

@@ -3,16 +3,16 @@
 /// Bodies larger than this are not inlined: the command would be unreadable.
 const MAX_INLINE_BODY: usize = 64 * 1024;
 
-/// A one-line curl command. The key is never inlined: it reads `$KEY` from the shell.
-pub fn render(
+/// A one-line curl command. No secret is inlined: each is a shell variable (`$KEY`).
+pub(crate) fn render(
     method: &reqwest::Method,
     url: &str,
     body: Option<(&[u8], &str)>,
-    authenticated: bool,
+    headers: &[ShownHeader],
 ) -> String {
     let mut parts = vec!["curl -sS -i".to_owned(), format!("-X {method}"), quote(url)];
-    if authenticated {
-        parts.push("-H \"Authorization: Bearer $KEY\"".to_owned());
+    for header in headers {
+        parts.push(format!("-H {}", header.quoted()));
     }
     if let Some((bytes, content_type)) = body {
         parts.push(format!(
@@ -34,6 +34,25 @@ fn data_argument(bytes: &[u8]) -> String {
     format!("--data-binary {}", quote(&String::from_utf8_lossy(bytes)))
 }
 
+/// A header as a reproducer shows it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum ShownHeader {
+    /// Shown as sent, single-quoted.
+    Plain(String),
+    /// Ends in a shell variable standing for a secret (`api-key: $KEY`), so it is
+    /// double-quoted for the shell to fill in.
+    Secret(String),
+}
+
+impl ShownHeader {
+    fn quoted(&self) -> String {
+        match self {
+            ShownHeader::Plain(text) => quote(text),
+            ShownHeader::Secret(text) => format!("\"{text}\""),
+        }
+    }
+}
+
 /// POSIX single-quoting: the only character to escape is the single quote itself.
 fn quote(text: &str) -> String {
     format!("'{}'", text.replace('\'', r"'\''"))
@@ -49,11 +68,28 @@ mod tests {
             &reqwest::Method::POST,
             "http://127.0.0.1:8000/v1/embeddings",
             Some((br#"{"input":"it's"}"#, "application/json")),
-            true,
+            &[ShownHeader::Secret("Authorization: Bearer $KEY".into())],
         );
         assert_eq!(
             line,
             r#"curl -sS -i -X POST 'http://127.0.0.1:8000/v1/embeddings' -H "Authorization: Bearer $KEY" -H 'Content-Type: application/json' --data-binary '{"input":"it'\''s"}'"#
+        );
+    }
+
+    #[test]
+    fn plain_headers_are_single_quoted_secrets_left_to_the_shell() {
+        let line = render(
+            &reqwest::Method::GET,
+            "http://h/v1/models",
+            None,
+            &[
+                ShownHeader::Secret("api-key: $KEY".into()),
+                ShownHeader::Plain("x-title: a $b".into()),
+            ],
+        );
+        assert!(
+            line.ends_with(r#"-H "api-key: $KEY" -H 'x-title: a $b'"#),
+            "{line}"
         );
     }
 
@@ -64,7 +100,7 @@ mod tests {
             &reqwest::Method::POST,
             "http://h/v1",
             Some((&body, "application/json")),
-            false,
+            &[],
         );
         assert!(line.len() < 200 && !line.contains("Authorization"));
     }

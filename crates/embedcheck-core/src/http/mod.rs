@@ -1,5 +1,6 @@
 //! Talking to the endpoint: targets, probes, bounded transport, replies, evidence text.
 
+pub mod access;
 pub(crate) mod curl;
 pub(crate) mod embeddings;
 pub(crate) mod excerpt;
@@ -10,10 +11,11 @@ pub(crate) mod secret;
 pub mod target;
 pub(crate) mod transport;
 
+pub use access::{Access, AccessError, Fields, Header, KeyHeader};
 pub use embeddings::Encoding;
 pub(crate) use exchange::Exchange;
 pub(crate) use probe::{Body, Probe, Validity};
 pub(crate) use reply::{AskedWait, Reply};
-pub use secret::Secret;
+pub use secret::{Secret, Secrets};
 pub use target::{Target, TargetError};
 pub use transport::{Transport, TransportError};

@@ -78,6 +78,23 @@ impl Reply {
         }
     }
 
+    /// Whether this is a 429 about the account, not the pace: a spent quota or credit
+    /// (OpenAI's `insufficient_quota`, "exceeded your current quota", a balance or
+    /// billing message). Waiting does not help, and it says nothing about the server.
+    pub(crate) fn says_quota_spent(&self) -> bool {
+        if self.status != 429 {
+            return false;
+        }
+        let text = String::from_utf8_lossy(&self.body).to_lowercase();
+        text.contains("insufficient_quota")
+            || text.contains("exceeded your current quota")
+            || text.contains("billing")
+            || (text.contains("insufficient")
+                && ["quota", "credit", "balance", "funds"]
+                    .iter()
+                    .any(|w| text.contains(w)))
+    }
+
     /// Whether the Content-Type is `application/json` (parameters allowed).
     pub(crate) fn has_json_content_type(&self) -> bool {
         self.content_type.as_deref().is_some_and(|ct| {
@@ -204,6 +221,18 @@ mod tests {
         assert_eq!(r.asked_wait(), AskedWait::HttpDate);
         r.retry_after = Some("-3".into());
         assert_eq!(r.asked_wait(), AskedWait::Unreadable("-3".into()));
+    }
+
+    #[test]
+    fn a_spent_quota_is_told_from_a_pace_limit() {
+        let openai = json!({"error": {"message": "You exceeded your current quota, please check your plan and billing details.", "type": "insufficient_quota", "code": "insufficient_quota"}});
+        assert!(reply(429, openai.clone()).says_quota_spent());
+        assert!(!reply(400, openai).says_quota_spent());
+        let pace =
+            json!({"error": {"message": "Rate limit reached for requests", "type": "requests"}});
+        assert!(!reply(429, pace).says_quota_spent());
+        let credit = json!({"error": {"message": "Insufficient credits"}});
+        assert!(reply(429, credit).says_quota_spent());
     }
 
     #[test]

@@ -1,4 +1,4 @@
-//! The API key, kept out of every output by construction.
+//! The API key and every other secret, kept out of every output by construction.
 //!
 //! The key is only ever read from the environment variable the user named with
 //! `--api-key-env`; nothing reads `OPENAI_API_KEY` or similar implicitly, so a key
@@ -16,39 +16,74 @@ impl Secret {
         Secret(key)
     }
 
-    /// The raw key, for the one place that needs it: the Authorization header.
+    /// The raw key, for the one place that sends it ([`super::access::Access::apply`])
+    /// and the list of secrets to redact.
     pub(crate) fn expose(&self) -> &str {
         &self.0
     }
+}
 
-    /// Removes every occurrence of the key from `text`, as a last line of defence for
-    /// text that came from elsewhere (a server echoing the header back, an error).
-    pub(crate) fn scrub(&self, text: &str) -> String {
-        if self.0.is_empty() {
-            text.to_owned()
-        } else {
-            text.replace(&self.0, "$KEY")
+/// Every secret a run knows and what outputs show in its place: the one list that
+/// every answer body, error text and report is redacted with (hurl keeps one such
+/// list too). A server that echoes a key or a query value back cannot put it in any
+/// reason, excerpt, snapshot or report.
+#[derive(Clone, Debug, Default)]
+pub struct Secrets {
+    /// (secret, shown instead), longest first so a secret inside another is not
+    /// half-replaced.
+    list: Vec<(String, String)>,
+}
+
+/// Shorter values are not taken for secrets unless named as such: a query value like
+/// `1` would otherwise redact every digit of every vector.
+const SHORTEST_GUESSED: usize = 6;
+
+impl Secrets {
+    /// A value the user named as secret.
+    pub(crate) fn add(&mut self, secret: &str, shown: &str) {
+        if !secret.is_empty() {
+            self.list.push((secret.to_owned(), shown.to_owned()));
+            self.list.sort_by_key(|(s, _)| std::cmp::Reverse(s.len()));
         }
+    }
+
+    /// A value that may be secret (a query value), when long enough to be one.
+    pub(crate) fn add_guessed(&mut self, value: &str, shown: &str) {
+        if value.len() >= SHORTEST_GUESSED {
+            self.add(value, shown);
+        }
+    }
+
+    /// `text` with every secret replaced.
+    pub(crate) fn scrub(&self, text: &str) -> String {
+        self.list
+            .iter()
+            .fold(text.to_owned(), |text, (secret, shown)| {
+                text.replace(secret, shown)
+            })
+    }
+
+    /// [`Secrets::scrub`] for bytes that may not be UTF-8 (a response body).
+    pub(crate) fn scrub_bytes(&self, bytes: Vec<u8>) -> Vec<u8> {
+        self.list.iter().fold(bytes, |bytes, (secret, shown)| {
+            replace_bytes(bytes, secret.as_bytes(), shown.as_bytes())
+        })
     }
 }
 
-impl Secret {
-    /// [`Secret::scrub`] for bytes that may not be UTF-8 (a response body).
-    pub(crate) fn scrub_bytes(&self, bytes: Vec<u8>) -> Vec<u8> {
-        let needle = self.0.as_bytes();
-        if needle.is_empty() || !bytes.windows(needle.len()).any(|w| w == needle) {
-            return bytes;
-        }
-        let mut out = Vec::with_capacity(bytes.len());
-        let mut rest = bytes.as_slice();
-        while let Some(at) = rest.windows(needle.len()).position(|w| w == needle) {
-            out.extend_from_slice(&rest[..at]);
-            out.extend_from_slice(b"$KEY");
-            rest = &rest[at + needle.len()..];
-        }
-        out.extend_from_slice(rest);
-        out
+fn replace_bytes(bytes: Vec<u8>, needle: &[u8], with: &[u8]) -> Vec<u8> {
+    if !bytes.windows(needle.len()).any(|w| w == needle) {
+        return bytes;
     }
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut rest = bytes.as_slice();
+    while let Some(at) = rest.windows(needle.len()).position(|w| w == needle) {
+        out.extend_from_slice(&rest[..at]);
+        out.extend_from_slice(with);
+        rest = &rest[at + needle.len()..];
+    }
+    out.extend_from_slice(rest);
+    out
 }
 
 impl fmt::Debug for Secret {
@@ -73,19 +108,28 @@ mod tests {
         assert!(!format!("{key:?} {key}").contains("abcdef"));
     }
 
-    #[test]
-    fn scrubs_echoed_keys_in_bytes() {
-        let key = Secret::new("sk-k".into());
-        assert_eq!(
-            key.scrub_bytes(b"\xffsk-k and sk-k".to_vec()),
-            b"\xff$KEY and $KEY".to_vec()
-        );
-        assert_eq!(key.scrub_bytes(b"nothing".to_vec()), b"nothing".to_vec());
+    fn secrets() -> Secrets {
+        let mut secrets = Secrets::default();
+        secrets.add("sk-k", "$KEY");
+        secrets.add("sk-k-longer", "$OTHER");
+        secrets.add_guessed("1", "REDACTED");
+        secrets
     }
 
     #[test]
-    fn scrubs_echoed_keys() {
-        let key = Secret::new("sk-test-abcdef".into());
-        assert_eq!(key.scrub("bad key sk-test-abcdef!"), "bad key $KEY!");
+    fn scrubs_echoed_secrets_in_bytes() {
+        assert_eq!(
+            secrets().scrub_bytes(b"\xffsk-k and sk-k-longer 1".to_vec()),
+            b"\xff$KEY and $OTHER 1".to_vec()
+        );
+        assert_eq!(
+            secrets().scrub_bytes(b"nothing".to_vec()),
+            b"nothing".to_vec()
+        );
+    }
+
+    #[test]
+    fn scrubs_echoed_secrets() {
+        assert_eq!(secrets().scrub("bad key sk-k!"), "bad key $KEY!");
     }
 }

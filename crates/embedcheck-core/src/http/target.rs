@@ -32,7 +32,7 @@ pub enum TargetError {
 const HARMLESS_QUERY: [&str; 2] = ["api-version", "api_version"];
 
 /// What reports show for any other query value.
-const REDACTED: &str = "REDACTED";
+pub(crate) const REDACTED: &str = "REDACTED";
 
 impl Target {
     pub fn parse(raw: &str) -> Result<Self, TargetError> {
@@ -72,6 +72,21 @@ impl Target {
     /// Any URL of this target as reports show it (curl reproducers use it).
     pub(crate) fn shown(url: &Url) -> String {
         without_secrets(url)
+    }
+
+    /// Values in the URL that may be credentials (a password, a query value not known
+    /// to be harmless), for the list of secrets every output redacts.
+    pub(crate) fn secret_values(&self) -> Vec<String> {
+        let url = &self.embeddings;
+        let query = url
+            .query_pairs()
+            .filter(|(name, _)| !HARMLESS_QUERY.contains(&name.as_ref()))
+            .map(|(_, value)| value.into_owned());
+        url.password()
+            .map(str::to_owned)
+            .into_iter()
+            .chain(query)
+            .collect()
     }
 
     /// A name for reports and folders: `127.0.0.1-8000`, `api.example.com`.

@@ -2,14 +2,16 @@
 //!
 //! Every request has a total timeout (connect, send and body), never follows
 //! redirects (a redirect could carry the key to another host, and is itself a
-//! finding), bypasses proxies, and reads at most a per-probe number of body bytes,
-//! so a hostile or broken server can neither hang nor exhaust the suite.
+//! finding), goes through no proxy but the one the user named, and reads at most a
+//! per-probe number of body bytes, so a hostile or broken server can neither hang nor
+//! exhaust the suite. Headers, key and body field names come from [`Access`].
 
+use super::access::{Access, AccessError};
 use super::curl;
 use super::excerpt;
-use super::probe::Probe;
+use super::probe::{Body, Probe};
 use super::reply::Reply;
-use super::secret::Secret;
+use super::secret::{Secret, Secrets};
 use super::target::Target;
 use crate::http::Exchange;
 use std::time::{Duration, Instant};
@@ -45,52 +47,54 @@ impl TransportError {
 /// How long the liveness check waits: a live server answers `GET /models` at once.
 const PING_TIMEOUT: Duration = Duration::from_secs(5);
 
-/// The HTTP client bound to one endpoint and, optionally, one key.
+/// The HTTP client bound to one endpoint and one way of reaching it.
 pub struct Transport {
     http: reqwest::Client,
     target: Target,
-    key: Option<Secret>,
+    access: Access,
+    secrets: Secrets,
     timeout: Duration,
 }
 
 impl Transport {
+    /// A transport sending `key`, if any, as a Bearer token.
     pub fn new(target: Target, key: Option<Secret>, timeout: Duration) -> Self {
-        install_crypto_provider();
-        let http = reqwest::Client::builder()
-            .timeout(timeout)
-            .connect_timeout(timeout.min(Duration::from_secs(10)))
-            .redirect(reqwest::redirect::Policy::none())
-            .no_proxy()
-            .user_agent(concat!("embedcheck/", env!("CARGO_PKG_VERSION")))
-            .build()
-            .unwrap_or_default();
-        Transport {
-            http,
+        Self::with_access(target, Access::bearer(key), timeout)
+            .expect("a client without proxy or CA file always builds")
+    }
+
+    /// A transport reaching `target` as `access` says; fails on a proxy or CA file
+    /// the HTTP client cannot use.
+    pub fn with_access(
+        target: Target,
+        access: Access,
+        timeout: Duration,
+    ) -> Result<Self, AccessError> {
+        Ok(Transport {
+            http: access.client(timeout)?,
+            secrets: access.secrets(&target),
             target,
-            key,
+            access,
             timeout,
-        }
+        })
     }
 
     pub fn target(&self) -> &Target {
         &self.target
     }
 
-    pub(crate) fn key(&self) -> Option<&Secret> {
-        self.key.as_ref()
+    pub(crate) fn access(&self) -> &Access {
+        &self.access
     }
 
     /// Whether the server answers anything at all (any status) to `GET /models`
     /// within a few seconds: the liveness check after a probe got no answer.
     pub(crate) async fn ping(&self) -> bool {
-        let mut request = self
+        let request = self
             .http
             .get(self.target.models_url().clone())
             .timeout(self.timeout.min(PING_TIMEOUT));
-        if let Some(key) = &self.key {
-            request = request.bearer_auth(key.expose());
-        }
-        request.send().await.is_ok()
+        self.access.apply(request, true).send().await.is_ok()
     }
 
     /// Sends `probe`, reading at most `max_body` bytes of the answer. On failure the
@@ -119,9 +123,15 @@ impl Transport {
         }
     }
 
+    /// What `probe` would send, for `--dry-run`: the exchange with its curl
+    /// reproducer and no answer.
+    pub(crate) fn planned(&self, probe: &Probe) -> Exchange {
+        self.exchange_for(probe)
+    }
+
     fn exchange_for(&self, probe: &Probe) -> Exchange {
         let url = self.url(probe);
-        let payload = probe.payload();
+        let payload = self.payload(probe);
         Exchange {
             method: probe.method.to_string(),
             path: url.path().to_owned(),
@@ -134,8 +144,19 @@ impl Transport {
                 &probe.method,
                 &super::target::Target::shown(url),
                 payload.as_ref().map(|(b, ct)| (b.as_slice(), *ct)),
-                probe.authenticated && self.key.is_some(),
+                &self.access.shown_headers(probe.authenticated),
             ),
+        }
+    }
+
+    /// The body as sent: a JSON body in the vendor's field names.
+    fn payload(&self, probe: &Probe) -> Option<(Vec<u8>, &'static str)> {
+        match &probe.body {
+            Body::Json(value) => Some((
+                self.access.fields.rewrite(value).to_string().into_bytes(),
+                "application/json",
+            )),
+            _ => probe.payload(),
         }
     }
 
@@ -154,15 +175,17 @@ impl Transport {
         let mut request = self
             .http
             .request(probe.method.clone(), self.url(probe).clone());
-        if let Some((bytes, content_type)) = probe.payload() {
+        if let Some((bytes, content_type)) = self.payload(probe) {
             request = request
                 .header(reqwest::header::CONTENT_TYPE, content_type)
                 .body(bytes);
         }
-        if let (true, Some(key)) = (probe.authenticated, &self.key) {
-            request = request.bearer_auth(key.expose());
-        }
-        let mut response = request.send().await.map_err(|e| self.classify(&e))?;
+        let mut response = self
+            .access
+            .apply(request, probe.authenticated)
+            .send()
+            .await
+            .map_err(|e| self.classify(&e))?;
         let header = |name: reqwest::header::HeaderName| {
             response
                 .headers()
@@ -198,13 +221,10 @@ impl Transport {
         }
     }
 
-    /// The answer as every later step sees it. A server that echoes the key back is
+    /// The answer as every later step sees it. A server that echoes a secret back is
     /// scrubbed here, once, so no reason, excerpt, snapshot or report can carry it.
     fn reply(&self, raw: RawAnswer, mut exchange: Exchange) -> Reply {
-        let body = match &self.key {
-            Some(key) => key.scrub_bytes(raw.body),
-            None => raw.body,
-        };
+        let body = self.secrets.scrub_bytes(raw.body);
         let json = serde_json::from_slice(&body).ok();
         exchange.status = Some(raw.status);
         exchange.response_body = (!body.is_empty()).then(|| excerpt::of_body(&body));
@@ -221,10 +241,7 @@ impl Transport {
     }
 
     fn scrub(&self, text: &str) -> String {
-        match &self.key {
-            Some(key) => key.scrub(text),
-            None => text.to_owned(),
-        }
+        self.secrets.scrub(text)
     }
 }
 
@@ -250,12 +267,6 @@ fn error_chain(error: &(dyn std::error::Error + 'static)) -> String {
         source = cause.source();
     }
     parts.join(": ")
-}
-
-/// rustls needs one process-wide crypto provider; `ring` keeps the build small.
-fn install_crypto_provider() {
-    // Err means another part of the process installed one first, which is fine.
-    let _ = rustls::crypto::ring::default_provider().install_default();
 }
 
 #[cfg(test)]

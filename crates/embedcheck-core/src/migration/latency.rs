@@ -22,7 +22,7 @@
 //! ```
 
 use super::vectors::Spread;
-use crate::http::Secret;
+use crate::http::Access;
 use hdrhistogram::Histogram;
 use serde::Serialize;
 use std::sync::Arc;
@@ -61,36 +61,28 @@ pub struct Loaded {
     pub label: String,
     http: reqwest::Client,
     url: url::Url,
-    key: Option<Secret>,
+    access: Access,
     bodies: Vec<Vec<u8>>,
     docs_per_request: usize,
 }
 
 impl Loaded {
-    /// `bodies` are sent in turn; each holds `docs_per_request` inputs.
+    /// `bodies` are sent in turn; each holds `docs_per_request` inputs. The client
+    /// is built as the audit's is ([`Access::client`]), headers and key included.
     pub fn new(
         label: String,
         url: url::Url,
-        key: Option<Secret>,
+        access: Access,
         timeout: Duration,
         bodies: Vec<Vec<u8>>,
         docs_per_request: usize,
     ) -> Loaded {
-        // reqwest needs a process-wide rustls provider, as for the audit's transport;
-        // Err means one is installed already, which is fine.
-        let _ = rustls::crypto::ring::default_provider().install_default();
-        let http = reqwest::Client::builder()
-            .timeout(timeout)
-            .redirect(reqwest::redirect::Policy::none())
-            .no_proxy()
-            .user_agent(concat!("embedcheck/", env!("CARGO_PKG_VERSION")))
-            .build()
-            .unwrap_or_default();
+        let http = access.client(timeout).unwrap_or_default();
         Loaded {
             label,
             http,
             url,
-            key,
+            access,
             bodies,
             docs_per_request,
         }
@@ -100,15 +92,17 @@ impl Loaded {
     async fn once(&self, i: usize) -> Result<Duration, String> {
         let body = self.bodies[i % self.bodies.len().max(1)].clone();
         let started = Instant::now();
-        let mut request = self
+        let request = self
             .http
             .post(self.url.clone())
             .header(reqwest::header::CONTENT_TYPE, "application/json")
             .body(body);
-        if let Some(key) = &self.key {
-            request = request.bearer_auth(key.expose());
-        }
-        let response = request.send().await.map_err(|e| e.to_string())?;
+        let response = self
+            .access
+            .apply(request, true)
+            .send()
+            .await
+            .map_err(|e| e.to_string())?;
         let status = response.status();
         response.bytes().await.map_err(|e| e.to_string())?;
         let elapsed = started.elapsed();

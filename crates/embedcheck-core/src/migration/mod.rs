@@ -385,22 +385,26 @@ fn loaded(
     answered: &[usize],
     timeout: Duration,
 ) -> Loaded {
+    let transport = s.transport();
     let bodies = corpus
         .batches()
         .enumerate()
         .filter(|(i, _)| answered.contains(i))
         .map(|(_, batch)| {
             let texts: Vec<&str> = batch.iter().map(|d| d.text.as_str()).collect();
-            json!({"model": s.model(), "input": texts})
+            let body = json!({"model": s.model(), "input": texts});
+            transport
+                .access()
+                .fields
+                .rewrite(&body)
                 .to_string()
                 .into_bytes()
         })
         .collect();
-    let transport = s.transport();
     Loaded::new(
         label.to_owned(),
         transport.target().embeddings_url().clone(),
-        transport.key().cloned(),
+        transport.access().clone(),
         timeout,
         bodies,
         corpus::BATCH_SIZE,

@@ -69,8 +69,12 @@ fn status(result: &ClauseResult) -> TestCaseStatus {
             .as_deref()
             .map(|l| format!(" ({l})"))
             .unwrap_or_default();
+        let kind = match &known.expectation.documented_by {
+            Some(vendor) => format!("documented by {vendor}"),
+            None => "known failure".to_owned(),
+        };
         return skipped(format!(
-            "known failure: {}{link}",
+            "{kind}: {}{link}",
             text::flat(&known.expectation.reason)
         ));
     }

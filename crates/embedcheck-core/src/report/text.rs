@@ -48,10 +48,16 @@ pub(crate) fn outcome_counts(audit: &ServerAudit) -> String {
 }
 
 /// The outcome word, qualified by the known-failures file: `fail (known)` for an
-/// expected failure, `pass (expected fail)` when one stopped failing.
+/// expected failure, `fail (documented)` for one the vendor's profile documents,
+/// `pass (expected fail)` when one stopped failing.
 pub(crate) fn outcome_label(result: &ClauseResult) -> String {
     match &result.expectation {
-        Some(m) if m.as_expected && result.outcome == Outcome::Fail => "fail (known)".to_owned(),
+        Some(m) if m.as_expected && result.outcome == Outcome::Fail => {
+            match m.expectation.documented_by {
+                Some(_) => "fail (documented)".to_owned(),
+                None => "fail (known)".to_owned(),
+            }
+        }
         Some(m) if !m.as_expected => format!(
             "{} (expected {})",
             result.outcome.as_str(),

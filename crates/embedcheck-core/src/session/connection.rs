@@ -45,6 +45,9 @@ pub enum ProbeError {
     /// A property clause could not build its inputs (a strategy rejected every draw).
     #[error("could not generate a test case: {0}")]
     Generation(String),
+    /// `--dry-run`: the request was recorded, not sent.
+    #[error("dry run: nothing was sent")]
+    DryRun,
 }
 
 /// Ctrl-C, shared between the signal handler and every waiting probe.
@@ -120,6 +123,14 @@ pub struct Session {
     unanswered_in_a_row: AtomicU64,
     /// Why the session stopped sending, once it has.
     stalled: Mutex<Option<String>>,
+    /// Which budget refused a request, once one has.
+    budget_spent: Mutex<Option<ProbeError>>,
+    /// When the next request may leave under `--rate`.
+    next_slot: tokio::sync::Mutex<Option<tokio::time::Instant>>,
+    /// The most a server counted over the suite's estimate for one request (at least
+    /// 1): later estimates are scaled by it, so the token budget (and `--max-cost`)
+    /// is not overrun by texts that cost more tokens than their length suggests.
+    overrun: Mutex<f64>,
 }
 
 /// A 429 or 503 answer and the request it answered.
@@ -127,9 +138,19 @@ pub struct Session {
 pub(crate) struct Throttled {
     pub validity: Validity,
     pub reply: Arc<Reply>,
-    /// A 429 still answered after the run's retry wait was spent: the request was
-    /// given up.
-    pub persisted: bool,
+    pub persisted: Persisted,
+}
+
+/// Whether a 429 went away when waited out or retried.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Persisted {
+    /// Waited out, or not a 429.
+    No,
+    /// Still answered after the run's retry wait was spent: the request was given up.
+    PastRetryWait,
+    /// Answered again at once while a valid request sent in between succeeded: a
+    /// refusal, not throttling.
+    WhileValidSucceeded,
 }
 
 /// Requests in a row without an answer after which a server is taken to have stopped
@@ -154,12 +175,20 @@ impl Session {
             current_clause: Mutex::default(),
             unanswered_in_a_row: AtomicU64::new(0),
             stalled: Mutex::default(),
+            budget_spent: Mutex::default(),
+            next_slot: tokio::sync::Mutex::default(),
+            overrun: Mutex::new(1.0),
         }
     }
 
     /// Why the session stopped sending to the server, if it did.
     pub(crate) fn stalled(&self) -> Option<String> {
         lock(&self.stalled).clone()
+    }
+
+    /// The first budget refusal, if a budget ran out.
+    pub(crate) fn budget_spent(&self) -> Option<ProbeError> {
+        lock(&self.budget_spent).clone()
     }
 
     pub fn settings(&self) -> &Settings {
@@ -258,28 +287,17 @@ impl Session {
         let mut attempt = 0u32;
         loop {
             let reply = self.send_once(probe).await?;
-            // Where this answer's entry is: with requests in flight, the last entry
-            // may be another request's by the time this one gives up.
-            let throttled = matches!(reply.status, 429 | 503).then(|| {
-                let mut list = lock(&self.throttled);
-                list.push(Throttled {
-                    validity: probe.validity.clone(),
-                    reply: Arc::new(reply.clone()),
-                    persisted: false,
-                });
-                list.len() - 1
-            });
+            let throttled = self.note_throttled(probe, &reply);
             if reply.status != 429 {
                 return Ok(reply);
+            }
+            if let Some(refusal) = self.refused_with_429(probe).await? {
+                return Ok(refusal);
             }
             let wait = retry_delay(&reply.asked_wait(), attempt);
             let waited = *lock(&self.waited_for_429);
             if waited + wait > self.settings.max_retry_wait {
-                if let Some(i) = throttled
-                    && let Some(entry) = lock(&self.throttled).get_mut(i)
-                {
-                    entry.persisted = true;
-                }
+                self.mark_persisted(throttled, Persisted::PastRetryWait);
                 self.count_unanswered(|in_a_row| {
                     format!(
                         "every request is answered 429: {in_a_row} in a row after --max-retry-wait ({} s) was spent",
@@ -295,6 +313,56 @@ impl Session {
             *lock(&self.waited_for_429) += wait;
             attempt += 1;
         }
+    }
+
+    /// Keeps a 429 or 503 answer for ERR-011 and ERR-012; where its entry is (with
+    /// requests in flight, the last entry may be another request's by the time this
+    /// one gives up).
+    fn note_throttled(&self, probe: &Probe, reply: &Reply) -> Option<usize> {
+        matches!(reply.status, 429 | 503).then(|| {
+            let mut list = lock(&self.throttled);
+            list.push(Throttled {
+                validity: probe.validity.clone(),
+                reply: Arc::new(reply.clone()),
+                persisted: Persisted::No,
+            });
+            list.len() - 1
+        })
+    }
+
+    fn mark_persisted(&self, entry: Option<usize>, how: Persisted) {
+        if let Some(i) = entry
+            && let Some(entry) = lock(&self.throttled).get_mut(i)
+        {
+            entry.persisted = how;
+        }
+    }
+
+    /// A 429 may be a refusal dressed as throttling (a quota answer to a request that
+    /// can never succeed: a client mistake, an input too long). It is, when the plain
+    /// request sent right after it succeeds, against the wait the 429 asked for, and the
+    /// same request sent again at once is answered 429 again: that answer comes back as
+    /// the request's own (kept as persisted for ERR-011), without waiting out a
+    /// Retry-After the server does not mean. Anything else is throttling, waited out
+    /// as usual. (A limiter that lets one request through per window would be taken for
+    /// a refusal here; one that asks for the wait it enforces is not.)
+    async fn refused_with_429(&self, probe: &Probe) -> Result<Option<Reply>, ProbeError> {
+        let control = super::requests::control_probe(self.model());
+        if probe.cache_key() == control.cache_key() {
+            return Ok(None);
+        }
+        let control_reply = self.send_once(&control).await?;
+        if !control_reply.is_success() {
+            self.note_throttled(&control, &control_reply);
+            return Ok(None);
+        }
+        let again = self.send_once(probe).await?;
+        if again.status != 429 {
+            return Ok(Some(again));
+        }
+        let entry = self.note_throttled(probe, &again);
+        self.mark_persisted(entry, Persisted::WhileValidSucceeded);
+        Ok(Some(again))
     }
 
     /// Every 429 and 503 answer so far.
@@ -318,6 +386,12 @@ impl Session {
             return Err(ProbeError::Stalled(why));
         }
         let number = self.reserve(probe)?;
+        if self.settings.dry_run {
+            let exchange = self.transport.planned(probe);
+            self.record(number, probe, exchange, None);
+            return Err(ProbeError::DryRun);
+        }
+        self.wait_for_slot().await;
         let sent = tokio::select! {
             sent = self.transport.send(probe, response_limit(probe)) => sent,
             () = self.interrupt.triggered() => return Err(ProbeError::Interrupted),
@@ -328,6 +402,7 @@ impl Session {
                     self.unanswered_in_a_row.store(0, Ordering::Relaxed);
                 }
                 let tokens = self.tokens_spent(probe, &reply);
+                self.note_overrun(probe, tokens);
                 self.tokens.fetch_add(tokens, Ordering::Relaxed);
                 let answer = Some(Arc::new(reply.clone()));
                 self.record(number, probe, reply.exchange.clone(), answer);
@@ -401,14 +476,40 @@ impl Session {
     /// request's number in sending order.
     fn reserve(&self, probe: &Probe) -> Result<u64, ProbeError> {
         let max_requests = self.settings.max_requests;
-        if self.requests_sent() >= max_requests {
-            return Err(ProbeError::RequestBudget(max_requests));
-        }
         let max_tokens = self.settings.max_tokens;
-        if self.tokens_used() + probe.estimated_tokens() > max_tokens {
-            return Err(ProbeError::TokenBudget(max_tokens));
+        let expected = (probe.estimated_tokens() as f64 * *lock(&self.overrun)).ceil() as u64;
+        let refusal = if self.requests_sent() >= max_requests {
+            ProbeError::RequestBudget(max_requests)
+        } else if self.tokens_used() + expected > max_tokens {
+            ProbeError::TokenBudget(max_tokens)
+        } else {
+            return Ok(self.requests.fetch_add(1, Ordering::Relaxed));
+        };
+        lock(&self.budget_spent).get_or_insert(refusal.clone());
+        Err(refusal)
+    }
+
+    /// Learns how far the server's count exceeded the estimate for `probe`.
+    fn note_overrun(&self, probe: &Probe, spent: u64) {
+        let estimate = probe.estimated_tokens();
+        if estimate > 0 && spent > estimate {
+            let mut overrun = lock(&self.overrun);
+            *overrun = overrun.max(spent as f64 / estimate as f64);
         }
-        Ok(self.requests.fetch_add(1, Ordering::Relaxed))
+    }
+
+    /// Waits until `--rate` lets the next request leave; at once without a rate.
+    async fn wait_for_slot(&self) {
+        let Some(rate) = self.settings.rate.filter(|r| *r > 0.0) else {
+            return;
+        };
+        let interval = Duration::from_secs_f64(1.0 / rate);
+        let mut next = self.next_slot.lock().await;
+        let now = tokio::time::Instant::now();
+        let at = next.map_or(now, |t| t.max(now));
+        *next = Some(at + interval);
+        drop(next);
+        tokio::time::sleep_until(at).await;
     }
 
     /// Logs the exchange of request `number` in its sending place.

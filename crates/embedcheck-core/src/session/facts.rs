@@ -54,6 +54,8 @@ pub enum ModelSource {
     Declared,
     /// The first id of `GET /models`.
     FirstListed,
+    /// None: the vendor's URL names the deployment and requests carry no `model`.
+    NotSent,
 }
 
 /// Whether `dimensions` below the native size is honoured, and why that is believed.
@@ -526,6 +528,9 @@ impl Facts {
             self.model_source.as_ref().map(|f| match f.value {
                 ModelSource::Declared => "--model".to_owned(),
                 ModelSource::FirstListed => "first id of GET /models".to_owned(),
+                ModelSource::NotSent => {
+                    "none sent: the vendor's URL names the deployment".to_owned()
+                }
             }),
         );
         put(

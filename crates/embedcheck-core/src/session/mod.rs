@@ -7,6 +7,7 @@ pub mod facts;
 pub(crate) mod requests;
 mod settings;
 
+pub(crate) use connection::Persisted;
 pub use connection::{Interrupt, Logged, ProbeError, Session};
 pub(crate) use facts::Fact;
 pub use facts::Facts;

@@ -42,6 +42,10 @@ pub struct Settings {
     pub reference: Option<Arc<Reference>>,
     /// Cosine with the reference a vector must reach (`--reference-threshold`).
     pub reference_threshold: f64,
+    /// Most requests per second (`--rate`); none sends as fast as answers come.
+    pub rate: Option<f64>,
+    /// Record each request instead of sending it (`--dry-run`).
+    pub dry_run: bool,
 }
 
 impl Default for Settings {
@@ -63,6 +67,8 @@ impl Default for Settings {
             query_task: DEFAULT_QUERY_TASK.to_owned(),
             reference: None,
             reference_threshold: reference::DEFAULT_THRESHOLD,
+            rate: None,
+            dry_run: false,
         }
     }
 }
