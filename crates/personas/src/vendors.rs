@@ -125,7 +125,10 @@ pub fn gemini_openai() -> Persona {
 /// (<https://github.com/Gage-Technologies/mistral-go/pull/2>,
 /// <https://github.com/nomtek/mistralai_client_dart/issues/44>); other errors are flat
 /// `{"object": "error", "message", "type", "param", "code", "raw_status_code"}`
-/// (<https://github.com/Mintplex-Labs/anything-llm/issues/5794>). Not modelled:
+/// (<https://github.com/Mintplex-Labs/anything-llm/issues/5794>). `encoding_format` is
+/// accepted but vectors come back as floats, `base64` included: what the Node SDK's
+/// default met in anything-llm#5794, where it decoded a float array as 256 zeros
+/// (inference from that report). Not modelled:
 /// `output_dtype` (refused as an extra here), sizes above 1536, and Mistral's numeric
 /// error codes.
 pub fn mistral() -> Persona {
@@ -140,6 +143,7 @@ pub fn mistral() -> Persona {
         quirks: vec![
             Quirk::ServedAt("/v1"),
             Quirk::ForbidExtraFields(&["model", "input", "output_dimension", "encoding_format"]),
+            Quirk::IgnoreFields(&["encoding_format"]),
             Quirk::RenamedField {
                 from: "output_dimension",
                 to: "dimensions",
@@ -154,10 +158,13 @@ pub fn mistral() -> Persona {
 /// values): at most 1000 inputs; the size asked with `output_dimension`; `input_type`
 /// null, `query` or `document`, which prepend "Represent the query for retrieving
 /// supporting documents: " or "Represent the document for retrieval: ";
-/// `encoding_format` null or `base64` only, so `"float"` is refused with 400
-/// (<https://github.com/vectorize-io/hindsight/pull/928>: "only accepts 'base64'").
-/// `dimensions` is refused with 400
-/// (<https://github.com/fredrikburmester/streamystats/issues/420>). Not modelled: the
+/// `encoding_format` null or `base64` only, so `"float"` is refused with 400 "Value
+/// 'float' supplied for argument 'encoding_format' is not valid"
+/// (<https://github.com/vectorize-io/hindsight/issues/925>,
+/// <https://github.com/vectorize-io/hindsight/pull/928>). Errors are FastAPI's
+/// `{"detail": "…"}` (hindsight#925). `dimensions` is refused with 400
+/// (<https://github.com/fredrikburmester/streamystats/issues/420>; the message here is
+/// a paraphrase, the issue shows none). Not modelled: the
 /// per-request token caps, `output_dtype`, `truncation` (refused as unknown), and
 /// Voyage's short list of sizes (any size up to 1024 is served).
 pub fn voyage() -> Persona {
@@ -184,7 +191,7 @@ pub fn voyage() -> Persona {
                     allowed: &["base64"],
                 },
                 status: 400,
-                message: "encoding_format only accepts 'base64' or null",
+                message: "Value 'float' supplied for argument 'encoding_format' is not valid -- accepted values are 'base64'",
             },
             Quirk::ErrorWhen {
                 trigger: Trigger::FieldNotOneOf {
@@ -204,6 +211,7 @@ pub fn voyage() -> Persona {
                 from: "output_dimension",
                 to: "dimensions",
             },
+            Quirk::DetailErrors,
         ],
     }
 }

@@ -237,6 +237,14 @@ async fn mistral_sizes_with_output_dimension_and_forbids_dimensions_with_422() {
         assert_eq!(detail["type"], "extra_forbidden");
     }
 
+    let base64 = body(
+        &mistral,
+        json!("hello"),
+        json!({"encoding_format": "base64"}),
+    );
+    let answer = embed(&mistral, &server, &base64).await;
+    assert_eq!(vector(&answer, 0).len(), 1536, "floats even for base64");
+
     let zero = body(&mistral, json!("hello"), json!({"output_dimension": 0}));
     let answer = embed(&mistral, &server, &zero).await;
     assert_eq!(answer.status, 400);
@@ -268,6 +276,12 @@ async fn voyage_reads_its_fields_and_prompts_and_refuses_float() {
     ] {
         let answer = embed(&voyage, &server, &call(refused.clone())).await;
         assert_eq!(answer.status, 400, "{refused}: {answer:?}");
+        let detail = answer.body["detail"].as_str();
+        assert!(
+            detail.is_some_and(|d| !d.is_empty()),
+            "{refused}: {answer:?}"
+        );
+        assert_eq!(answer.body.as_object().map(|b| b.len()), Some(1));
     }
     let base64 = embed(
         &voyage,

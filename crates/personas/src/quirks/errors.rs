@@ -155,6 +155,13 @@ pub(super) fn jina(request: &Incoming, answer: &mut Answer, model: &str) {
     }
 }
 
+/// FastAPI's `HTTPException` body, `{"detail": "message"}`.
+pub(super) fn detail(answer: &mut Answer) {
+    if let Some(message) = message(answer) {
+        answer.set_json(&json!({ "detail": message }));
+    }
+}
+
 /// The items of FastAPI's `{"detail": [...]}` error body.
 fn fastapi_detail(answer: &Answer) -> Option<Vec<Value>> {
     if answer.status < 400 {
@@ -256,6 +263,15 @@ mod tests {
             "Extra inputs are not permitted"
         );
         assert_eq!(body["type"], "invalid_request_error");
+    }
+
+    #[test]
+    fn detail_errors_keep_the_status_and_the_message_only() {
+        let mut denied = refusal(401);
+        detail(&mut denied);
+        assert_eq!(denied.status, 401);
+        let expected = json!({"detail": "Incorrect API key provided."});
+        assert_eq!(denied.json().unwrap(), expected);
     }
 
     #[test]

@@ -348,6 +348,9 @@ pub enum Quirk {
     /// "message", "type", "input"}]}` (infiniflow/ragflow#11614); any other error as
     /// `{"detail": "[RID: …] message"}` (inference from the same body).
     JinaErrors,
+    /// Writes errors as FastAPI's `HTTPException` does, `{"detail": "message"}`: Voyage
+    /// (vectorize-io/hindsight#925).
+    DetailErrors,
 }
 
 impl Quirk {
@@ -440,6 +443,7 @@ impl Quirk {
             Quirk::AzureErrors => errors::azure(answer),
             Quirk::MistralErrors => errors::mistral(answer),
             Quirk::JinaErrors => errors::jina(request, answer, &config.model_id),
+            Quirk::DetailErrors => errors::detail(answer),
             Quirk::StatusAs { from, to } if answer.status == from => answer.status = to,
             Quirk::AdvertiseMaxModelLen(tokens) => {
                 success::advertise_max_model_len(request, answer, tokens)
