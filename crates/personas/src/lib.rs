@@ -16,6 +16,10 @@
 //!
 //! - [`real`]: OpenAI, the study's old FastAPI server and Dynamo + vLLM, vLLM, TEI,
 //!   Infinity, llama.cpp, Ollama and LiteLLM, as far as their sources document them;
+//! - [`vendors`]: hosted APIs (Azure OpenAI, Gemini, Mistral, Voyage, Cohere, Jina) at
+//!   their documented URLs, with their key headers, field names and error bodies;
+//!   [`PersonaServer::endpoint_url`] gives the URL to audit. They are not in
+//!   [`real_servers`]: no published verdict comes from them;
 //! - [`breaker`]: for every clause of the catalogue, a persona that breaks it;
 //! - [`known_answers`]: the reference file of a persona's model, for the `reference`
 //!   family.
@@ -27,6 +31,7 @@ mod known_answers;
 mod persona;
 mod quirks;
 pub mod real;
+pub mod vendors;
 mod wire;
 
 pub use breakers::{breaker, broken_clauses};

@@ -40,19 +40,56 @@ impl Persona {
             .respond_with(Responder::new(self))
             .mount(&server)
             .await;
-        PersonaServer { server }
+        PersonaServer {
+            server,
+            endpoint: self.endpoint(),
+        }
+    }
+
+    /// The path and query of this persona's embeddings endpoint, as its vendor
+    /// documents it: `/v1/embeddings` unless a [`Quirk::ServedAt`] moves it, with
+    /// every [`Quirk::RequireQuery`] parameter.
+    pub fn endpoint(&self) -> String {
+        let prefix = self
+            .quirks
+            .iter()
+            .find_map(|q| match q {
+                Quirk::ServedAt(prefix) => Some(*prefix),
+                _ => None,
+            })
+            .unwrap_or("/v1");
+        let query: Vec<String> = self
+            .quirks
+            .iter()
+            .filter_map(|q| match q {
+                Quirk::RequireQuery { name, value } => Some(format!("{name}={value}")),
+                _ => None,
+            })
+            .collect();
+        match query.as_slice() {
+            [] => format!("{prefix}/embeddings"),
+            _ => format!("{prefix}/embeddings?{}", query.join("&")),
+        }
     }
 }
 
 /// A running persona.
 pub struct PersonaServer {
     server: MockServer,
+    endpoint: String,
 }
 
 impl PersonaServer {
     /// The OpenAI-style base URL, `http://127.0.0.1:PORT/v1`.
     pub fn base_url(&self) -> String {
         format!("{}/v1", self.server.uri())
+    }
+
+    /// The full embeddings URL the vendor documents, query included: for a persona
+    /// without a vendor path `http://127.0.0.1:PORT/v1/embeddings`, for Azure
+    /// `http://127.0.0.1:PORT/openai/deployments/NAME/embeddings?api-version=…`.
+    pub fn endpoint_url(&self) -> String {
+        format!("{}{}", self.server.uri(), self.endpoint)
     }
 
     pub fn addr(&self) -> SocketAddr {
@@ -109,6 +146,13 @@ impl Responder {
             .find_map(|quirk| quirk.before(&mut request, config));
         let mut answer =
             early.unwrap_or_else(|| Answer::from(self.engine.handle(&request.as_engine_request())));
+        // The answer is to what the client sent, at the route a vendor's path resolved
+        // to (`Quirk::ServedAt`), so that quirks after the engine know an embeddings
+        // request under any vendor's path.
+        let sent = Incoming {
+            path: request.path,
+            ..sent
+        };
         for quirk in &self.quirks {
             quirk.after(&sent, &mut answer, config);
         }

@@ -14,9 +14,14 @@ use wiremock::ResponseTemplate;
 pub(crate) struct Incoming {
     pub(crate) method: String,
     pub(crate) path: String,
+    /// The query string without its `?`, if the URL had one.
+    pub(crate) query: Option<String>,
     pub(crate) authorization: Option<String>,
     pub(crate) content_type: Option<String>,
     pub(crate) body: Vec<u8>,
+    /// Every header, names in lower case, for quirks that read a key from another
+    /// header than `Authorization`.
+    pub(crate) headers: Vec<(String, String)>,
     /// 0 for the first request the server answered, then 1, 2…: the seed of any
     /// per-request behaviour, so a run is reproducible.
     pub(crate) number: u64,
@@ -39,9 +44,18 @@ impl Incoming {
         Incoming {
             method: request.method.to_string(),
             path: request.url.path().to_owned(),
+            query: request.url.query().map(str::to_owned),
             authorization: header("authorization"),
             content_type: header("content-type"),
             body: request.body.clone(),
+            headers: request
+                .headers
+                .iter()
+                .filter_map(|(name, value)| {
+                    let value = value.to_str().ok()?;
+                    Some((name.as_str().to_ascii_lowercase(), value.to_owned()))
+                })
+                .collect(),
             number: 0,
             repeat: 0,
             longest_before: 0,
@@ -54,13 +68,34 @@ impl Incoming {
         Incoming {
             method: "POST".to_owned(),
             path: "/v1/embeddings".to_owned(),
+            query: None,
             authorization: None,
             content_type: Some("application/json".to_owned()),
             body: body.to_string().into_bytes(),
+            headers: Vec::new(),
             number: 0,
             repeat: 0,
             longest_before: 0,
         }
+    }
+
+    /// The value of header `name` (case-insensitive), if the request has it.
+    pub(crate) fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// The value of query parameter `name`, if the URL has it (not percent-decoded:
+    /// the values personas look for are plain).
+    pub(crate) fn query_value(&self, name: &str) -> Option<&str> {
+        self.query
+            .as_deref()?
+            .split('&')
+            .filter_map(|pair| pair.split_once('=').or(Some((pair, ""))))
+            .find(|(n, _)| *n == name)
+            .map(|(_, v)| v)
     }
 
     /// What makes two requests identical for [`Incoming::repeat`]: a hash of method,

@@ -10,7 +10,9 @@
 //! Both passes run in list order, so `[ErrorWhen{..}, FlatErrors]` answers an error
 //! and then writes it flat, as one server would.
 
+mod access;
 mod errors;
+mod fields;
 mod request;
 mod shape;
 mod success;
@@ -263,6 +265,92 @@ pub enum Quirk {
     /// vector. Other ids keep the engine's own vocabulary: the full 100k-entry
     /// vocabulary is not bundled.
     Cl100kTokenIds,
+
+    // ---- before the engine: hosted vendors' URLs, keys and fields -------------------
+    // (sources: the vendor table of the hosted-vendors notes; each vendor persona in
+    // `vendors` cites its documentation)
+    /// Serves the embeddings and models resources under this path prefix, at
+    /// `{prefix}/embeddings` and `{prefix}/models`, and answers 404 to any other path,
+    /// the engine's own `/v1/…` and `/embeddings` included: Azure OpenAI's
+    /// `/openai/deployments/{deployment}`, Gemini's `/v1beta/openai`, Cohere's
+    /// `/compatibility/v1`; `/v1` for a vendor that serves no alias. Put it first: the
+    /// quirks after it see the request at the engine's path.
+    ServedAt(&'static str),
+    /// Answers 404 to the models listing: Azure OpenAI's deployment paths have no models
+    /// route, so a client must not need one.
+    NoModelsRoute,
+    /// Answers 404 "Resource not found" to a request whose URL lacks query parameter
+    /// `name` (or leaves it empty): Azure OpenAI without `api-version`
+    /// (langchain-ai/langchain#14018). `value` is the one the persona's documented
+    /// endpoint carries; any non-empty value is accepted.
+    RequireQuery {
+        name: &'static str,
+        value: &'static str,
+    },
+    /// Reads the key from this header and never from `Authorization`: Azure OpenAI's
+    /// `api-key: <key>`. A key sent as `Authorization: Bearer` is a missing key.
+    KeyInHeader(&'static str),
+    /// Embeds a body without `model` with the served model: on Azure OpenAI's
+    /// deployment path the deployment names the model, and its documented requests
+    /// omit `model`.
+    ModelOptional,
+    /// Reads request field `from` as the engine's `to`, and names `from` in the
+    /// engine's errors about it: `output_dimension` for `dimensions` (Mistral, Voyage),
+    /// `embedding_type` for `encoding_format` (Jina).
+    RenamedField {
+        from: &'static str,
+        to: &'static str,
+    },
+    /// Reads `field` as the engine's `input_type`: `query` when it is `query_value`,
+    /// `document` for any other value. Jina's `task` selects an adapter
+    /// (`retrieval.query`, `retrieval.passage`, `text-matching`, …); the engine has two
+    /// sides only, so every task but the query one embeds as a passage.
+    FieldAsInputType {
+        field: &'static str,
+        query_value: &'static str,
+    },
+    /// Prepends `prefix` to every text input of a request whose `field` is `value`:
+    /// Voyage's document prompt for `input_type: "document"` (its query prompt is the
+    /// engine's query instruction).
+    PrefixWhen {
+        field: &'static str,
+        value: &'static str,
+        prefix: &'static str,
+    },
+    /// Refuses a body with a top-level field outside this list with pydantic's 422
+    /// `extra_forbidden` "Extra inputs are not permitted", in FastAPI's
+    /// `{"detail": [...]}`: Mistral (Gage-Technologies/mistral-go#2) and Jina
+    /// (infiniflow/ragflow#11614) validate with `extra="forbid"`. The list is the
+    /// vendor's whole schema, OpenAI's fields included only where the vendor has them.
+    ForbidExtraFields(&'static [&'static str]),
+    /// Refuses a `field` whose value is not one of `allowed` (`null` and absence pass)
+    /// with pydantic's 422 `literal_error`, in FastAPI's shape: Jina's `task`.
+    LiteralField {
+        field: &'static str,
+        allowed: &'static [&'static str],
+    },
+
+    // ---- after: hosted vendors' error bodies ------------------------------------------
+    /// Writes errors as Azure OpenAI's gateway does, `{"error": {"code": "<status>",
+    /// "message"}}` with no `type` or `param`, saying "Resource not found" for 404 and
+    /// "Access denied due to invalid subscription key…" for 401
+    /// (assafelovic/gpt-researcher#980, langchain-ai/langchain#14018).
+    AzureErrors,
+    /// Writes errors flat, as Mistral does: `{"object": "error", "message", "type",
+    /// "param", "code", "raw_status_code"}`, and a validation failure as
+    /// `{"object": "error", "message": {"detail": [...]}, "type":
+    /// "invalid_request_error", "param": null, "code": null}`
+    /// (nomtek/mistralai_client_dart#44). `code` is the engine's; Mistral's numeric
+    /// codes ("3051" for a model without `output_dimension`) are not modelled.
+    MistralErrors,
+    /// Writes errors as Jina does: a validation failure as `{"detail": "[RID: …]
+    /// Validation errors in N fields", "errors": [{"field": "body -> MODEL -> name",
+    /// "message", "type", "input"}]}` (infiniflow/ragflow#11614); any other error as
+    /// `{"detail": "[RID: …] message"}` (inference from the same body).
+    JinaErrors,
+    /// Writes errors as FastAPI's `HTTPException` does, `{"detail": "message"}`: Voyage
+    /// (vectorize-io/hindsight#925).
+    DetailErrors,
 }
 
 impl Quirk {
@@ -315,6 +403,24 @@ impl Quirk {
                 return due.then(|| Answer::openai_error(429, "Rate limit reached for requests"));
             }
             Quirk::Cl100kTokenIds => vocabulary::cl100k_token_ids(request),
+            Quirk::ServedAt(prefix) => return access::serve_at(request, prefix),
+            Quirk::NoModelsRoute => return access::no_models_route(request),
+            Quirk::RequireQuery { name, .. } => return access::require_query(request, name),
+            Quirk::KeyInHeader(name) => access::key_in_header(request, name),
+            Quirk::ModelOptional => fields::model_optional(request, &config.model_id),
+            Quirk::RenamedField { from, to } => fields::rename(request, from, to),
+            Quirk::FieldAsInputType { field, query_value } => {
+                fields::as_input_type(request, field, query_value);
+            }
+            Quirk::PrefixWhen {
+                field,
+                value,
+                prefix,
+            } => fields::prefix_when(request, field, value, prefix),
+            Quirk::ForbidExtraFields(known) => return fields::forbid_extra(request, known),
+            Quirk::LiteralField { field, allowed } => {
+                return fields::literal(request, field, allowed);
+            }
             Quirk::AxumRejections => return request::axum_rejection(request),
             Quirk::FastApiValidation => return request::fastapi_rejection(request),
             _ => {}
@@ -333,6 +439,11 @@ impl Quirk {
             Quirk::ErrorCodeIsStatus => errors::code_is_status(answer),
             Quirk::NoErrorParam => errors::no_param(answer),
             Quirk::PlainTextErrors => errors::plain_text(answer),
+            Quirk::RenamedField { from, to } => fields::rename_in_error(request, answer, from, to),
+            Quirk::AzureErrors => errors::azure(answer),
+            Quirk::MistralErrors => errors::mistral(answer),
+            Quirk::JinaErrors => errors::jina(request, answer, &config.model_id),
+            Quirk::DetailErrors => errors::detail(answer),
             Quirk::StatusAs { from, to } if answer.status == from => answer.status = to,
             Quirk::AdvertiseMaxModelLen(tokens) => {
                 success::advertise_max_model_len(request, answer, tokens)

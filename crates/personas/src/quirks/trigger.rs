@@ -39,6 +39,13 @@ pub enum Trigger {
     NoCredentials,
     /// `input` holds a token id at or above this (outside the vocabulary).
     TokenIdAtLeast(u64),
+    /// The body has field `name`, not `null`, with a value other than one of the
+    /// strings `allowed`: a vendor's narrower enumeration (Voyage's `encoding_format`
+    /// null|base64, Gemini's refusal of base64).
+    FieldNotOneOf {
+        name: &'static str,
+        allowed: &'static [&'static str],
+    },
     /// `encoding_format` is present and neither `"float"` nor `"base64"`.
     UnsupportedEncodingFormat,
     /// A batch of several inputs holds one of at least this many tokens (by the
@@ -68,6 +75,11 @@ impl Trigger {
                 f.get("dimensions")
                     .and_then(Value::as_u64)
                     .is_some_and(|d| d > native as u64)
+            }),
+            Trigger::FieldNotOneOf { name, allowed } => request.fields().is_some_and(|f| {
+                f.get(name).is_some_and(|v| {
+                    !v.is_null() && !v.as_str().is_some_and(|s| allowed.contains(&s))
+                })
             }),
             Trigger::UnsupportedEncodingFormat => request.fields().is_some_and(|f| {
                 f.get("encoding_format")
@@ -114,5 +126,25 @@ fn token_ids(input: &Value) -> Box<dyn Iterator<Item = u64> + '_> {
         Value::Number(n) => Box::new(n.as_u64().into_iter()),
         Value::Array(items) => Box::new(items.iter().flat_map(token_ids)),
         _ => Box::new(std::iter::empty()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_value_outside_the_vendors_list_fires_and_null_or_absence_does_not() {
+        let trigger = Trigger::FieldNotOneOf {
+            name: "encoding_format",
+            allowed: &["base64"],
+        };
+        let fires = |body: Value| trigger.fires(&Incoming::embed_post(&body));
+        assert!(fires(json!({"input": "a", "encoding_format": "float"})));
+        assert!(fires(json!({"input": "a", "encoding_format": 1})));
+        assert!(!fires(json!({"input": "a", "encoding_format": "base64"})));
+        assert!(!fires(json!({"input": "a", "encoding_format": null})));
+        assert!(!fires(json!({"input": "a"})));
     }
 }
