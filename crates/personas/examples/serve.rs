@@ -48,7 +48,12 @@ async fn main() -> ExitCode {
         }
     };
     let server = persona.start_on(listener).await;
-    println!("{} listening on {}", persona.name, server.base_url());
+    println!(
+        "{} listening on {} (its endpoint: {})",
+        persona.name,
+        server.base_url(),
+        server.endpoint_url()
+    );
     match write_known_answers(&persona) {
         Ok(path) => println!("its model's known answers: {path} (for --reference)"),
         Err(why) => eprintln!("could not write its known answers: {why}"),
@@ -69,6 +74,8 @@ fn write_known_answers(persona: &Persona) -> std::io::Result<String> {
 fn all() -> Vec<Persona> {
     let mut all = personas::real_servers();
     all.push(personas::reference());
+    // Hosted vendors as documented (`serve azure 9000`, then `--vendor azure`).
+    all.extend(personas::vendors::vendors());
     // Each clause's breaker, named after its clause (`serve ERR-011 9000`).
     all.extend(personas::broken_clauses().filter_map(personas::breaker));
     all

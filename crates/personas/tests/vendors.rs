@@ -1,11 +1,19 @@
 //! The hosted-vendor personas over plain HTTP: each answers its documented URL with
 //! the key in its documented header, refuses the wrong header, key or path the way
-//! its vendor documents, and reads its vendor's field names.
+//! its vendor documents, and reads its vendor's field names. Then each audited through
+//! its vendor profile, as `--vendor` audits the real API.
 
+use embedcheck_core::audit::{ServerAudit, audit_server};
+use embedcheck_core::catalogue::{Catalogue, Clause};
+use embedcheck_core::http::{Access, Secret, Target, Transport};
+use embedcheck_core::session::{Interrupt, Settings};
+use embedcheck_core::vendor::Profile;
+use embedcheck_core::verdict::Outcome;
 use personas::vendors::{self, VOYAGE_DOCUMENT_PROMPT, VOYAGE_QUERY_PROMPT};
 use personas::{API_KEY, Persona, PersonaServer};
 use reference_server::DEFAULT_QUERY_INSTRUCTION;
 use serde_json::{Value, json};
+use std::time::Duration;
 
 /// An answer: status and JSON body (`Value::Null` when the body is not JSON).
 #[derive(Debug)]
@@ -378,4 +386,120 @@ async fn cohere_compat_serves_base64_at_its_compatibility_path() {
         answer.body["data"][0]["embedding"].is_string(),
         "{answer:?}"
     );
+}
+
+/// Each vendor persona audited as a user audits the vendor: through its endpoint URL
+/// and its profile (`--vendor`), every catalogued clause. The run reaches the server
+/// (the plain request embeds; without the key it is refused, so AUTH-001 passes), and
+/// every deviation the profile documents comes out as a documented failure, exactly
+/// as expected.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_vendor_is_audited_through_its_profile() {
+    for persona in vendors::vendors() {
+        let profile_name = persona.name.replace('_', "-");
+        let profile = Profile::named(&profile_name).expect("a shipped profile");
+        let server = persona.start().await;
+        let audit = audit_through(&persona, &server, &profile).await;
+        let outcome = |id: &str| {
+            let r = audit.results.iter().find(|r| r.id == id).expect("ran");
+            (r.outcome, r.reason.clone())
+        };
+        assert_eq!(audit.aborted, None, "{}", persona.name);
+        assert_eq!(
+            outcome("IN-001").0,
+            Outcome::Pass,
+            "{}: {:?}",
+            persona.name,
+            outcome("IN-001")
+        );
+        assert_eq!(
+            outcome("AUTH-001").0,
+            Outcome::Pass,
+            "{}: {:?}",
+            persona.name,
+            outcome("AUTH-001")
+        );
+        for id in profile.documented.keys() {
+            let result = audit.results.iter().find(|r| &r.id == id).expect("ran");
+            let matched = result.expectation.as_ref().expect("documented");
+            assert!(
+                matched.as_expected
+                    && matched.expectation.documented_by.as_deref() == Some(&profile_name),
+                "{}: {id} documented as {:?}, came out {:?}: {}",
+                persona.name,
+                matched.expectation.expect,
+                result.outcome,
+                result.reason
+            );
+        }
+    }
+}
+
+/// The Azure persona with a wrong key: the run stops at once as not audited, naming
+/// access, and no clause passes or fails.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_wrong_key_to_azure_is_access_refused_not_a_verdict() {
+    let persona = vendors::azure();
+    let profile = Profile::named("azure").expect("shipped");
+    let server = persona.start().await;
+    let started = std::time::Instant::now();
+    let audit = audit_with_key(&persona, &server, &profile, "sk-wrong").await;
+    assert!(started.elapsed() < std::time::Duration::from_secs(10));
+    let why = audit.aborted.expect("not audited");
+    assert!(
+        why.starts_with("access refused: the plain request was answered 401"),
+        "{why}"
+    );
+    assert!(
+        audit
+            .results
+            .iter()
+            .all(|r| matches!(r.outcome, Outcome::Skip | Outcome::Inconclusive))
+    );
+    assert!(audit.requests_sent <= 2, "{} requests", audit.requests_sent);
+}
+
+async fn audit_through(
+    persona: &Persona,
+    server: &PersonaServer,
+    profile: &Profile,
+) -> ServerAudit {
+    audit_with_key(persona, server, profile, API_KEY).await
+}
+
+/// Audits `server` on every clause, addressed as `profile` says, with `key`, and judges
+/// the results against the profile's documented deviations.
+async fn audit_with_key(
+    persona: &Persona,
+    server: &PersonaServer,
+    profile: &Profile,
+    key: &str,
+) -> ServerAudit {
+    let target = Target::parse(&server.endpoint_url()).expect("a persona URL");
+    let access = Access {
+        key: Some(Secret::new(key.to_owned())),
+        key_header: profile.key_header().expect("a valid header"),
+        fields: profile.fields(),
+        ..Access::default()
+    };
+    let mut settings = Settings {
+        model: profile.send_model.then(|| persona.config.model_id.clone()),
+        large_batch: 64,
+        seed: 7,
+        ..Settings::default()
+    };
+    profile.adjust(&mut settings, target.is_loopback());
+    let transport =
+        Transport::with_access(target, access, Duration::from_secs(10)).expect("a plain client");
+    let clauses: Vec<&Clause> = Catalogue::shipped().clauses.iter().collect();
+    let mut audit = audit_server(
+        transport,
+        settings,
+        persona.name.to_owned(),
+        &clauses,
+        Interrupt::default(),
+    )
+    .await;
+    audit.judge(&profile.expectations(), false);
+    audit
 }

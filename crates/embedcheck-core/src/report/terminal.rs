@@ -35,16 +35,22 @@ pub fn render(report: &Report) -> String {
     let audit = report.subject();
     let results = failures_first(&audit.results);
     let id_width = results.iter().map(|r| r.id.len()).max().unwrap_or(0).max(2);
+    let outcome_width = results
+        .iter()
+        .map(|r| outcome(r).chars().count())
+        .max()
+        .unwrap_or(0)
+        .max(OUTCOME_WIDTH);
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "{:<id_width$}  {:<6}  {:<OUTCOME_WIDTH$}  REASON",
+        "{:<id_width$}  {:<6}  {:<outcome_width$}  REASON",
         "ID", "LEVEL", "OUTCOME"
     );
     for result in &results {
         let _ = writeln!(
             out,
-            "{:<id_width$}  {:<6}  {:<OUTCOME_WIDTH$}  {}",
+            "{:<id_width$}  {:<6}  {:<outcome_width$}  {}",
             result.id,
             // `Level`'s `Display` ignores width, so pad its text instead.
             result.level.to_string(),

@@ -67,15 +67,29 @@ pub(crate) fn outcome_label(result: &ClauseResult) -> String {
     }
 }
 
-/// `; 2 known failures, 1 expected failure now passing`, or nothing without a
-/// known-failures file.
+/// `; 2 known failures, 1 documented by the vendor, 1 not as expected`, or nothing
+/// without a known-failures file or vendor profile.
 pub(crate) fn expectation_counts(audit: &ServerAudit) -> String {
     if audit.results.iter().all(|r| r.expectation.is_none()) {
         return String::new();
     }
+    let documented = audit
+        .results
+        .iter()
+        .filter(|r| r.gate == Gate::KnownFailure)
+        .filter(|r| {
+            r.expectation
+                .as_ref()
+                .is_some_and(|m| m.expectation.documented_by.is_some())
+        })
+        .count();
+    let known = audit.gated(Gate::KnownFailure) - documented;
+    let documented = match documented {
+        0 => String::new(),
+        n => format!(", {n} documented by the vendor"),
+    };
     format!(
-        "; {} known failures, {} not as expected",
-        audit.gated(Gate::KnownFailure),
+        "; {known} known failures{documented}, {} not as expected",
         audit.gated(Gate::NotAsExpected)
     )
 }
