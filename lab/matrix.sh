@@ -18,7 +18,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 REPO_DIR="$(cd "$LAB_DIR/.." && pwd)"
 OUT_DIR="${OUT_DIR:-$REPO_DIR/docs/compatibility}"
 REPORTS_DIR_MATRIX="$LAB_DIR/reports/matrix"
-read -r -a SERVERS <<<"${SERVERS:-vllm dynamo infinity llamacpp litellm llamaserver litserve}"
+read -r -a SERVERS <<<"${SERVERS:-vllm dynamo infinity llamacpp litellm llamaserver litserve portkey}"
 REFERENCE="$REPO_DIR/fixtures/reference/all-MiniLM-L6-v2.jsonl"
 SEED=7
 

@@ -2,12 +2,15 @@
 # Starts one server on 127.0.0.1:PORT in its own session, with a PID file and a log in the
 # state dir, waits until it serves, and prints its base URL.
 # Usage: lab/start.sh SERVER [PORT]
-#   SERVER: infinity | vllm | dynamo | llamacpp | litellm | llamaserver | litserve, or a
+#   SERVER: infinity | vllm | dynamo | llamacpp | litellm | llamaserver | litserve | portkey, or a
 #           misconfigured variant (base server's command plus variant_args in lib.sh):
 #           vllm-cls | vllm-matryoshka | llamaserver-cls | llamaserver-last
 #   litellm: LITELLM_BACKEND_PORT (default: infinity's default port) and
 #            LITELLM_BACKEND_PROVIDER (infinity | hosted_vllm, default infinity) name the backend;
 #            LITELLM_MASTER_KEY is the key clients send (generated once if unset).
+#   portkey: PORTKEY_BACKEND (a lab server, default infinity) names the backend, which must be
+#            running; PORTKEY_ROUTE_HEADERS=0 leaves requests without routing headers unrouted
+#            (400), so that clients must send x-portkey-provider and x-portkey-custom-host.
 #   EMBEDCHECK_LAB_START_TIMEOUT overrides the wait in seconds.
 set -euo pipefail
 # shellcheck source=lib.sh
@@ -92,6 +95,24 @@ YAML
   litserve)
     cmd=("$venv/bin/python" "$LAB_DIR/libexec/litserve_server.py" "$MODEL_DIR" "$port")
     ;;
+  portkey)
+    backend="${PORTKEY_BACKEND:-infinity}"
+    backend_port="$(cat "$(port_file "$backend")" 2>/dev/null || default_port "$backend")" \
+      || die "PORTKEY_BACKEND must be a lab server (one of: ${ALL_SERVERS[*]})"
+    portkey_route="http://127.0.0.1:$backend_port/v1"
+    if ! curl_local -f -o /dev/null --max-time 5 "$portkey_route/models"; then
+      die "no backend answers at $portkey_route/models (start it first, e.g. lab/start.sh $backend)"
+    fi
+    # The preload binds every listening socket to 127.0.0.1 and, unless PORTKEY_ROUTE_HEADERS=0,
+    # routes a request that names no route of its own to the backend (libexec/portkey-loopback.mjs).
+    if [ "${PORTKEY_ROUTE_HEADERS:-1}" != 0 ]; then
+      export EMBEDCHECK_LAB_PORTKEY_ROUTE="$portkey_route"
+    else
+      unset EMBEDCHECK_LAB_PORTKEY_ROUTE
+    fi
+    export NODE_ENV=production
+    cmd=(node --import "$LAB_DIR/libexec/portkey-loopback.mjs" "$PORTKEY_MAIN" "--port=$port" --headless)
+    ;;
   *) die "unknown server '$server' (one of: ${ALL_SERVERS[*]})" ;;
 esac
 
@@ -121,6 +142,15 @@ serves() {
       curl_local -f --max-time 30 -H 'Content-Type: application/json' \
         -d "{\"model\":\"$MODEL_NAME\",\"input\":\"hello\"}" "$base/v1/embeddings" 2>/dev/null \
         | grep -qF '"embedding"'
+      return
+      ;;
+    portkey)
+      # GET / answers once the gateway listens; then one embedding request through it, with
+      # the routing headers spelled out, must come back.
+      curl_local -f --max-time 5 "$base/" 2>/dev/null | grep -qF 'AI Gateway' || return 1
+      curl_local -f --max-time 30 -H 'Content-Type: application/json' -H 'x-portkey-provider: openai' \
+        -H "x-portkey-custom-host: $portkey_route" -d "{\"model\":\"$MODEL_NAME\",\"input\":\"hello\"}" \
+        "$base/v1/embeddings" 2>/dev/null | grep -qF '"embedding"'
       return
       ;;
   esac
