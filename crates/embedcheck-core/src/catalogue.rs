@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 
 /// The catalogue as shipped with this build.
-const CATALOGUE_JSON: &str = include_str!("../../../specs/clauses.json");
+const CATALOGUE_JSON: &str = include_str!("../specs/clauses.json");
 
 /// RFC 2119 requirement level of a clause.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]

@@ -26,7 +26,7 @@ pub const DEFAULT_THRESHOLD: f64 = 0.99;
 /// The probe texts a reference is made of (`lab/reference.py` reads them): several
 /// scripts, accents, all-caps, emoji and code, where engines that share weights but not
 /// tokenizers part ways.
-pub const PROBE_TEXTS: &str = include_str!("../../../fixtures/probe-texts.jsonl");
+pub const PROBE_TEXTS: &str = include_str!("../fixtures/probe-texts.jsonl");
 
 /// One probe text: its id and text.
 #[derive(Clone, Debug, Deserialize, PartialEq)]

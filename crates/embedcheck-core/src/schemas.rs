@@ -12,9 +12,9 @@
 use serde_json::{Map, Value};
 use std::sync::OnceLock;
 
-const RESPONSE: &str = include_str!("../../../specs/schemas/embedding-response.schema.json");
-const ERROR: &str = include_str!("../../../specs/schemas/error.schema.json");
-const REPORT: &str = include_str!("../../../specs/schemas/report.schema.json");
+const RESPONSE: &str = include_str!("../specs/schemas/embedding-response.schema.json");
+const ERROR: &str = include_str!("../specs/schemas/error.schema.json");
+const REPORT: &str = include_str!("../specs/schemas/report.schema.json");
 
 /// Keywords that only describe; they never change a verdict.
 const ANNOTATIONS: [&str; 4] = ["$schema", "$id", "title", "description"];
@@ -299,9 +299,8 @@ fn escape(name: &str) -> String {
 pub(crate) mod full {
     use serde_json::Value;
 
-    pub(crate) const CATALOGUE: &str = include_str!("../../../specs/schemas/catalogue.schema.json");
-    pub(crate) const REQUEST: &str =
-        include_str!("../../../specs/schemas/embedding-request.schema.json");
+    pub(crate) const CATALOGUE: &str = include_str!("../specs/schemas/catalogue.schema.json");
+    pub(crate) const REQUEST: &str = include_str!("../specs/schemas/embedding-request.schema.json");
 
     /// Every violation of `schema_text`, as `/json/pointer: message`.
     pub(crate) fn problems(schema_text: &str, instance: &Value) -> Vec<String> {

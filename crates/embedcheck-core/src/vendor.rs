@@ -23,43 +23,28 @@ use thiserror::Error;
 
 /// The profiles shipped with the suite, by name.
 const SHIPPED: [(&str, &str); 13] = [
-    ("openai", include_str!("../../../specs/vendors/openai.toml")),
-    ("azure", include_str!("../../../specs/vendors/azure.toml")),
-    (
-        "azure-v1",
-        include_str!("../../../specs/vendors/azure-v1.toml"),
-    ),
+    ("openai", include_str!("../specs/vendors/openai.toml")),
+    ("azure", include_str!("../specs/vendors/azure.toml")),
+    ("azure-v1", include_str!("../specs/vendors/azure-v1.toml")),
     (
         "gemini-openai",
-        include_str!("../../../specs/vendors/gemini-openai.toml"),
+        include_str!("../specs/vendors/gemini-openai.toml"),
     ),
-    (
-        "mistral",
-        include_str!("../../../specs/vendors/mistral.toml"),
-    ),
-    ("voyage", include_str!("../../../specs/vendors/voyage.toml")),
-    ("jina", include_str!("../../../specs/vendors/jina.toml")),
+    ("mistral", include_str!("../specs/vendors/mistral.toml")),
+    ("voyage", include_str!("../specs/vendors/voyage.toml")),
+    ("jina", include_str!("../specs/vendors/jina.toml")),
     (
         "cohere-compat",
-        include_str!("../../../specs/vendors/cohere-compat.toml"),
+        include_str!("../specs/vendors/cohere-compat.toml"),
     ),
-    (
-        "together",
-        include_str!("../../../specs/vendors/together.toml"),
-    ),
-    (
-        "fireworks",
-        include_str!("../../../specs/vendors/fireworks.toml"),
-    ),
-    (
-        "deepinfra",
-        include_str!("../../../specs/vendors/deepinfra.toml"),
-    ),
+    ("together", include_str!("../specs/vendors/together.toml")),
+    ("fireworks", include_str!("../specs/vendors/fireworks.toml")),
+    ("deepinfra", include_str!("../specs/vendors/deepinfra.toml")),
     (
         "openrouter",
-        include_str!("../../../specs/vendors/openrouter.toml"),
+        include_str!("../specs/vendors/openrouter.toml"),
     ),
-    ("nebius", include_str!("../../../specs/vendors/nebius.toml")),
+    ("nebius", include_str!("../specs/vendors/nebius.toml")),
 ];
 
 /// Why `--vendor` cannot be used.

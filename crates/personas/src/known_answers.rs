@@ -2,11 +2,11 @@
 //! a real model's own library, written here from the reference engine, which is every
 //! persona's model. The `reference` family's self-tests hold personas against it.
 
+// The suite's probe texts (one JSON object a line with `id` and `text`), as the engine
+// ships them.
+use embedcheck_core::reference::PROBE_TEXTS;
 use reference_server::{Config, embed_tokens, tokenize};
 use serde_json::{Value, json};
-
-/// The suite's probe texts, one JSON object a line with `id` and `text`.
-const PROBE_TEXTS: &str = include_str!("../../../fixtures/probe-texts.jsonl");
 
 /// The known answers of the engine under `config` for the probe texts, as the JSON
 /// Lines of a reference file (header first).

@@ -18,8 +18,8 @@ use thiserror::Error;
 /// latency figures are only comparable at the batch size real clients use.
 pub const BATCH_SIZE: usize = 8;
 
-const SHIPPED_DOCUMENTS: &str = include_str!("../../../../fixtures/corpus/documents.jsonl");
-const SHIPPED_QUERIES: &str = include_str!("../../../../fixtures/corpus/queries.jsonl");
+const SHIPPED_DOCUMENTS: &str = include_str!("../../fixtures/corpus/documents.jsonl");
+const SHIPPED_QUERIES: &str = include_str!("../../fixtures/corpus/queries.jsonl");
 
 /// One document of the index.
 #[derive(Clone, Debug, Deserialize, PartialEq)]

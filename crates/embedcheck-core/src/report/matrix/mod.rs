@@ -358,7 +358,7 @@ mod tests {
 
     #[test]
     fn the_matrix_and_each_servers_report_match_their_schemas() {
-        const MATRIX: &str = include_str!("../../../../../specs/schemas/matrix.schema.json");
+        const MATRIX: &str = include_str!("../../../specs/schemas/matrix.schema.json");
         let document = Document::of(&sample::report(), Some("by a test".into()));
         let value = serde_json::to_value(&document).unwrap();
         let problems = crate::schemas::full::problems(MATRIX, &value);
