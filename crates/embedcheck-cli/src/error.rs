@@ -12,6 +12,8 @@ pub const EXIT_CONFORMANT: u8 = 0;
 pub const EXIT_USAGE: u8 = 2;
 /// The endpoint could not be audited (unreachable, no model, reports unwritable).
 pub const EXIT_RUNTIME: u8 = 3;
+/// The filter selected no clause: nothing was audited, which must not read as a pass.
+pub const EXIT_NOTHING_SELECTED: u8 = 4;
 /// A clause failed: libtest's own status for failed tests, so `cargo test` agrees.
 pub const EXIT_CLAUSE_FAILED: u8 = 101;
 /// Interrupted by Ctrl-C; a partial report was written.
@@ -45,6 +47,10 @@ pub enum RunError {
     Corpus(#[from] embedcheck_core::migration::corpus::CorpusError),
     #[error(transparent)]
     Reference(#[from] embedcheck_core::reference::ReferenceError),
+    #[error(
+        "no clause matches {0:?}: a filter is a clause ID (RESP-003) or a family name (dimensions); --list shows them"
+    )]
+    NothingSelected(String),
     #[error(transparent)]
     Access(#[from] embedcheck_core::http::AccessError),
     #[error(transparent)]
@@ -66,6 +72,7 @@ impl RunError {
             RunError::ReferenceServer(_) | RunError::Runtime(_) | RunError::Report(_) => {
                 EXIT_RUNTIME
             }
+            RunError::NothingSelected(_) => EXIT_NOTHING_SELECTED,
         })
     }
 }

@@ -34,6 +34,16 @@ fn matches(clause: &Clause, filter: &str, exact: bool) -> bool {
     }
 }
 
+/// The filter and skips as the user gave them, for the message when they select nothing.
+pub fn filter_words(args: &Arguments) -> String {
+    let mut words: Vec<String> = args.filter.iter().cloned().collect();
+    words.extend(args.skip.iter().map(|s| format!("--skip {s}")));
+    if args.exact {
+        words.push("--exact".to_owned());
+    }
+    words.join(" ")
+}
+
 /// Arguments for libtest-mimic once we applied the filter ourselves.
 pub fn without_filters(mut args: Arguments) -> Arguments {
     args.filter = None;
@@ -70,12 +80,23 @@ fn named_trials(results: &[ClauseResult], prefix: &str) -> Vec<Trial> {
     results
         .iter()
         .map(|result| {
-            let ignored = result.outcome != Outcome::Pass && result.gate != Gate::FailsRun;
-            let message = embedcheck_core::report::terminal::failure_detail(result);
-            let outcome = result.outcome;
-            Trial::test(format!("{prefix}{}", result.id), move || match outcome {
-                Outcome::Fail => Err(Failed::from(message)),
-                _ => Ok(()),
+            let fails = matches!(result.gate, Gate::FailsRun | Gate::NotAsExpected);
+            let ignored = !fails && result.outcome != Outcome::Pass;
+            let message = match result.gate {
+                Gate::NotAsExpected => format!(
+                    "{} is {}, but the known-failures file expects {}: update the file (or pass --allow-fixed)",
+                    result.id,
+                    result.outcome.as_str(),
+                    result
+                        .expectation
+                        .as_ref()
+                        .map_or("another outcome", |m| m.expectation.expect.as_str())
+                ),
+                _ => embedcheck_core::report::terminal::failure_detail(result),
+            };
+            Trial::test(format!("{prefix}{}", result.id), move || match fails {
+                true => Err(Failed::from(message)),
+                false => Ok(()),
             })
             .with_ignored_flag(ignored)
         })

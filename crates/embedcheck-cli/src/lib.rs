@@ -19,7 +19,8 @@ mod plan;
 mod run;
 
 pub use error::{
-    EXIT_CLAUSE_FAILED, EXIT_CONFORMANT, EXIT_INTERRUPTED, EXIT_RUNTIME, EXIT_USAGE, RunError,
+    EXIT_CLAUSE_FAILED, EXIT_CONFORMANT, EXIT_INTERRUPTED, EXIT_NOTHING_SELECTED, EXIT_RUNTIME,
+    EXIT_USAGE, RunError,
 };
 pub use options::Options;
 
@@ -34,7 +35,18 @@ pub fn main() -> ExitCode {
 
 /// Runs embedcheck with the given arguments (without the program name).
 pub fn main_with(args: impl IntoIterator<Item = String>) -> ExitCode {
-    match execute(args::split(args)) {
+    finish(execute(args::split(args), Trials::Print))
+}
+
+/// [`main_with`] without libtest's lines: the same run, reports and exit status, for
+/// tests that audit through the command line inside `cargo test`, where a `test
+/// result: FAILED` line from an audited server reads as a failure of the tests.
+pub fn main_without_trials(args: impl IntoIterator<Item = String>) -> ExitCode {
+    finish(execute(args::split(args), Trials::Silent))
+}
+
+fn finish(outcome: Result<ExitCode, RunError>) -> ExitCode {
+    match outcome {
         Ok(code) => code,
         Err(error) => {
             eprintln!("embedcheck: {error}");
@@ -43,7 +55,14 @@ pub fn main_with(args: impl IntoIterator<Item = String>) -> ExitCode {
     }
 }
 
-fn execute(split: args::Split) -> Result<ExitCode, RunError> {
+/// Whether libtest prints a line per clause after the run.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Trials {
+    Print,
+    Silent,
+}
+
+fn execute(split: args::Split, trials: Trials) -> Result<ExitCode, RunError> {
     let program = || std::iter::once("embedcheck".to_owned());
     let options = Options::try_parse_from(program().chain(split.ours))
         .map_err(|e| RunError::Usage(first_line(&e.to_string())))?;
@@ -53,6 +72,9 @@ fn execute(split: args::Split) -> Result<ExitCode, RunError> {
     }
     let libtest = libtest_mimic::Arguments::from_iter(program().chain(split.libtest));
     let selected = harness::select(Catalogue::shipped(), &libtest);
+    if selected.is_empty() {
+        return Err(RunError::NothingSelected(harness::filter_words(&libtest)));
+    }
     if libtest.list {
         let listing = harness::listing(&selected);
         return Ok(libtest_mimic::run(&harness::without_filters(libtest), listing).exit_code());
@@ -63,19 +85,23 @@ fn execute(split: args::Split) -> Result<ExitCode, RunError> {
     }
     if let Some(specs) = matrix::specs(&options)? {
         let report = run::matrix(&options, &specs, &selected)?;
-        let _ = libtest_mimic::run(
-            &harness::without_filters(libtest),
-            harness::matrix_trials(&report.servers),
-        );
+        if trials == Trials::Print {
+            let _ = libtest_mimic::run(
+                &harness::without_filters(libtest),
+                harness::matrix_trials(&report.servers),
+            );
+        }
         return Ok(ExitCode::from(run::exit_status(&report)));
     }
     let report = run::audit(&options, &selected)?;
     // libtest's conclusion agrees with the run summary by construction: a trial fails
     // exactly when its result's gate fails the run, and the summary counts those gates.
-    let _ = libtest_mimic::run(
-        &harness::without_filters(libtest),
-        harness::trials(&report.subject().results),
-    );
+    if trials == Trials::Print {
+        let _ = libtest_mimic::run(
+            &harness::without_filters(libtest),
+            harness::trials(&report.subject().results),
+        );
+    }
     Ok(ExitCode::from(run::exit_status(&report)))
 }
 
@@ -86,4 +112,19 @@ fn first_line(text: &str) -> String {
         .unwrap_or(text)
         .trim_start_matches("error: ")
         .to_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A filter that selects nothing used to read as a green run (0 clauses, 0
+    /// failures); it ends at once with its own status and says what a filter is.
+    #[test]
+    fn a_filter_selecting_no_clause_has_its_own_exit_status() {
+        let code = main_without_trials(["NO-SUCH-CLAUSE".to_owned()]);
+        assert_eq!(code, ExitCode::from(EXIT_NOTHING_SELECTED));
+        let error = RunError::NothingSelected("NO-SUCH-CLAUSE".into()).to_string();
+        assert!(error.contains("--list"), "{error}");
+    }
 }

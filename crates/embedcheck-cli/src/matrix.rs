@@ -186,7 +186,7 @@ fn prepare(options: &Options, spec: &ServerSpec, seed: u64) -> Result<Prepared, 
         way_in.vendor.as_ref(),
         &target,
         &mut settings,
-        Expectations::load(spec.expectations.as_deref(), &spec.label)?,
+        plan::known_failures(options, spec.expectations.as_deref(), &spec.label)?,
     )
     .map_err(|e| RunError::Usage(format!("server {:?}: {e}", spec.label)))?;
     Ok(Prepared {

@@ -2,6 +2,7 @@
 //! environment variable).
 
 use clap::Parser;
+use embedcheck_core::catalogue::ContractVersion;
 use embedcheck_core::declared::{DEFAULT_QUERY_TASK, Matryoshka, Overlength, QueryTemplate, Words};
 use embedcheck_core::session::DEFAULT_CASES;
 use std::path::PathBuf;
@@ -207,6 +208,17 @@ pub struct Options {
     #[arg(long, env = "EMBEDCHECK_EXPECTATIONS", value_name = "FILE")]
     pub expectations: Option<PathBuf>,
 
+    /// Score only the clauses of this contract version (e.g. 1.0): clauses added or
+    /// changed later still run and are reported as not scored, so a server's CI stays
+    /// green when the suite learns a new clause. Default: this build's contract.
+    #[arg(long, env = "EMBEDCHECK_CONTRACT", value_name = "VERSION", value_parser = contract)]
+    pub contract: Option<ContractVersion>,
+
+    /// A known failure that now passes does not fail the run (by default it does, until
+    /// the known-failures file is updated).
+    #[arg(long, env = "EMBEDCHECK_ALLOW_FIXED")]
+    pub allow_fixed: bool,
+
     /// Migration audit: --baseline URL and how to compare it with --endpoint.
     #[command(flatten)]
     pub migration: crate::migration_options::MigrationOptions,
@@ -214,6 +226,11 @@ pub struct Options {
     /// Print this help.
     #[arg(long, short = 'h')]
     pub help: bool,
+}
+
+/// A contract version this build knows.
+fn contract(word: &str) -> Result<ContractVersion, String> {
+    embedcheck_core::catalogue::Catalogue::shipped().known_version(word)
 }
 
 /// A positive, finite number.
@@ -256,7 +273,8 @@ impl Options {
             "{ours}\nLibtest arguments work as usual: a filter by clause ID or family \
              (e.g. `dimensions`, `RESP-003`), --exact, --skip FILTER, --list, --nocapture.\n\n\
              Exit status: 0 no failing clause; 101 a clause failed (MUST, or any with --strict; \
-             in a matrix, on any server); 2 bad options; 3 an endpoint could not be audited; 130 interrupted.\n"
+             in a matrix, on any server), or a known failure passes (update the file or --allow-fixed); \
+             2 bad options; 3 an endpoint could not be audited; 4 the filter selects no clause; 130 interrupted.\n"
         )
     }
 }

@@ -114,6 +114,18 @@ pub(crate) fn apply_vendor(
     Ok(expectations.over(profile.expectations()))
 }
 
+/// A server's known failures (`explicit`, else `expectations/<label>.toml`), with
+/// `--allow-fixed` and the pinned `--contract`.
+pub(crate) fn known_failures(
+    options: &Options,
+    explicit: Option<&std::path::Path>,
+    label: &str,
+) -> Result<Expectations, RunError> {
+    Ok(Expectations::load(explicit, label)?
+        .allowing_fixed(options.allow_fixed)
+        .pinned_to(options.contract))
+}
+
 /// The transport for `target`, reached as `access` says.
 pub(crate) fn transport(
     target: Target,
@@ -248,7 +260,7 @@ pub(crate) fn migration(
         way_in.vendor.as_ref(),
         &target,
         &mut settings,
-        Expectations::load(None, &label)?,
+        known_failures(options, None, &label)?,
     )?;
     let server = Server {
         transport: transport(target, way_in.access, options)?,

@@ -57,7 +57,7 @@ pub(crate) fn matrix(
     runtime.shutdown_timeout(Duration::from_secs(1));
     let (servers, vectors): (Vec<_>, Vec<_>) = audited.into_iter().unzip();
     let vectors: Vec<_> = vectors.into_iter().flatten().collect();
-    let report = Report::new(
+    let mut report = Report::new(
         Tool::this(),
         options.strict,
         seed,
@@ -65,6 +65,7 @@ pub(crate) fn matrix(
         Vec::new(),
         interrupt.is_triggered(),
     );
+    report.contract.scored = options.contract;
     let groups = agreement::compare(&vectors, options.reference_threshold);
     for outlier in groups.iter().flat_map(|g| &g.outliers) {
         println!("{}", outlier.sentence());
@@ -154,7 +155,7 @@ async fn audit_async(options: &Options, selected: &[&Clause]) -> Result<Report, 
         way_in.vendor.as_ref(),
         &target,
         &mut settings,
-        Expectations::load(options.expectations.as_deref(), &label)?,
+        plan::known_failures(options, options.expectations.as_deref(), &label)?,
     )?;
     let transport = plan::transport(target, way_in.access, options)?;
     let mut snapshots = None;
@@ -207,6 +208,7 @@ async fn audit_async(options: &Options, selected: &[&Clause]) -> Result<Report, 
         interrupt.is_triggered(),
     );
     report.behaviour_snapshots = snapshots;
+    report.contract.scored = options.contract;
     Ok(report)
 }
 

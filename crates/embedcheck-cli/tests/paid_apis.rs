@@ -26,7 +26,7 @@ fn a_dry_run_sends_nothing() {
     let listener = TcpListener::bind("127.0.0.1:0").expect("a loopback port");
     listener.set_nonblocking(true).expect("non-blocking");
     let url = format!("http://{}/v1", listener.local_addr().expect("bound"));
-    let code = embedcheck_cli::main_with(words(&format!(
+    let code = embedcheck_cli::main_without_trials(words(&format!(
         "--endpoint {url} --dry-run --api-key-env PATH --api-key-header api-key --price-per-mtok 0.02"
     )));
     assert_eq!(
@@ -43,7 +43,7 @@ fn a_dry_run_sends_nothing() {
 fn max_cost_stops_before_the_spend_passes_it() {
     let dir = out_dir("max-cost");
     // 1500 tokens at $1 per million: a cap of $0.0015, far below a full audit.
-    let code = embedcheck_cli::main_with(words(&format!(
+    let code = embedcheck_cli::main_without_trials(words(&format!(
         "--price-per-mtok 1 --max-cost 0.0015 --seed 7 --large-batch 8 --report-dir {}",
         dir.display()
     )));

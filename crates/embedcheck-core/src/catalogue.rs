@@ -74,12 +74,78 @@ impl fmt::Display for Family {
     }
 }
 
+/// A version of the contract, `MAJOR.MINOR`, ordered numerically (1.10 after 1.9).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ContractVersion {
+    pub major: u32,
+    pub minor: u32,
+}
+
+impl std::str::FromStr for ContractVersion {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        let invalid = || format!("expected a contract version like 1.2, got {text:?}");
+        let (major, minor) = text.trim().split_once('.').ok_or_else(invalid)?;
+        Ok(ContractVersion {
+            major: major.parse().map_err(|_| invalid())?,
+            minor: minor.parse().map_err(|_| invalid())?,
+        })
+    }
+}
+
+impl fmt::Display for ContractVersion {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}.{}", self.major, self.minor)
+    }
+}
+
+impl Serialize for ContractVersion {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for ContractVersion {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        String::deserialize(deserializer)?
+            .parse()
+            .map_err(serde::de::Error::custom)
+    }
+}
+
+/// The contract's versions: the current one, and what each changed.
+#[derive(Clone, Debug, Deserialize)]
+pub struct Contract {
+    pub version: ContractVersion,
+    pub versions: Vec<VersionNote>,
+}
+
+/// What one contract version added or changed.
+#[derive(Clone, Debug, Deserialize)]
+pub struct VersionNote {
+    pub version: ContractVersion,
+    pub summary: String,
+}
+
+/// A change to a clause that alters verdicts, and the version that made it.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Change {
+    pub version: ContractVersion,
+    pub change: String,
+}
+
 /// One normative clause of the contract.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Clause {
     pub id: String,
     pub family: Family,
     pub level: Level,
+    /// The contract version that added the clause.
+    pub since: ContractVersion,
+    /// Verdict-changing changes since it was added.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub changed: Vec<Change>,
     pub title: String,
     pub statement: String,
     pub rationale: String,
@@ -90,6 +156,7 @@ pub struct Clause {
 #[derive(Clone, Debug, Deserialize)]
 pub struct Catalogue {
     pub catalogue_version: u32,
+    pub contract: Contract,
     /// Source keys used by clauses, each with a description of what was read.
     pub sources: BTreeMap<String, String>,
     pub clauses: Vec<Clause>,
@@ -109,6 +176,38 @@ impl Catalogue {
     pub fn get(&self, id: &str) -> Option<&Clause> {
         self.clauses.iter().find(|c| c.id == id)
     }
+
+    /// `version` if this catalogue knows it, else why not.
+    pub fn known_version(&self, version: &str) -> Result<ContractVersion, String> {
+        let parsed: ContractVersion = version.parse()?;
+        if self.contract.versions.iter().any(|v| v.version == parsed) {
+            return Ok(parsed);
+        }
+        let known: Vec<String> = self
+            .contract
+            .versions
+            .iter()
+            .map(|v| v.version.to_string())
+            .collect();
+        Err(format!(
+            "unknown contract version {parsed}: this build knows {}",
+            known.join(", ")
+        ))
+    }
+}
+
+impl Clause {
+    /// Why this clause is not scored under contract `pinned`: added, or changed in a
+    /// way that alters verdicts, after it. `None` when it is scored.
+    pub fn not_scored_under(&self, pinned: ContractVersion) -> Option<String> {
+        if self.since > pinned {
+            return Some(format!("added in contract {}", self.since));
+        }
+        self.changed
+            .iter()
+            .find(|c| c.version > pinned)
+            .map(|c| format!("changed in contract {}: {}", c.version, c.change))
+    }
 }
 
 #[cfg(test)]
@@ -121,6 +220,69 @@ mod tests {
         let value: serde_json::Value = serde_json::from_str(CATALOGUE_JSON).unwrap();
         let problems = crate::schemas::full::problems(crate::schemas::full::CATALOGUE, &value);
         assert!(problems.is_empty(), "{problems:#?}");
+    }
+
+    #[test]
+    fn versions_are_ordered_numerically_and_every_clause_has_a_known_one() {
+        let v = |t: &str| t.parse::<ContractVersion>().unwrap();
+        assert!(v("1.10") > v("1.9") && v("2.0") > v("1.10"));
+        assert!("1".parse::<ContractVersion>().is_err());
+        let catalogue = Catalogue::shipped();
+        let known: Vec<ContractVersion> = catalogue
+            .contract
+            .versions
+            .iter()
+            .map(|n| n.version)
+            .collect();
+        assert_eq!(known.last(), Some(&catalogue.contract.version));
+        for clause in &catalogue.clauses {
+            assert!(known.contains(&clause.since), "{}", clause.id);
+            assert!(
+                clause
+                    .changed
+                    .iter()
+                    .all(|c| known.contains(&c.version) && c.version > clause.since)
+            );
+        }
+    }
+
+    #[test]
+    fn a_clause_newer_than_the_pin_is_not_scored() {
+        let catalogue = Catalogue::shipped();
+        let pin = catalogue.known_version("1.0").unwrap();
+        assert!(
+            catalogue
+                .get("REF-002")
+                .unwrap()
+                .not_scored_under(pin)
+                .unwrap()
+                .contains("added in contract 1.1")
+        );
+        assert!(
+            catalogue
+                .get("ERR-011")
+                .unwrap()
+                .not_scored_under(pin)
+                .unwrap()
+                .contains("changed in contract 1.2")
+        );
+        assert_eq!(
+            catalogue.get("RESP-001").unwrap().not_scored_under(pin),
+            None
+        );
+        let current = catalogue.contract.version;
+        assert!(
+            catalogue
+                .clauses
+                .iter()
+                .all(|c| c.not_scored_under(current).is_none())
+        );
+        assert!(
+            catalogue
+                .known_version("0.9")
+                .unwrap_err()
+                .contains("1.0, 1.1, 1.2")
+        );
     }
 
     #[test]

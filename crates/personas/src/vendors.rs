@@ -11,7 +11,7 @@
 
 use crate::persona::{API_KEY, Persona};
 use crate::quirks::{Quirk, Trigger};
-use reference_server::{Config, OverlengthPolicy};
+use reference_server::Config;
 
 /// The Azure OpenAI deployment the persona serves (its name is the model's, as the
 /// Azure portal suggests by default).
@@ -63,14 +63,8 @@ pub fn vendors() -> Vec<Persona> {
 pub fn azure() -> Persona {
     Persona {
         name: "azure",
-        config: Config {
-            model_id: "text-embedding-3-small".to_owned(),
-            native_dimensions: 1536,
-            max_input_tokens: 8192,
-            overlength: OverlengthPolicy::Reject,
-            api_key: Some(API_KEY.to_owned()),
-            ..Config::default()
-        },
+        // Azure serves OpenAI's own models: the openai persona's engine.
+        config: crate::real::openai().config,
         quirks: vec![
             Quirk::ServedAt("/openai/deployments/text-embedding-3-small"),
             Quirk::RequireQuery {

@@ -27,8 +27,15 @@ pub enum Gate {
     Tolerated,
     /// A failure the known-failures file expects.
     KnownFailure,
-    /// The known-failures file expected another outcome: the file needs updating.
+    /// The known-failures file expected another outcome (a known failure now passes):
+    /// the file needs updating, and until it is, the run fails.
     NotAsExpected,
+    /// Another outcome than expected, tolerated: `--allow-fixed`, or a vendor's
+    /// documented deviation the vendor no longer shows.
+    NotAsExpectedAllowed,
+    /// A clause added or changed after the pinned contract (`--contract`): reported,
+    /// never failing the run.
+    NotScored,
 }
 
 /// A clause's verdict joined with its catalogue entry: one row of every report.
@@ -48,6 +55,10 @@ pub struct ClauseResult {
     /// The known-failures file's entry for this clause, if any.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub expectation: Option<Matched>,
+    /// Why the clause is not scored under the pinned contract (`--contract`): it ran
+    /// and is reported, but cannot fail the run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub not_scored: Option<String>,
     /// What this result means for the run, set by [`ServerAudit::judge`].
     pub gate: Gate,
 }
@@ -68,6 +79,7 @@ impl ClauseResult {
             evidence: verdict.evidence,
             curl,
             expectation: None,
+            not_scored: None,
             gate: Gate::Clear,
         }
     }
@@ -75,11 +87,18 @@ impl ClauseResult {
     /// The gate of this result: a known failure first (the file's word is final),
     /// then a failure by level and `strict`, then an expectation that no longer holds.
     fn gate(&self, strict: bool) -> Gate {
-        let as_expected = self.expectation.as_ref().map(|m| m.as_expected);
-        match (self.outcome, as_expected) {
-            (Outcome::Fail, Some(true)) => Gate::KnownFailure,
+        if self.not_scored.is_some() {
+            return Gate::NotScored;
+        }
+        let matched = self
+            .expectation
+            .as_ref()
+            .map(|m| (m.as_expected, m.mismatch_allowed));
+        match (self.outcome, matched) {
+            (Outcome::Fail, Some((true, _))) => Gate::KnownFailure,
             (Outcome::Fail, _) if strict || self.level == Level::Must => Gate::FailsRun,
-            (_, Some(false)) => Gate::NotAsExpected,
+            (_, Some((false, false))) => Gate::NotAsExpected,
+            (_, Some((false, true))) => Gate::NotAsExpectedAllowed,
             (Outcome::Fail, _) => Gate::Tolerated,
             _ => Gate::Clear,
         }
@@ -121,6 +140,7 @@ impl ServerAudit {
     pub fn judge(&mut self, expectations: &Expectations, strict: bool) {
         for result in &mut self.results {
             result.expectation = expectations.matched(&result.id, result.outcome);
+            result.not_scored = expectations.not_scored(&result.id);
             result.gate = result.gate(strict);
         }
     }
@@ -165,11 +185,12 @@ impl RunSummary {
             .map(|a| a.label.clone())
             .collect();
         let fails_run = total(Gate::FailsRun);
+        let not_as_expected = total(Gate::NotAsExpected);
         let conclusion = if interrupted {
             Conclusion::Interrupted
         } else if !not_audited.is_empty() {
             Conclusion::NotAudited
-        } else if fails_run > 0 {
+        } else if fails_run + not_as_expected > 0 {
             Conclusion::ClauseFailed
         } else {
             Conclusion::Conformant
@@ -179,7 +200,7 @@ impl RunSummary {
             fails_run,
             tolerated: total(Gate::Tolerated),
             known_failures: total(Gate::KnownFailure),
-            not_as_expected: total(Gate::NotAsExpected),
+            not_as_expected,
             not_audited,
         }
     }
@@ -238,6 +259,44 @@ reason = "fixed upstream in a later release"
         let summary = RunSummary::of(&[&audit], &[&audit], false);
         assert_eq!(summary.conclusion, Conclusion::ClauseFailed);
         assert_eq!((summary.fails_run, summary.known_failures), (1, 1));
+    }
+
+    /// A baseline cannot rot: a known failure that passes fails the run until the file
+    /// is updated, unless `--allow-fixed`.
+    #[test]
+    fn a_fixed_known_failure_fails_the_run_unless_allowed() {
+        let fixed = || audit(vec![result("RESP-003", Verdict::pass("ok now"))]);
+        let expectations = Expectations::parse(FILE, Path::new("x.toml")).unwrap();
+        let mut strict_file = fixed();
+        strict_file.judge(&expectations, false);
+        let summary = RunSummary::of(&[&strict_file], &[&strict_file], false);
+        assert_eq!(summary.conclusion, Conclusion::ClauseFailed);
+        assert_eq!(summary.not_as_expected, 1);
+        let mut allowed = fixed();
+        allowed.judge(&expectations.allowing_fixed(true), false);
+        assert_eq!(allowed.results[0].gate, Gate::NotAsExpectedAllowed);
+        let summary = RunSummary::of(&[&allowed], &[&allowed], false);
+        assert_eq!(summary.conclusion, Conclusion::Conformant);
+    }
+
+    /// A server pinned to contract 1.0 stays green when the suite adds a clause it
+    /// fails: the clause runs and is reported, not scored.
+    #[test]
+    fn a_clause_after_the_pinned_contract_runs_and_is_not_scored() {
+        let mut pinned = audit(vec![
+            result("REF-002", Verdict::fail("cosine 0.4")),
+            result("RESP-001", Verdict::fail("no data")),
+        ]);
+        let v1_0 = Catalogue::shipped().known_version("1.0").unwrap();
+        pinned.judge(&Expectations::default().pinned_to(Some(v1_0)), false);
+        assert_eq!(pinned.results[0].gate, Gate::NotScored);
+        assert_eq!(pinned.results[0].outcome, Outcome::Fail);
+        assert_eq!(pinned.results[1].gate, Gate::FailsRun);
+        let only_new = audit(vec![result("REF-002", Verdict::fail("cosine 0.4"))]);
+        let mut only_new_pinned = only_new.clone();
+        only_new_pinned.judge(&Expectations::default().pinned_to(Some(v1_0)), false);
+        let summary = RunSummary::of(&[&only_new_pinned], &[&only_new_pinned], false);
+        assert_eq!(summary.conclusion, Conclusion::Conformant);
     }
 
     #[test]

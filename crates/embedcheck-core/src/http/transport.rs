@@ -211,7 +211,12 @@ impl Transport {
     }
 
     fn classify(&self, error: &reqwest::Error) -> TransportError {
-        let text = self.scrub(&error_chain(error));
+        let mut text = self.scrub(&error_chain(error));
+        if text.contains("UnknownIssuer") {
+            text.push_str(
+                " (a server behind a private CA: pass its certificate with --ca-cert FILE)",
+            );
+        }
         if error.is_timeout() {
             TransportError::Timeout(self.timeout.as_secs())
         } else if error.is_connect() {

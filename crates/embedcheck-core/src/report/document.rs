@@ -6,6 +6,7 @@
 //! matrix is a view and not a second model.
 
 use crate::audit::{RunSummary, ServerAudit};
+use crate::catalogue::ContractVersion;
 use crate::migration::Migration;
 use serde::Serialize;
 
@@ -24,6 +25,33 @@ pub struct Report {
     pub summary: RunSummary,
     /// What the behaviour snapshots (`--snapshot`) found, when they were recorded.
     pub behaviour_snapshots: Option<String>,
+    /// The contract version of this build, and the one the run is scored against.
+    pub contract: ContractScore,
+}
+
+/// The contract a run ran and the one it is scored against (`--contract`).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct ContractScore {
+    /// The contract of this build: every clause of it ran.
+    pub version: ContractVersion,
+    /// The pinned version: only its clauses count, when earlier than `version`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub scored: Option<ContractVersion>,
+}
+
+impl ContractScore {
+    /// `contract 1.2`, or `contract 1.2, scored as 1.0`, for every view's header.
+    pub fn line(&self) -> String {
+        format!("contract {}", self.versions())
+    }
+
+    /// `1.2`, or `1.2, scored as 1.0`.
+    pub fn versions(&self) -> String {
+        match self.scored {
+            Some(pinned) => format!("{}, scored as {pinned}", self.version),
+            None => self.version.to_string(),
+        }
+    }
 }
 
 /// Two of a report's servers compared: `servers[baseline]` → `servers[candidate]`.
@@ -69,6 +97,10 @@ impl Report {
             comparisons,
             summary,
             behaviour_snapshots: None,
+            contract: ContractScore {
+                version: crate::catalogue::Catalogue::shipped().contract.version,
+                scored: None,
+            },
         }
     }
 

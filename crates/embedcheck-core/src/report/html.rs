@@ -52,10 +52,11 @@ fn server_page(report: &Report, matrix: &Document) -> String {
 /// The seed and the build: what reproduces the page's requests.
 fn run_line(report: &Report) -> String {
     format!(
-        "seed {} · {} {}",
+        "seed {} · {} {} · {}",
         report.seed,
         escape(report.tool.name),
-        escape(report.tool.version)
+        escape(report.tool.version),
+        escape(&report.contract.line())
     )
 }
 

@@ -6,7 +6,7 @@
 //!
 //! ```json
 //! {
-//!   "schema_version": "1.5",
+//!   "schema_version": "1.6",
 //!   "tool": { "name": "embedcheck", "version": "0.1.0" },
 //!   "label": "staging", "endpoint": "http://…/v1/embeddings", "model": null,
 //!   "results": [{ "id": "RESP-001", "outcome": "pass", "evidence": [ … ], … }],
@@ -17,7 +17,7 @@
 use crate::audit::{ClauseResult, RunSummary, ServerAudit};
 use crate::migration::Migration;
 use crate::profiles::ClientProfile;
-use crate::report::{Report, Tool};
+use crate::report::{ContractScore, Report, Tool};
 use crate::session::Facts;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -27,9 +27,11 @@ use std::collections::BTreeMap;
 /// 1.2 the migration's `fixes_applied`; 1.3 each audit's `clients` (the client
 /// profiles); 1.4 the migration's per-document cosines (`cosines`, beside min /
 /// median / max) and each latency phase's `distribution`; 1.5 the `reference`
-/// family and the `reference_tokens` fact. Every earlier field is
-/// still written.
-pub(crate) const REPORT_SCHEMA_VERSION: &str = "1.5";
+/// family and the `reference_tokens` fact; 1.6 vendor-documented and flaky
+/// expectations (`documented_by`, `flaky`, `mismatch_allowed`), the gate
+/// `not_as_expected_allowed`, the model source `not_sent` and the contract version.
+/// Every earlier field is still written.
+pub(crate) const REPORT_SCHEMA_VERSION: &str = "1.6";
 
 /// Pretty-printed JSON of the whole report, newline-terminated like any text file.
 pub fn render(report: &Report) -> String {
@@ -49,6 +51,7 @@ struct Document<'a> {
     tool: &'a Tool,
     strict: bool,
     seed: u64,
+    contract: &'a ContractScore,
     #[serde(flatten)]
     audit: Audit<'a>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -97,6 +100,7 @@ impl<'a> Document<'a> {
             tool: &report.tool,
             strict: report.strict,
             seed: report.seed,
+            contract: &report.contract,
             audit: Audit::of(report, subject),
             migration: report.migration().map(|view| Comparison {
                 baseline: Audit::of(report, view.baseline),

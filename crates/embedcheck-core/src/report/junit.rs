@@ -43,6 +43,15 @@ fn properties(report: &Report) -> Vec<Property> {
         Property::new("endpoint", &audit.endpoint),
         Property::new("model", audit.model.as_deref().unwrap_or("")),
         Property::new("seed", report.seed.to_string()),
+        Property::new("contract", report.contract.version.to_string()),
+        Property::new(
+            "contract_scored",
+            report
+                .contract
+                .scored
+                .unwrap_or(report.contract.version)
+                .to_string(),
+        ),
         Property::new("strict", report.strict.to_string()),
         Property::new("tool_version", report.tool.version),
     ]

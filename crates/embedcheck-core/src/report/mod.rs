@@ -28,7 +28,7 @@ pub mod terminal;
 mod text;
 
 use crate::schemas::Schemas;
-pub use document::{Comparison, MigrationView, Report, Tool};
+pub use document::{Comparison, ContractScore, MigrationView, Report, Tool};
 use std::fs;
 use std::path::{Path, PathBuf};
 
@@ -288,6 +288,7 @@ pub(crate) mod sample {
             evidence: Vec::new(),
             curl: None,
             expectation: None,
+            not_scored: None,
             gate: Gate::Clear,
         }
     }

@@ -19,7 +19,7 @@
 
 use super::text;
 use crate::audit::{ClauseResult, Gate, ServerAudit};
-use crate::report::Report;
+use crate::report::{ContractScore, Report};
 use crate::verdict::Outcome;
 use std::fmt::Write;
 
@@ -66,7 +66,7 @@ pub fn render(report: &Report) -> String {
         let _ = writeln!(out, "aborted: {}", text::one_line(reason, REASON_WIDTH));
     }
     clients(&mut out, audit);
-    let _ = writeln!(out, "{}", totals(audit));
+    let _ = writeln!(out, "{}", totals(audit, &report.contract));
     if let Some(line) = migration_line(report) {
         let _ = writeln!(out, "{line}");
     }
@@ -158,14 +158,15 @@ fn outcome(result: &ClauseResult) -> String {
     format!("{}{marker}", text::outcome_label(result))
 }
 
-/// `embedcheck: 4 clauses — …; 64 requests, 1,234 tokens, 2.1 s`.
-fn totals(audit: &ServerAudit) -> String {
+/// `embedcheck: 4 clauses — …; 64 requests, 1,234 tokens, 2.1 s; contract 1.2`.
+fn totals(audit: &ServerAudit, contract: &ContractScore) -> String {
     format!(
-        "embedcheck: {}; {} requests, {} tokens, {}",
+        "embedcheck: {}; {} requests, {} tokens, {}; {}",
         text::outcome_counts(audit),
         text::thousands(audit.requests_sent),
         text::thousands(audit.tokens_used),
-        text::seconds(audit.wall_seconds)
+        text::seconds(audit.wall_seconds),
+        contract.line()
     )
 }
 

@@ -3,6 +3,7 @@
 
 use crate::audit::{ClauseResult, Gate, ServerAudit};
 use crate::catalogue::Level;
+use crate::expectations::ExpectedOutcome;
 use crate::http::Exchange;
 use crate::report::Report;
 use crate::verdict::Outcome;
@@ -51,17 +52,21 @@ pub(crate) fn outcome_counts(audit: &ServerAudit) -> String {
 /// expected failure, `fail (documented)` for one the vendor's profile documents,
 /// `pass (expected fail)` when one stopped failing.
 pub(crate) fn outcome_label(result: &ClauseResult) -> String {
+    if result.not_scored.is_some() {
+        return format!("{} (not scored)", result.outcome.as_str());
+    }
     match &result.expectation {
         Some(m) if m.as_expected && result.outcome == Outcome::Fail => {
-            match m.expectation.documented_by {
-                Some(_) => "fail (documented)".to_owned(),
-                None => "fail (known)".to_owned(),
+            match (&m.expectation.documented_by, m.expectation.expect) {
+                (Some(_), _) => "fail (documented)".to_owned(),
+                (None, ExpectedOutcome::Flaky) => "fail (flaky)".to_owned(),
+                (None, _) => "fail (known)".to_owned(),
             }
         }
         Some(m) if !m.as_expected => format!(
             "{} (expected {})",
             result.outcome.as_str(),
-            Outcome::from(m.expectation.expect).as_str()
+            m.expectation.expect.as_str()
         ),
         _ => result.outcome.as_str().to_owned(),
     }

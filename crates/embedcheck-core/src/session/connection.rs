@@ -123,6 +123,9 @@ pub struct Session {
     unanswered_in_a_row: AtomicU64,
     /// Why the session stopped sending, once it has.
     stalled: Mutex<Option<String>>,
+    /// The last valid request that succeeded: the control that tells throttling from
+    /// a refusal dressed as a 429.
+    last_valid_success: Mutex<Option<Probe>>,
     /// Which budget refused a request, once one has.
     budget_spent: Mutex<Option<ProbeError>>,
     /// When the next request may leave under `--rate`.
@@ -175,6 +178,7 @@ impl Session {
             current_clause: Mutex::default(),
             unanswered_in_a_row: AtomicU64::new(0),
             stalled: Mutex::default(),
+            last_valid_success: Mutex::default(),
             budget_spent: Mutex::default(),
             next_slot: tokio::sync::Mutex::default(),
             overrun: Mutex::new(1.0),
@@ -339,15 +343,18 @@ impl Session {
     }
 
     /// A 429 may be a refusal dressed as throttling (a quota answer to a request that
-    /// can never succeed: a client mistake, an input too long). It is, when the plain
-    /// request sent right after it succeeds, against the wait the 429 asked for, and the
-    /// same request sent again at once is answered 429 again: that answer comes back as
+    /// can never succeed: a client mistake, an input too long). It is, when the last
+    /// valid request that succeeded, sent again right after it, succeeds again against
+    /// the wait the 429 asked for, and the same request sent again at once is answered
+    /// 429 again: that answer comes back as
     /// the request's own (kept as persisted for ERR-011), without waiting out a
     /// Retry-After the server does not mean. Anything else is throttling, waited out
     /// as usual. (A limiter that lets one request through per window would be taken for
     /// a refusal here; one that asks for the wait it enforces is not.)
     async fn refused_with_429(&self, probe: &Probe) -> Result<Option<Reply>, ProbeError> {
-        let control = super::requests::control_probe(self.model());
+        let Some(control) = lock(&self.last_valid_success).clone().map(Probe::fresh) else {
+            return Ok(None);
+        };
         if probe.cache_key() == control.cache_key() {
             return Ok(None);
         }
@@ -400,6 +407,9 @@ impl Session {
             Ok(reply) => {
                 if reply.status != 429 {
                     self.unanswered_in_a_row.store(0, Ordering::Relaxed);
+                }
+                if reply.is_success() && probe.validity == Validity::Valid {
+                    *lock(&self.last_valid_success) = Some(probe.clone());
                 }
                 let tokens = self.tokens_spent(probe, &reply);
                 self.note_overrun(probe, tokens);

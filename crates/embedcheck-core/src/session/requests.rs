@@ -56,12 +56,6 @@ pub(crate) fn body(s: &Session, input: Value, extra: &[(&str, Value)]) -> Value 
     body
 }
 
-/// The single-string probe, sent afresh: the valid request that tells throttling
-/// from a refusal dressed as a 429.
-pub(crate) fn control_probe(model: &str) -> Probe {
-    Probe::embed(json!({"model": model, "input": SENTENCE})).fresh()
-}
-
 /// The single-string probe.
 pub(crate) async fn single(s: &Session) -> Result<Arc<Reply>, ProbeError> {
     s.send(Probe::embed(body(s, json!(SENTENCE), &[]))).await

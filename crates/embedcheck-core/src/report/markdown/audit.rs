@@ -36,6 +36,7 @@ fn settings(doc: &mut String, report: &Report, audit: &ServerAudit) {
             format!("{} {}", report.tool.name, report.tool.version),
         ),
         ("Seed", report.seed.to_string()),
+        ("Contract", report.contract.versions()),
         (
             "Strict",
             if report.strict { "yes" } else { "no" }.to_owned(),

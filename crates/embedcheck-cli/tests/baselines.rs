@@ -1,0 +1,112 @@
+//! Baselines that cannot rot, through the command line: a server pinned to a contract
+//! version stays green when the suite adds a clause it fails (the clause runs and is
+//! reported as not scored), and a known failure that starts passing fails the run
+//! until the file is updated, unless `--allow-fixed`.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+fn out_dir(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("a temp dir");
+    dir
+}
+
+fn report(dir: &Path) -> serde_json::Value {
+    let text = std::fs::read_to_string(dir.join("report.json")).expect("report.json");
+    serde_json::from_str(&text).expect("valid JSON")
+}
+
+fn result<'a>(report: &'a serde_json::Value, id: &str) -> &'a serde_json::Value {
+    report["results"]
+        .as_array()
+        .expect("results")
+        .iter()
+        .find(|r| r["id"] == id)
+        .expect("the clause ran")
+}
+
+/// Runs the command line without libtest's lines, off the test's runtime.
+async fn run(words: Vec<String>) -> String {
+    let code = tokio::task::spawn_blocking(move || embedcheck_cli::main_without_trials(words))
+        .await
+        .expect("the run ends");
+    format!("{code:?}")
+}
+
+fn status(code: u8) -> String {
+    format!("{:?}", ExitCode::from(code))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_clause_after_the_pinned_contract_runs_and_is_not_scored() {
+    let persona = personas::breaker("REF-002").expect("a breaker");
+    let server = persona.start().await;
+    let dir = out_dir("contract");
+    let reference = dir.join("known-answers.jsonl");
+    std::fs::write(&reference, personas::known_answers(&persona.config)).expect("written");
+    let words = |contract: &str, report_dir: &Path| -> Vec<String> {
+        format!(
+            "--endpoint {} --reference {} --seed 7 --report-dir {} --contract {contract} reference",
+            server.base_url(),
+            reference.display(),
+            report_dir.display()
+        )
+        .split_whitespace()
+        .map(str::to_owned)
+        .collect()
+    };
+    let pinned = dir.join("pinned-1.0");
+    assert_eq!(run(words("1.0", &pinned)).await, status(0));
+    let pinned_report = report(&pinned);
+    let ref002 = result(&pinned_report, "REF-002");
+    assert_eq!(ref002["outcome"], "fail", "it ran and failed");
+    assert_eq!(ref002["gate"], "not_scored");
+    assert!(
+        ref002["not_scored"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("added in contract 1.1")
+    );
+    assert_eq!(pinned_report["contract"]["scored"], "1.0");
+
+    let current = dir.join("pinned-1.1");
+    assert_eq!(run(words("1.1", &current)).await, status(101));
+    assert_eq!(result(&report(&current), "REF-002")["gate"], "fails_run");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_known_failure_that_passes_fails_the_run_unless_allowed() {
+    let server = personas::reference().start().await;
+    let dir = out_dir("fixed");
+    let file = dir.join("expectations.toml");
+    std::fs::write(
+        &file,
+        "[RESP-001]\nexpect = \"fail\"\nreason = \"no data array (fixed since)\"\n",
+    )
+    .expect("written");
+    let words = |extra: &str, report_dir: &Path| -> Vec<String> {
+        format!(
+            "--endpoint {} --expectations {} --seed 7 --report-dir {} {extra} RESP-001 --exact",
+            server.base_url(),
+            file.display(),
+            report_dir.display()
+        )
+        .split_whitespace()
+        .map(str::to_owned)
+        .collect()
+    };
+    let strict = dir.join("default");
+    assert_eq!(run(words("", &strict)).await, status(101));
+    assert_eq!(
+        result(&report(&strict), "RESP-001")["gate"],
+        "not_as_expected"
+    );
+    let allowed = dir.join("allowed");
+    assert_eq!(run(words("--allow-fixed", &allowed)).await, status(0));
+    assert_eq!(
+        result(&report(&allowed), "RESP-001")["gate"],
+        "not_as_expected_allowed"
+    );
+}
