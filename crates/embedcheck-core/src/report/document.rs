@@ -8,7 +8,7 @@
 use crate::audit::{RunSummary, ServerAudit};
 use crate::catalogue::ContractVersion;
 use crate::migration::Migration;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// The document behind every report format.
 #[derive(Clone, Debug)]
@@ -30,7 +30,7 @@ pub struct Report {
 }
 
 /// The contract a run ran and the one it is scored against (`--contract`).
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ContractScore {
     /// The contract of this build: every clause of it ran.
     pub version: ContractVersion,

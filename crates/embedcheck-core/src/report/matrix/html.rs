@@ -17,11 +17,12 @@ pub fn render(doc: &Document) -> String {
     let mut body = String::new();
     let _ = writeln!(
         body,
-        "<h1>embedcheck matrix</h1>\n<p>{} servers, one seed ({}), {} {}.</p>",
+        "<h1>embedcheck matrix</h1>\n<p>{} servers, one seed ({}), {} {}{}.</p>",
         labels.len(),
         doc.seed,
         escape(&doc.tool.name),
-        escape(&doc.tool.version)
+        escape(&doc.tool.version),
+        escape(&doc.contract_words())
     );
     if let Some(how) = &doc.provenance {
         let _ = writeln!(body, "<pre class=\"provenance\">{}</pre>", escape(how));

@@ -14,12 +14,13 @@ use std::fmt::Write;
 pub fn render(doc: &Document) -> String {
     let labels = doc.labels();
     let mut out = format!(
-        "# embedcheck matrix: {}\n\n{} servers, one seed ({}), {} {}.\n",
+        "# embedcheck matrix: {}\n\n{} servers, one seed ({}), {} {}{}.\n",
         labels.join(", "),
         labels.len(),
         doc.seed,
         doc.tool.name,
-        doc.tool.version
+        doc.tool.version,
+        doc.contract_words()
     );
     if let Some(how) = &doc.provenance {
         let _ = writeln!(out, "\n{}", how.trim_end());

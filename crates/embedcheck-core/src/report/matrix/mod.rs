@@ -14,7 +14,7 @@
 pub mod html;
 pub mod markdown;
 
-use super::{Report, json};
+use super::{ContractScore, Report, json};
 use crate::agreement::{Group, Pair};
 use crate::audit::ServerAudit;
 use crate::verdict::Outcome;
@@ -22,8 +22,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// The version of `specs/schemas/matrix.schema.json` this build writes.
-/// 1.1 added `agreement`.
-pub(crate) const MATRIX_SCHEMA_VERSION: &str = "1.1";
+/// 1.1 added `agreement`; 1.2 `contract`.
+pub(crate) const MATRIX_SCHEMA_VERSION: &str = "1.2";
 
 /// The levels, in the order every view shows them.
 pub(crate) const LEVELS: [&str; 3] = ["MUST", "SHOULD", "MAY"];
@@ -35,6 +35,9 @@ pub struct Document {
     pub tool: ToolRef,
     pub seed: u64,
     pub strict: bool,
+    /// The contract the servers were audited and scored against (schema 1.2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub contract: Option<ContractScore>,
     /// How the document was produced, when the user said (the published table).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub provenance: Option<String>,
@@ -135,10 +138,19 @@ impl Document {
             },
             seed: report.seed,
             strict: report.strict,
+            contract: Some(report.contract),
             provenance,
             servers,
             agreement: Vec::new(),
         }
+    }
+
+    /// `, contract 1.2` for the views' first line; nothing for a document written
+    /// before schema 1.2.
+    pub(crate) fn contract_words(&self) -> String {
+        self.contract
+            .map(|c| format!(", {}", c.line()))
+            .unwrap_or_default()
     }
 
     /// The document with the cross-server comparison of the probe texts.
