@@ -352,16 +352,23 @@ async fn ctrl_c_ends_the_run_at_once_with_a_partial_report() {
 }
 
 /// A key the server does not accept (or none) is the user's configuration, not the
-/// server's conformance: every embeddings request answered 401, 403 or 402 ends the
-/// audit at once as not audited, with no clause passing or failing on those answers.
+/// server's conformance: every embeddings request answered 401, 403, 402, or 429 with
+/// a spent quota, ends the audit at once as not audited (no wait for the quota), with
+/// no clause passing or failing on those answers.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn refused_access_is_not_audited_and_judges_nothing() {
-    for status in [401, 402, 403] {
+    let wrong_key = json!({"error": {"message": "Incorrect API key provided", "type": "invalid_request_error"}});
+    // OpenAI's answer when the account's quota is spent: a 429 no wait can cure.
+    let quota = json!({"error": {"message": "You exceeded your current quota, please check your plan and billing details.", "type": "insufficient_quota", "code": "insufficient_quota"}});
+    for (status, body) in [
+        (401, &wrong_key),
+        (402, &wrong_key),
+        (403, &wrong_key),
+        (429, &quota),
+    ] {
         let server = MockServer::start().await;
         Mock::given(method("POST"))
-            .respond_with(ResponseTemplate::new(status).set_body_json(
-                json!({"error": {"message": "Incorrect API key provided", "type": "invalid_request_error"}}),
-            ))
+            .respond_with(ResponseTemplate::new(status).set_body_json(body))
             .mount(&server)
             .await;
         let started = std::time::Instant::now();

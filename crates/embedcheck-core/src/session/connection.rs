@@ -292,7 +292,9 @@ impl Session {
         loop {
             let reply = self.send_once(probe).await?;
             let throttled = self.note_throttled(probe, &reply);
-            if reply.status != 429 {
+            // A spent quota is not a pace: waiting cannot help, and the audit stops on
+            // it as access refused.
+            if reply.status != 429 || reply.says_quota_spent() {
                 return Ok(reply);
             }
             if let Some(refusal) = self.refused_with_429(probe).await? {
