@@ -487,3 +487,46 @@ async fn a_429_for_every_mistake_fails_err_011_within_seconds() {
     let (in001, _) = outcome(&audit, "IN-001");
     assert_eq!(in001, Outcome::Pass);
 }
+
+/// LiteLLM 1.106 without a database answers an unknown key 400 "No connected db." and
+/// a request without a key 500: a rejected key in the dress of a client error. The
+/// same answer to an obviously wrong key shows it is the key, so the audit stops as
+/// access refused instead of failing IN-001 and the rest on the user's key. A server
+/// answering every request the same 400, key or none, is still audited.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rejected_key_answered_400_is_access_refused() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(wiremock::matchers::header_exists("authorization"))
+        .respond_with(ResponseTemplate::new(400).set_body_json(
+            json!({"error": {"message": "No connected db.", "type": "no_db_connection", "param": null, "code": "400"}}),
+        ))
+        .mount(&server)
+        .await;
+    Mock::given(method("POST"))
+        .respond_with(ResponseTemplate::new(500).set_body_string("Internal Server Error"))
+        .mount(&server)
+        .await;
+    let refused = audit(&format!("{}/v1", server.uri()), Some("sk-user-key")).await;
+    let why = refused.aborted.as_deref().expect("not audited");
+    assert!(
+        why.contains("the same as with an obviously wrong key"),
+        "{why}"
+    );
+    assert!(
+        refused.requests_sent <= 3,
+        "{} requests",
+        refused.requests_sent
+    );
+
+    let same_for_all = serving(ResponseTemplate::new(400).set_body_json(
+        json!({"error": {"message": "input must be a list", "type": "invalid_request_error"}}),
+    ))
+    .await;
+    let alike = audit(&format!("{}/v1", same_for_all.uri()), Some("sk-user-key")).await;
+    assert_eq!(
+        alike.aborted, None,
+        "a server that refuses everything alike is audited"
+    );
+    assert_eq!(outcome(&alike, "IN-001").0, Outcome::Fail);
+}

@@ -6,7 +6,7 @@
 use crate::audit::{ClauseResult, ServerAudit};
 use crate::catalogue::{Clause, Level};
 use crate::clauses::{self, Check, Stage};
-use crate::http::{Probe, Transport};
+use crate::http::{Probe, Reply, Transport};
 use crate::profiles::{self, ClauseOutcome, ClientProfile, Judged};
 use crate::session::facts::ModelSource;
 use crate::session::{Fact, Interrupt, ProbeError, Session, Settings};
@@ -160,6 +160,36 @@ async fn reachable_with_access(session: &Session) -> Result<(), String> {
         return Err(format!(
             "access refused: the plain request was answered {}; this says nothing about the server's conformance (check --api-key-env, --api-key-header and --header-env: a key is sent only when named)",
             reply.summary()
+        ));
+    }
+    rejected_key_in_disguise(session, &reply).await
+}
+
+/// A server may refuse a key it rejects with another client error (LiteLLM without a
+/// database answers an unknown key 400 "No connected db."). When the plain request
+/// with the run's credentials is a 4xx, it is sent once with an obviously wrong key:
+/// the same answer, while the request without credentials is answered otherwise, means
+/// the server reads the key and takes the run's for a wrong one.
+async fn rejected_key_in_disguise(session: &Session, reply: &Reply) -> Result<(), String> {
+    use crate::session::requests;
+    if !reply.is_client_error() || !session.transport().access().has_credentials() {
+        return Ok(());
+    }
+    let plain = |r: &Reply| (r.status, r.error_message());
+    let wrong = requests::single_with_wrong_credentials(session);
+    let (Ok(wrong), Ok(bare)) = (
+        session.send(wrong).await,
+        session
+            .send(requests::single_without_credentials(session))
+            .await,
+    ) else {
+        return Ok(());
+    };
+    if plain(&wrong) == plain(reply) && plain(&bare) != plain(reply) {
+        return Err(format!(
+            "access refused: the plain request was answered {} with the run's credentials, the same as with an obviously wrong key, and {} without any: the server takes the run's key for a wrong one; this says nothing about its conformance (check --api-key-env, --api-key-header and --header-env)",
+            reply.summary(),
+            bare.summary()
         ));
     }
     Ok(())

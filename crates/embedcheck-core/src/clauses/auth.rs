@@ -1,11 +1,9 @@
 //! auth: credentials (AUTH-001).
 
 use super::{Check, CheckResult, check};
-use crate::http::Probe;
 use crate::session::Session;
-use crate::session::requests::{SENTENCE, body};
+use crate::session::requests;
 use crate::verdict::Verdict;
-use serde_json::json;
 
 pub(crate) fn checks() -> Vec<Check> {
     vec![check!("AUTH-001", missing_credentials_refused)]
@@ -22,12 +20,7 @@ async fn missing_credentials_refused(s: &Session) -> CheckResult {
             "no --api-key-env or --header-env given; the endpoint was audited without credentials",
         ));
     }
-    let probe = Probe::either(
-        body(s, json!(SENTENCE), &[]),
-        "no credentials: refused where the endpoint needs a key, embedded where it does not",
-    )
-    .unauthenticated();
-    let reply = s.send(probe).await?;
+    let reply = s.send(requests::single_without_credentials(s)).await?;
     let answered = reply.is_success();
     let fact = s.detected(!answered, &reply.exchange);
     s.learn(|facts| facts.auth_required = Some(fact));

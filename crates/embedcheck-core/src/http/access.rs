@@ -10,6 +10,7 @@
 //! proxy and its own CA.
 
 use super::curl::ShownHeader;
+use super::probe::Credentials;
 use super::secret::{Secret, Secrets};
 use super::target::Target;
 use reqwest::header::{AUTHORIZATION, HeaderName, HeaderValue};
@@ -29,6 +30,9 @@ pub enum AccessError {
     #[error("could not build the HTTP client: {0}")]
     Client(String),
 }
+
+/// What a probe with wrong credentials sends in place of each: a key no server issued.
+const WRONG_CREDENTIAL: &str = "embedcheck-wrong-credential";
 
 /// Which header carries the key.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -246,27 +250,44 @@ impl Access {
             .map_err(|e| AccessError::Client(e.to_string()))
     }
 
-    /// Adds this access's headers to `request`; without `authenticated`, none that
-    /// carries a credential (the key, a secret header).
+    /// Adds this access's headers to `request`: with the run's credentials, without
+    /// any (no key, no secret header), or with a wrong one in each place.
     pub(crate) fn apply(
         &self,
         mut request: reqwest::RequestBuilder,
-        authenticated: bool,
+        credentials: Credentials,
     ) -> reqwest::RequestBuilder {
         for header in &self.headers {
-            if authenticated || !header.is_secret() {
-                request = request.header(header.name.clone(), header.value());
+            let value = match (&header.value, credentials) {
+                (HeaderText::Plain(value), _) => Some(value.clone()),
+                (HeaderText::Secret { .. }, Credentials::Run) => Some(header.value()),
+                (HeaderText::Secret { .. }, Credentials::Withheld) => None,
+                (HeaderText::Secret { .. }, Credentials::Wrong) => {
+                    Some(HeaderValue::from_static(WRONG_CREDENTIAL))
+                }
+            };
+            if let Some(value) = value {
+                request = request.header(header.name.clone(), value);
             }
         }
-        match (&self.key, &self.key_header, authenticated) {
-            (Some(key), KeyHeader::Bearer, true) => request.bearer_auth(key.expose()),
-            (Some(key), KeyHeader::Named(name), true) => request.header(name.clone(), key.expose()),
-            _ => request,
+        let key = match (&self.key, credentials) {
+            (Some(key), Credentials::Run) => key.expose(),
+            (Some(_), Credentials::Wrong) => WRONG_CREDENTIAL,
+            _ => return request,
+        };
+        match &self.key_header {
+            KeyHeader::Bearer => request.bearer_auth(key),
+            KeyHeader::Named(name) => request.header(name.clone(), key),
         }
     }
 
-    /// The headers a curl reproducer shows, secrets as shell variables (`$KEY`).
-    pub(crate) fn shown_headers(&self, authenticated: bool) -> Vec<ShownHeader> {
+    /// The headers a curl reproducer shows, secrets as shell variables (`$KEY`); a
+    /// wrong credential is shown as the one sent.
+    pub(crate) fn shown_headers(&self, credentials: Credentials) -> Vec<ShownHeader> {
+        if credentials == Credentials::Wrong {
+            return self.wrong_headers_shown();
+        }
+        let authenticated = credentials == Credentials::Run;
         let mut shown: Vec<ShownHeader> = self
             .headers
             .iter()
@@ -279,6 +300,29 @@ impl Access {
             }
             (Some(_), KeyHeader::Named(name), true) => {
                 shown.push(ShownHeader::Secret(format!("{name}: $KEY")));
+            }
+            _ => {}
+        }
+        shown
+    }
+
+    fn wrong_headers_shown(&self) -> Vec<ShownHeader> {
+        let mut shown: Vec<ShownHeader> = self
+            .headers
+            .iter()
+            .map(|h| match &h.value {
+                HeaderText::Plain(_) => h.shown(),
+                HeaderText::Secret { .. } => {
+                    ShownHeader::Plain(format!("{}: {WRONG_CREDENTIAL}", h.name))
+                }
+            })
+            .collect();
+        match (&self.key, &self.key_header) {
+            (Some(_), KeyHeader::Bearer) => shown.push(ShownHeader::Plain(format!(
+                "Authorization: Bearer {WRONG_CREDENTIAL}"
+            ))),
+            (Some(_), KeyHeader::Named(name)) => {
+                shown.push(ShownHeader::Plain(format!("{name}: {WRONG_CREDENTIAL}")));
             }
             _ => {}
         }
@@ -341,14 +385,14 @@ mod tests {
         };
         let plain = ShownHeader::Plain("x-title: embedcheck".into());
         assert_eq!(
-            access.shown_headers(true),
+            access.shown_headers(Credentials::Run),
             [
                 plain.clone(),
                 ShownHeader::Secret("x-gw-key: $GW_KEY".into()),
                 ShownHeader::Secret("api-key: $KEY".into())
             ]
         );
-        assert_eq!(access.shown_headers(false), [plain]);
+        assert_eq!(access.shown_headers(Credentials::Withheld), [plain]);
         assert!(access.has_credentials());
     }
 

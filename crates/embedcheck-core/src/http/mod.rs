@@ -14,7 +14,7 @@ pub(crate) mod transport;
 pub use access::{Access, AccessError, Fields, Header, KeyHeader};
 pub use embeddings::Encoding;
 pub(crate) use exchange::Exchange;
-pub(crate) use probe::{Body, Probe, Validity};
+pub(crate) use probe::{Body, Credentials, Probe, Validity};
 pub(crate) use reply::{AskedWait, Reply};
 pub use secret::{Secret, Secrets};
 pub use target::{Target, TargetError};

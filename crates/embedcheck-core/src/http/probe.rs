@@ -40,6 +40,17 @@ pub enum Validity {
     Either(String),
 }
 
+/// Which credentials a probe carries.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) enum Credentials {
+    /// The run's: the key and secret headers the user named.
+    Run,
+    /// None (AUTH-001's request without a key).
+    Withheld,
+    /// An obviously wrong key in their place: how the server answers a key it rejects.
+    Wrong,
+}
+
 /// One request to send.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct Probe {
@@ -47,8 +58,8 @@ pub(crate) struct Probe {
     pub resource: Resource,
     pub body: Body,
     pub validity: Validity,
-    /// Send the user's API key (false only for the clause that checks auth).
-    pub authenticated: bool,
+    /// The run's credentials, none (the clause that checks auth) or a wrong key.
+    pub credentials: Credentials,
     /// Bypass the session cache: the clause needs a second, independent answer.
     pub fresh: bool,
 }
@@ -61,7 +72,7 @@ impl Probe {
             resource: Resource::Embeddings,
             body: Body::Json(body),
             validity: Validity::Valid,
-            authenticated: true,
+            credentials: Credentials::Run,
             fresh: false,
         }
     }
@@ -99,7 +110,12 @@ impl Probe {
     }
 
     pub(crate) fn unauthenticated(mut self) -> Self {
-        self.authenticated = false;
+        self.credentials = Credentials::Withheld;
+        self
+    }
+
+    pub(crate) fn with_wrong_credentials(mut self) -> Self {
+        self.credentials = Credentials::Wrong;
         self
     }
 
@@ -131,8 +147,8 @@ impl Probe {
             } => format!("{content_type}:{}", String::from_utf8_lossy(bytes)),
         };
         format!(
-            "{} {:?} {} {body}",
-            self.method, self.resource, self.authenticated
+            "{} {:?} {:?} {body}",
+            self.method, self.resource, self.credentials
         )
     }
 

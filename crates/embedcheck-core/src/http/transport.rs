@@ -94,7 +94,11 @@ impl Transport {
             .http
             .get(self.target.models_url().clone())
             .timeout(self.timeout.min(PING_TIMEOUT));
-        self.access.apply(request, true).send().await.is_ok()
+        self.access
+            .apply(request, super::probe::Credentials::Run)
+            .send()
+            .await
+            .is_ok()
     }
 
     /// Sends `probe`, reading at most `max_body` bytes of the answer. On failure the
@@ -144,7 +148,7 @@ impl Transport {
                 &probe.method,
                 &super::target::Target::shown(url),
                 payload.as_ref().map(|(b, ct)| (b.as_slice(), *ct)),
-                &self.access.shown_headers(probe.authenticated),
+                &self.access.shown_headers(probe.credentials),
             ),
         }
     }
@@ -182,7 +186,7 @@ impl Transport {
         }
         let mut response = self
             .access
-            .apply(request, probe.authenticated)
+            .apply(request, probe.credentials)
             .send()
             .await
             .map_err(|e| self.classify(&e))?;

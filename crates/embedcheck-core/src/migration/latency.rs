@@ -99,7 +99,7 @@ impl Loaded {
             .body(body);
         let response = self
             .access
-            .apply(request, true)
+            .apply(request, crate::http::Credentials::Run)
             .send()
             .await
             .map_err(|e| e.to_string())?;

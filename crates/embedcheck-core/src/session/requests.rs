@@ -56,6 +56,25 @@ pub(crate) fn body(s: &Session, input: Value, extra: &[(&str, Value)]) -> Value 
     body
 }
 
+/// The single-string probe without credentials (AUTH-001's request).
+pub(crate) fn single_without_credentials(s: &Session) -> Probe {
+    Probe::either(
+        body(s, json!(SENTENCE), &[]),
+        "no credentials: refused where the endpoint needs a key, embedded where it does not",
+    )
+    .unauthenticated()
+}
+
+/// The single-string probe with an obviously wrong key in place of the run's: how
+/// the server answers a key it rejects.
+pub(crate) fn single_with_wrong_credentials(s: &Session) -> Probe {
+    Probe::either(
+        body(s, json!(SENTENCE), &[]),
+        "an obviously wrong key: refused where the endpoint checks keys",
+    )
+    .with_wrong_credentials()
+}
+
 /// The single-string probe.
 pub(crate) async fn single(s: &Session) -> Result<Arc<Reply>, ProbeError> {
     s.send(Probe::embed(body(s, json!(SENTENCE), &[]))).await
