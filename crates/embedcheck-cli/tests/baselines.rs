@@ -3,14 +3,17 @@
 //! reported as not scored), and a known failure that starts passing fails the run
 //! until the file is updated, unless `--allow-fixed`.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::ExitCode;
 
-fn out_dir(name: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("a temp dir");
-    dir
+/// A directory of this test's own under the tests' temp dir, removed when it drops:
+/// tests run on parallel threads, and a shared directory is one's to remove while
+/// another writes into it.
+fn out_dir(name: &str) -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix(&format!("{name}-"))
+        .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
+        .expect("a temp dir")
 }
 
 fn report(dir: &Path) -> serde_json::Value {
@@ -43,7 +46,8 @@ fn status(code: u8) -> String {
 async fn a_clause_after_the_pinned_contract_runs_and_is_not_scored() {
     let persona = personas::breaker("REF-002").expect("a breaker");
     let server = persona.start().await;
-    let dir = out_dir("contract");
+    let scratch = out_dir("contract");
+    let dir = scratch.path();
     let reference = dir.join("known-answers.jsonl");
     std::fs::write(&reference, personas::known_answers(&persona.config)).expect("written");
     let words = |contract: &str, report_dir: &Path| -> Vec<String> {
@@ -79,7 +83,8 @@ async fn a_clause_after_the_pinned_contract_runs_and_is_not_scored() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_known_failure_that_passes_fails_the_run_unless_allowed() {
     let server = personas::reference().start().await;
-    let dir = out_dir("fixed");
+    let scratch = out_dir("fixed");
+    let dir = scratch.path();
     let file = dir.join("expectations.toml");
     std::fs::write(
         &file,

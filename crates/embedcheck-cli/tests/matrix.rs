@@ -42,7 +42,8 @@ async fn three() -> Vec<(&'static str, PersonaServer)> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_matrix_equals_single_audits_and_renders_in_a_browser() {
     let servers = three().await;
-    let dir = out_dir("matrix");
+    let scratch = out_dir("matrix");
+    let dir = scratch.path();
     let mut words: Vec<String> = Vec::new();
     for (label, server) in &servers {
         words.extend([
@@ -61,7 +62,8 @@ async fn a_matrix_equals_single_audits_and_renders_in_a_browser() {
     assert_eq!(columns.len(), 3);
 
     for (i, (label, server)) in servers.iter().enumerate() {
-        let single = out_dir(&format!("single-{label}"));
+        let single_scratch = out_dir(&format!("single-{label}"));
+        let single = single_scratch.path();
         let words: Vec<String> = [
             "--endpoint".to_owned(),
             server.base_url(),
@@ -80,7 +82,7 @@ async fn a_matrix_equals_single_audits_and_renders_in_a_browser() {
         assert_eq!(columns[i]["label"], *label);
         assert_eq!(verdicts(&columns[i]["report"]), verdicts(&alone), "{label}");
     }
-    browser_checks(&dir);
+    browser_checks(dir);
 }
 
 /// Three servers of one model, one of them with vectors turned away from the model's
@@ -97,7 +99,8 @@ async fn servers_of_one_model_are_compared_and_the_outlier_named() {
     for (label, persona) in personas {
         running.push((label, persona.start().await));
     }
-    let dir = out_dir("agreement");
+    let scratch = out_dir("agreement");
+    let dir = scratch.path();
     let mut words: Vec<String> = Vec::new();
     for (label, server) in &running {
         words.extend([

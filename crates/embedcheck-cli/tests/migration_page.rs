@@ -14,7 +14,8 @@ use std::path::Path;
 async fn a_migrations_page_draws_its_cosines_and_latencies() {
     let old = personas::old_fastapi().start().await;
     let new = personas::dynamo_vllm().start().await;
-    let dir = out_dir("migration-page");
+    let scratch = out_dir("migration-page");
+    let dir = scratch.path();
     let words: Vec<String> = [
         "--endpoint",
         &new.base_url(),

@@ -4,12 +4,16 @@
 
 use std::io::ErrorKind;
 use std::net::TcpListener;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-fn out_dir(name: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
-    let _ = std::fs::remove_dir_all(&dir);
-    dir
+/// A directory of this test's own under the tests' temp dir, removed when it drops:
+/// tests run on parallel threads, and a shared directory is one's to remove while
+/// another writes into it.
+fn out_dir(name: &str) -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix(&format!("{name}-"))
+        .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
+        .expect("a temp dir")
 }
 
 fn read(path: &Path) -> serde_json::Value {
@@ -41,7 +45,8 @@ fn a_dry_run_sends_nothing() {
 
 #[test]
 fn max_cost_stops_before_the_spend_passes_it() {
-    let dir = out_dir("max-cost");
+    let scratch = out_dir("max-cost");
+    let dir = scratch.path();
     // 1500 tokens at $1 per million: a cap of $0.0015, far below a full audit.
     let code = embedcheck_cli::main_without_trials(words(&format!(
         "--price-per-mtok 1 --max-cost 0.0015 --seed 7 --large-batch 8 --report-dir {}",

@@ -61,9 +61,12 @@ fn compare(base: &str, requests: usize, concurrency: usize) -> Result<(), String
         .map(|d| d.text)
         .collect();
     let body = json!({"model": model, "input": texts}).to_string();
-    let body_file =
-        std::env::temp_dir().join(format!("embedcheck-bench-body-{}.json", std::process::id()));
-    std::fs::write(&body_file, &body).map_err(|e| e.to_string())?;
+    let body_file = tempfile::Builder::new()
+        .prefix("embedcheck-bench-body-")
+        .suffix(".json")
+        .tempfile()
+        .map_err(|e| e.to_string())?;
+    std::fs::write(body_file.path(), &body).map_err(|e| e.to_string())?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -87,8 +90,8 @@ fn compare(base: &str, requests: usize, concurrency: usize) -> Result<(), String
     for _ in 0..3 {
         let measured = runtime.block_on(measure_one(loaded.clone(), plan));
         ours.push(figures_of(&measured));
-        let sequential = oha(&url, &body_file, requests, 1)?;
-        let concurrent = oha(&url, &body_file, requests, concurrency)?;
+        let sequential = oha(&url, body_file.path(), requests, 1)?;
+        let concurrent = oha(&url, body_file.path(), requests, concurrency)?;
         theirs.push(Figures {
             seq_p50: sequential.0,
             seq_p99: sequential.1,
@@ -97,7 +100,6 @@ fn compare(base: &str, requests: usize, concurrency: usize) -> Result<(), String
             docs_per_second: concurrent.2 * BATCH_SIZE as f64,
         });
     }
-    let _ = std::fs::remove_file(&body_file);
     print_table(&median(&ours), &median(&theirs), requests, concurrency);
     Ok(())
 }

@@ -183,8 +183,13 @@ async fn audit_and_show(transport: Transport, server: &MockServer) -> (Vec<Strin
     );
 
     let report = Report::new(Tool::this(), false, 3, vec![audit], Vec::new(), false);
-    let dir = std::env::temp_dir().join(format!("embedcheck-secrets-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
+    // Each test's own directory, removed when it ends: the tests of this file run on
+    // parallel threads of one process.
+    let scratch = tempfile::Builder::new()
+        .prefix("embedcheck-secrets-")
+        .tempdir()
+        .expect("a temp dir");
+    let dir = scratch.path().to_path_buf();
     report::write_all(&report, &dir).expect("reports written");
     snapshot::record(&session.log(), &dir.join("snapshots"));
 
@@ -206,7 +211,6 @@ async fn audit_and_show(transport: Transport, server: &MockServer) -> (Vec<Strin
             .iter()
             .map(|path| std::fs::read_to_string(path).unwrap_or_default()),
     );
-    let _ = std::fs::remove_dir_all(&dir);
     (shown, sent)
 }
 

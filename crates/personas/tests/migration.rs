@@ -84,7 +84,9 @@ async fn migrate(old: &Running, new: &Running) -> PairAudit {
 /// The report of `pair`, with every format written (kept under the temp dir for a
 /// reader) and `report.json` checked against the published schema. The tool's version
 /// is fixed, so a version bump does not churn the snapshot.
-fn written(pair: &PairAudit, name: &str) -> Report {
+/// The pair's report, written (and checked against the schema) into a directory of
+/// its own that is removed when the returned handle drops.
+fn written(pair: &PairAudit, name: &str) -> (Report, tempfile::TempDir) {
     let comparison = Comparison {
         baseline: 0,
         candidate: 1,
@@ -96,8 +98,12 @@ fn written(pair: &PairAudit, name: &str) -> Report {
         version: "0.0.0-sample",
     };
     let report = Report::new(tool, false, SEED, servers, vec![comparison], false);
-    let dir = std::env::temp_dir().join(format!("embedcheck-migration-{name}"));
-    let files = embedcheck_core::report::write_all(&report, &dir).expect("reports are written");
+    let dir = tempfile::Builder::new()
+        .prefix(&format!("embedcheck-migration-{name}-"))
+        .tempdir()
+        .expect("a temp dir");
+    let files =
+        embedcheck_core::report::write_all(&report, dir.path()).expect("reports are written");
     let json: Value = serde_json::from_str(&std::fs::read_to_string(files.json).unwrap()).unwrap();
     let schema: Value = serde_json::from_str(Schemas::report_schema_text()).unwrap();
     let validator = jsonschema::validator_for(&schema).expect("the report schema compiles");
@@ -106,7 +112,7 @@ fn written(pair: &PairAudit, name: &str) -> Report {
         .map(|e| format!("{}: {e}", e.instance_path()))
         .collect();
     assert!(problems.is_empty(), "{problems:#?}");
-    report
+    (report, dir)
 }
 
 fn judgement(m: &Migration, topic: Topic) -> Judgement {
@@ -191,7 +197,7 @@ async fn the_studys_servers_reproduce_the_studys_findings() {
     let old = start(&personas::old_fastapi()).await;
     let new = start(&personas::dynamo_vllm()).await;
     let pair = migrate(&old, &new).await;
-    let report = written(&pair, "study");
+    let (report, _dir) = written(&pair, "study");
     let (m, candidate) = (&pair.migration, &pair.candidate);
 
     // The vectors matched.
@@ -367,7 +373,7 @@ async fn cutting_refused_documents_restores_the_old_vectors() {
     let old = start(&limited(OverlengthPolicy::Truncate, Vec::new())).await;
     let new = start(&limited(OverlengthPolicy::Reject, Vec::new())).await;
     let pair = migrate(&old, &new).await;
-    let report = written(&pair, "fixes");
+    let (report, _dir) = written(&pair, "fixes");
     let m = &pair.migration;
     assert!(!m.vector_equivalence.failures_candidate.is_empty());
     let f = m.fixes_applied.as_ref().expect("documents to cut");
@@ -387,7 +393,7 @@ async fn what_the_fixes_do_not_restore_is_named() {
     let old = start(&limited(OverlengthPolicy::Truncate, Vec::new())).await;
     let new = start(&limited(OverlengthPolicy::Reject, drifted)).await;
     let pair = migrate(&old, &new).await;
-    let report = written(&pair, "fixes-drifted");
+    let (report, _dir) = written(&pair, "fixes-drifted");
     let f = pair
         .migration
         .fixes_applied
@@ -440,14 +446,9 @@ async fn an_unreachable_candidate_is_not_said_to_keep_anything() {
         Interrupt::default(),
     )
     .await;
-    let report = written(&pair, "unreachable");
+    let (report, dir) = written(&pair, "unreachable");
     let markdown = embedcheck_core::report::markdown::render(&report);
-    let page = std::fs::read_to_string(
-        std::env::temp_dir()
-            .join("embedcheck-migration-unreachable")
-            .join("report.html"),
-    )
-    .unwrap();
+    let page = std::fs::read_to_string(dir.path().join("report.html")).unwrap();
     for text in [&markdown, &page] {
         assert!(text.contains("No expectation of the existing client was judged"));
         assert!(!text.contains("keeps everything"));

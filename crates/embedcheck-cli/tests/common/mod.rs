@@ -10,11 +10,14 @@ pub fn run(words: &[String]) {
     let _ = embedcheck_cli::main_without_trials(words.iter().cloned());
 }
 
-/// A fresh directory under the test's temp dir.
-pub fn out_dir(name: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
-    let _ = std::fs::remove_dir_all(&dir);
-    dir
+/// A directory of this test's own under the tests' temp dir, removed when it drops:
+/// tests run on parallel threads, and a shared directory is one's to remove while
+/// another writes into it.
+pub fn out_dir(name: &str) -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix(&format!("{name}-"))
+        .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
+        .expect("a temp dir")
 }
 
 pub fn read(path: &Path) -> Value {

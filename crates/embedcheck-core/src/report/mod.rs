@@ -87,14 +87,10 @@ fn write(dir: &Path, name: &str, contents: &str) -> Result<PathBuf, ReportError>
 mod tests {
     use super::*;
 
-    fn scratch(name: &str) -> PathBuf {
-        std::env::temp_dir().join(format!("embedcheck-{name}-{}", std::process::id()))
-    }
-
     #[test]
     fn write_all_creates_the_directory_and_every_format() {
-        let root = scratch("write-all");
-        let dir = root.join("nested");
+        let root = tempfile::tempdir().unwrap();
+        let dir = root.path().join("nested");
         let written = write_all(&sample::report(), &dir).unwrap();
         for path in [
             &written.json,
@@ -110,15 +106,14 @@ mod tests {
         }
         let schema = fs::read_to_string(&written.schema).unwrap();
         assert_eq!(schema, Schemas::report_schema_text());
-        fs::remove_dir_all(root).unwrap();
     }
 
     #[test]
     fn write_error_names_the_path() {
-        let file = scratch("not-a-directory");
+        let root = tempfile::tempdir().unwrap();
+        let file = root.path().join("not-a-directory");
         fs::write(&file, "").unwrap();
         let error = write_all(&sample::report(), &file.join("out")).unwrap_err();
-        fs::remove_file(&file).unwrap();
         assert!(
             error.to_string().contains(&*file.to_string_lossy()),
             "{error}"

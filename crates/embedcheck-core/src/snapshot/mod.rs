@@ -137,9 +137,8 @@ mod tests {
 
     #[test]
     fn only_a_changed_answer_is_pending_review() {
-        let dir = std::env::temp_dir().join(format!("embedcheck-snap-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).expect("temp dir");
+        let scratch = tempfile::tempdir().expect("temp dir");
+        let dir = scratch.path();
         let answer = |tokens: u64| {
             [logged(
                 Some("IN-001"),
@@ -152,9 +151,9 @@ mod tests {
             by_clause(&answer(3))["IN-001"]
         );
         std::fs::write(dir.join("IN-001.snap"), accepted).expect("write snapshot");
-        let same = record(&answer(3), &dir);
+        let same = record(&answer(3), dir);
         assert_eq!((same.unchanged, same.pending.len()), (1, 0));
-        let changed = record(&answer(9), &dir);
+        let changed = record(&answer(9), dir);
         assert_eq!(
             (changed.unchanged, changed.pending),
             (0, vec!["IN-001".to_owned()])
@@ -162,8 +161,7 @@ mod tests {
         let pending = std::fs::read_to_string(dir.join("IN-001.snap.new")).unwrap();
         assert!(pending.starts_with("---\nsource: ") && pending.contains("\"prompt_tokens\": 9"));
         // Back to the accepted behaviour: the stale pending file goes.
-        record(&answer(3), &dir);
+        record(&answer(3), dir);
         assert!(!dir.join("IN-001.snap.new").exists());
-        let _ = std::fs::remove_dir_all(&dir);
     }
 }
