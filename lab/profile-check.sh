@@ -3,7 +3,7 @@
 # .mjs: openai-python, langchain-openai, openai-node) against a running lab server, and,
 # given an embedcheck report.json of the same server, sets each client profile's verdict
 # beside what the real client experienced.
-# Usage: lab/profile-check.sh SERVER [REPORT_JSON] [--aggressive]
+# Usage: lab/profile-check.sh SERVER[+MODEL] [REPORT_JSON] [--aggressive]
 #   --aggressive also sends LangChain "embedding servers" (cl100k id 95711, beyond the
 #   model's vocabulary); some servers abort on such ids.
 set -euo pipefail
@@ -12,6 +12,8 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 [ "$#" -ge 1 ] || die "usage: $0 SERVER [REPORT_JSON] [--aggressive]"
 server="$1"
+# SERVER+MODEL serves another model (lib.sh use_model).
+use_model "$(instance_model "$server")" || die "unknown model in '$server' (one of: ${LAB_MODELS[*]})"
 shift
 report="" aggressive=()
 for arg in "$@"; do
@@ -24,7 +26,7 @@ port="$(cat "$(port_file "$server")" 2>/dev/null || default_port "$server")"
 [ -f "$(venv_dir clients)/.lab-installed" ] || die "clients are not installed: run lab/install.sh clients"
 export_server_env
 export OPENAI_API_KEY=sk-none EMBEDCHECK_LAB_DIR="$STATE_DIR"
-[ "$server" = litellm ] && OPENAI_API_KEY="$(litellm_master_key)"
+[ "$(instance_server "$server")" = litellm ] && OPENAI_API_KEY="$(litellm_master_key)"
 base="http://127.0.0.1:$port/v1"
 real="$(mktemp)"
 trap 'rm -f "$real"' EXIT

@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
 # Starts one server on 127.0.0.1:PORT in its own session, with a PID file and a log in the
 # state dir, waits until it serves, and prints its base URL.
-# Usage: lab/start.sh SERVER [PORT]
+# Usage: lab/start.sh SERVER[+MODEL] [PORT] [MODEL]
 #   SERVER: infinity | vllm | dynamo | llamacpp | litellm | llamaserver | litserve | portkey, or a
 #           misconfigured variant (base server's command plus variant_args in lib.sh):
-#           vllm-cls | vllm-matryoshka | llamaserver-cls | llamaserver-last
+#           vllm-cls | vllm-matryoshka | llamaserver-cls | llamaserver-last | llamaserver-mean
+#   MODEL:  minilm (the default: all-MiniLM-L6-v2) | qwen3tiny | qwen3tiny-noeos (lab/install.sh
+#           qwen3tiny); the instance is then named SERVER+MODEL (e.g. vllm+qwen3tiny), with its own
+#           default port (the server's + 100, + 200), PID file and log, so both models can run at
+#           once. `lab/start.sh vllm+qwen3tiny` and `lab/start.sh vllm "" qwen3tiny` are the same.
 #   litellm: LITELLM_BACKEND_PORT (default: infinity's default port) and
 #            LITELLM_BACKEND_PROVIDER (infinity | hosted_vllm, default infinity) name the backend;
 #            LITELLM_MASTER_KEY is the key clients send (generated once if unset).
@@ -16,10 +20,16 @@ set -euo pipefail
 # shellcheck source=lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-[ "$#" -ge 1 ] || die "usage: $0 SERVER [PORT]"
+[ "$#" -ge 1 ] || die "usage: $0 SERVER[+MODEL] [PORT] [MODEL]"
 server="$1"
+if [ -n "${3:-}" ]; then
+  [[ "$server" != *+* ]] || die "name the model once: '$server' or '$3'"
+  [ "$3" = minilm ] || server="$server+$3"
+fi
+use_model "$(instance_model "$server")" || die "unknown model in '$server' (one of: ${LAB_MODELS[*]})"
+[ "$LAB_MODEL" != minilm ] || server="$(instance_server "$server")"
 port="${2:-$(default_port "$server" || true)}"
-[ -n "$port" ] || die "unknown server '$server' (one of: ${ALL_SERVERS[*]} ${VARIANT_SERVERS[*]})"
+[ -n "$port" ] || die "unknown server '$server' (one of: ${ALL_SERVERS[*]} ${VARIANT_SERVERS[*]}, optionally +MODEL)"
 [[ "$port" =~ ^[0-9]+$ ]] || die "bad port '$port'"
 timeout_s="${EMBEDCHECK_LAB_START_TIMEOUT:-$(default_start_timeout "$server")}"
 
@@ -36,7 +46,7 @@ venv="$(venv_dir "$piece")"
 [ -f "$(piece_marker "$piece")" ] || die "$piece is not installed: run lab/install.sh $piece"
 extra=()
 while IFS= read -r arg; do extra+=("$arg"); done < <(variant_args "$server")
-[ -f "$STATE_DIR/model/.lab-installed" ] || die "the model is not installed: run lab/install.sh model"
+[ -f "$MODEL_MARKER" ] || die "the model $LAB_MODEL is not installed: run lab/install.sh $MODEL_PIECE"
 
 export_server_env
 mkdir -p "$RUN_DIR" "$LOG_DIR"
@@ -50,20 +60,21 @@ case "$piece" in
     ;;
   vllm)
     export VLLM_HOST_IP=127.0.0.1 VLLM_CPU_KVCACHE_SPACE=1
-    cmd=("$venv/bin/vllm" serve "$MODEL_DIR" --runner pooling --dtype float32 --max-model-len 256
+    cmd=("$venv/bin/vllm" serve "$MODEL_DIR" --runner pooling --dtype float32 --max-model-len "$MODEL_MAX_LEN"
       --served-model-name "$MODEL_NAME" --host 127.0.0.1 --port "$port")
     ;;
   dynamo)
-    cmd=("$LAB_DIR/libexec/dynamo-run.sh" "$port")
+    cmd=("$LAB_DIR/libexec/dynamo-run.sh" "$port" "$LAB_MODEL")
     ;;
   llamacpp)
     [ -s "$GGUF_FILE" ] || die "no GGUF model at $GGUF_FILE: run lab/install.sh llamacpp"
+    # n_batch stays at its default (512): what a user of the documented command gets.
     cmd=("$venv/bin/python" -m llama_cpp.server --model "$GGUF_FILE" --model_alias "$MODEL_NAME"
-      --embedding true --n_ctx 256 --host 127.0.0.1 --port "$port")
+      --embedding true --n_ctx "$MODEL_MAX_LEN" --host 127.0.0.1 --port "$port")
     ;;
   litellm)
     check_litellm_site "$venv"
-    backend_port="${LITELLM_BACKEND_PORT:-$(default_port infinity)}"
+    backend_port="${LITELLM_BACKEND_PORT:-$(default_port "infinity+$LAB_MODEL")}"
     provider="${LITELLM_BACKEND_PROVIDER:-infinity}"
     case "$provider" in infinity | hosted_vllm) ;; *) die "LITELLM_BACKEND_PROVIDER must be infinity or hosted_vllm" ;; esac
     if ! curl_local -f -o /dev/null --max-time 5 "http://127.0.0.1:$backend_port/v1/models"; then
@@ -88,15 +99,17 @@ YAML
     ;;
   llamaserver)
     [ -s "$GGUF_FILE" ] || die "no GGUF model at $GGUF_FILE: run lab/install.sh llamaserver"
-    # Pooling comes from the GGUF (mean) unless a variant passes --pooling.
+    # Pooling comes from the GGUF (all-MiniLM-L6-v2: mean; the tiny Qwen3: last) unless a
+    # variant passes --pooling. An input must fit one (micro)batch, so both are the context.
     cmd=("$LLAMASERVER_BIN" --model "$GGUF_FILE" --alias "$MODEL_NAME" --embedding
-      -c 256 -b 256 -ub 256 --host 127.0.0.1 --port "$port")
+      -c "$MODEL_MAX_LEN" -b "$MODEL_MAX_LEN" -ub "$MODEL_MAX_LEN" --host 127.0.0.1 --port "$port")
     ;;
   litserve)
     cmd=("$venv/bin/python" "$LAB_DIR/libexec/litserve_server.py" "$MODEL_DIR" "$port")
     ;;
   portkey)
     backend="${PORTKEY_BACKEND:-infinity}"
+    [ "$LAB_MODEL" = minilm ] || [[ "$backend" == *+* ]] || backend="$backend+$LAB_MODEL"
     backend_port="$(cat "$(port_file "$backend")" 2>/dev/null || default_port "$backend")" \
       || die "PORTKEY_BACKEND must be a lab server (one of: ${ALL_SERVERS[*]})"
     portkey_route="http://127.0.0.1:$backend_port/v1"

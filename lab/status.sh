@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
-# Lists the lab's servers (and the misconfigured variants): running or not, PID/PGID, port,
+# Lists the lab's servers (the misconfigured variants, then the instances serving the tiny
+# Qwen3-Embedding, SERVER+MODEL): running or not, PID/PGID, port,
 # base URL and RSS of the process group.
 # Usage: lab/status.sh
 set -euo pipefail
 # shellcheck source=lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-row() { printf '%-17s %-9s %-8s %-6s %-9s %s\n' "$@"; }
+row() { printf '%-28s %-9s %-8s %-6s %-9s %s\n' "$@"; }
 row SERVER STATE PGID PORT RSS_MiB URL
-for server in "${ALL_SERVERS[@]}" "${VARIANT_SERVERS[@]}"; do
+for server in "${ALL_SERVERS[@]}" "${VARIANT_SERVERS[@]}" "${QWEN3_SERVERS[@]}"; do
   installed=no
   [ -f "$(piece_marker "$(base_server "$server")")" ] && installed=yes
   if pgid="$(running_pgid "$server")"; then

@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Stops a server started by lab/start.sh: SIGTERM to its process group (from its PID file),
 # then SIGKILL after EMBEDCHECK_LAB_STOP_TIMEOUT seconds (default 60). Never by name.
-# Usage: lab/stop.sh SERVER
+# Usage: lab/stop.sh SERVER[+MODEL] [MODEL]   (as lab/start.sh named it, e.g. vllm+qwen3tiny)
 set -euo pipefail
 # shellcheck source=lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-[ "$#" -eq 1 ] || die "usage: $0 SERVER"
+[ "$#" -ge 1 ] && [ "$#" -le 2 ] || die "usage: $0 SERVER[+MODEL] [MODEL]"
 server="$1"
+if [ -n "${2:-}" ] && [ "$2" != minilm ]; then server="$server+$2"; fi
 pidf="$(pid_file "$server")"
 [ -f "$pidf" ] || { log "$server: not running (no PID file)"; exit 0; }
 if ! pgid="$(running_pgid "$server")"; then

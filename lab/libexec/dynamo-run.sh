@@ -2,12 +2,13 @@
 # Runs NVIDIA Dynamo on loopback: one vLLM embedding worker and the HTTP frontend, with
 # file-based discovery in a fresh directory. lab/start.sh runs this in its own session;
 # lab/stop.sh ends it with SIGTERM to the whole process group.
-# Usage: lab/libexec/dynamo-run.sh PORT
+# Usage: lab/libexec/dynamo-run.sh PORT [MODEL]   (MODEL: one of lib.sh's LAB_MODELS, default minilm)
 set -euo pipefail
 # shellcheck source=SCRIPTDIR/../lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 
 port="$1"
+use_model "${2:-minilm}" || { echo "[dynamo-run] unknown model '${2:-}'" >&2; exit 2; }
 venv="$(venv_dir dynamo)"
 export_server_env
 mkdir -p "$RUN_DIR"
@@ -30,7 +31,7 @@ trap cleanup EXIT
 
 echo "[dynamo-run] worker: dynamo.vllm (file KV $kv)"
 "$venv/bin/python" -m dynamo.vllm --model "$MODEL_DIR" --served-model-name "$MODEL_NAME" \
-  --embedding-worker --runner pooling --dtype float32 --max-model-len 256 &
+  --embedding-worker --runner pooling --dtype float32 --max-model-len "$MODEL_MAX_LEN" &
 pids+=("$!")
 echo "[dynamo-run] frontend: dynamo.frontend on 127.0.0.1:$port"
 "$venv/bin/python" -m dynamo.frontend --http-host 127.0.0.1 --http-port "$port" &
