@@ -6,6 +6,7 @@
 # Usage: lab/rerank/serve.sh NAME [PORT]
 #   NAME: vllm-bert | vllm-roberta | infinity-bert | infinity-roberta | infinity-bert-root
 #         | llamaserver-roberta | llamaserver-bert | litserve-bert | litellm
+#         | sglang-bert | dynamo-sglang-bert (a venv STATE/venvs/sglang: see lab/rerank/README.md)
 #   infinity-*: --url-prefix /v1 (routes under /v1); infinity-bert-root: no prefix.
 #   litellm: LITELLM_BACKEND_PORT (the backend's port), LITELLM_BACKEND_PROVIDER
 #            (hosted_vllm | infinity, default hosted_vllm), LITELLM_BACKEND_MODEL (default
@@ -28,6 +29,8 @@ default_rerank_port() {
     infinity-bert-root) echo 18207 ;;
     infinity-roberta) echo 18208 ;;
     vllm-roberta) echo 18209 ;;
+    dynamo-sglang-bert) echo 18210 ;;
+    sglang-bert) echo 18211 ;;
     *) return 1 ;;
   esac
 }
@@ -78,6 +81,18 @@ case "$name" in
     ;;
   litserve-*)
     cmd=("$(venv_dir litserve)/bin/python" "$LAB_DIR/libexec/litserve_rerank.py" "$mdir" "$port" "$served")
+    ;;
+  sglang-*)
+    # The options are explained in dynamo-sglang-run.sh. Without --chunked-prefill-size -1
+    # (with it this server hung on its first request until SGLang's 300 s watchdog ended it):
+    # a request over 4096 tokens (e.g. 1000 short documents) kills it.
+    cmd=("$(venv_dir sglang)/bin/python" -m sglang.launch_server --model-path "$mdir" --served-model-name "$served"
+      --is-embedding --device cpu --attention-backend torch_native --dtype float32 --max-total-tokens 65536
+      --disable-radix-cache --host 127.0.0.1 --port "$port")
+    ;;
+  dynamo-sglang-*)
+    cmd=("$LAB_DIR/rerank/dynamo-sglang-run.sh" "$port" "$mdir" "$served")
+    ready_path=/v1/models ready_grep="$served"
     ;;
   litellm)
     venv="$(venv_dir litellm)"
