@@ -61,7 +61,7 @@ use_model() {
       ;;
     qwen3tiny-noeos)
       MODEL_DIR="$QWEN3TINY_NOEOS_DIR" GGUF_FILE="$QWEN3TINY_NOEOS_GGUF" MODEL_NAME="$QWEN3TINY_NOEOS_NAME"
-      MODEL_DIM=32 MODEL_MAX_LEN="$QWEN3TINY_MAX_LEN" MODEL_PORT_OFFSET=200 MODEL_MARKER="$QWEN3TINY_MARKER"
+      MODEL_DIM=32 MODEL_MAX_LEN="$QWEN3TINY_MAX_LEN" MODEL_PORT_OFFSET=300 MODEL_MARKER="$QWEN3TINY_MARKER"
       MODEL_PIECE=qwen3tiny
       ;;
     *) return 1 ;;
@@ -128,7 +128,7 @@ default_port() {
   case "$(instance_model "$1")" in
     minilm) offset=0 ;;
     qwen3tiny) offset=100 ;;
-    qwen3tiny-noeos) offset=200 ;;
+    qwen3tiny-noeos) offset=300 ;;
     *) return 1 ;;
   esac
   case "$(instance_server "$1")" in

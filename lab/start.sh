@@ -7,7 +7,7 @@
 #           vllm-cls | vllm-matryoshka | llamaserver-cls | llamaserver-last | llamaserver-mean
 #   MODEL:  minilm (the default: all-MiniLM-L6-v2) | qwen3tiny | qwen3tiny-noeos (lab/install.sh
 #           qwen3tiny); the instance is then named SERVER+MODEL (e.g. vllm+qwen3tiny), with its own
-#           default port (the server's + 100, + 200), PID file and log, so both models can run at
+#           default port (the server's + 100, + 300), PID file and log, so both models can run at
 #           once. `lab/start.sh vllm+qwen3tiny` and `lab/start.sh vllm "" qwen3tiny` are the same.
 #   litellm: LITELLM_BACKEND_PORT (default: infinity's default port) and
 #            LITELLM_BACKEND_PROVIDER (infinity | hosted_vllm, default infinity) name the backend;
