@@ -19,7 +19,7 @@ export DYN_EVENT_PLANE_HOST=127.0.0.1 DYN_SYSTEM_HOST=127.0.0.1 DYN_SYSTEM_PORT=
 export VLLM_HOST_IP=127.0.0.1 VLLM_CPU_KVCACHE_SPACE=1
 
 pids=()
-# shellcheck disable=SC2317  # invoked by the traps below
+# shellcheck disable=SC2317,SC2329  # invoked by the traps below
 cleanup() {
   trap - TERM INT EXIT
   kill -TERM "${pids[@]}" 2>/dev/null || true
