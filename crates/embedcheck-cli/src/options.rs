@@ -85,7 +85,9 @@ pub struct Options {
     #[arg(long, env = "EMBEDCHECK_LABEL", value_name = "NAME")]
     pub label: Option<String>,
 
-    /// Timeout of each request, in seconds.
+    /// The shortest deadline of a request, in seconds; a request carrying more work
+    /// than the server has shown it does in that time (a large batch on a slow
+    /// server) waits as long as the server's pace predicts, twice over, up to 600 s.
     #[arg(long, env = "EMBEDCHECK_TIMEOUT", value_name = "SECS", default_value_t = 30,
           value_parser = clap::value_parser!(u64).range(1..=3600))]
     pub timeout: u64,

@@ -23,7 +23,7 @@ use std::time::Duration;
 pub fn exit_status(report: &Report) -> u8 {
     match report.summary.conclusion {
         Conclusion::Interrupted => EXIT_INTERRUPTED,
-        Conclusion::NotAudited => EXIT_RUNTIME,
+        Conclusion::NotAudited | Conclusion::Incomplete => EXIT_RUNTIME,
         Conclusion::ClauseFailed => EXIT_CLAUSE_FAILED,
         Conclusion::Conformant => EXIT_CONFORMANT,
     }

@@ -74,6 +74,8 @@ fn write_known_answers(persona: &Persona) -> std::io::Result<String> {
 fn all() -> Vec<Persona> {
     let mut all = personas::real_servers();
     all.push(personas::reference());
+    // Seen outside the lab: bare input as a query, one request at a time.
+    all.extend([personas::asymmetric_cpu(), personas::serial_cpu()]);
     // Hosted vendors as documented (`serve azure 9000`, then `--vendor azure`).
     all.extend(personas::vendors::vendors());
     // Each clause's breaker, named after its clause (`serve ERR-011 9000`).

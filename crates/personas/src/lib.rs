@@ -16,6 +16,8 @@
 //!
 //! - [`real`]: OpenAI, the study's old FastAPI server and Dynamo + vLLM, vLLM, TEI,
 //!   Infinity, llama.cpp, Ollama and LiteLLM, as far as their sources document them;
+//! - [`asymmetric_cpu`] and [`serial_cpu`]: a server seen outside the lab, whose bare
+//!   input is a query and which serves one request at a time;
 //! - [`vendors`]: hosted APIs (Azure OpenAI, Gemini, Mistral, Voyage, Cohere, Jina) at
 //!   their documented URLs, with their key headers, field names and error bodies;
 //!   [`PersonaServer::endpoint_url`] gives the URL to audit. They are not in
@@ -39,6 +41,6 @@ pub use known_answers::known_answers;
 pub use persona::{API_KEY, Persona, PersonaServer};
 pub use quirks::{Quirk, Trigger};
 pub use real::{
-    dynamo_vllm, infinity, litellm, llama_cpp, old_fastapi, ollama, openai, real_servers,
-    reference, tei, vllm,
+    asymmetric_cpu, dynamo_vllm, infinity, litellm, llama_cpp, old_fastapi, ollama, openai,
+    real_servers, reference, serial_cpu, tei, vllm,
 };

@@ -5,7 +5,8 @@ use crate::wire::{Answer, Incoming};
 use reference_server::{Config, Engine};
 use std::collections::HashMap;
 use std::net::SocketAddr;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 use wiremock::matchers::any;
 use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
 
@@ -36,13 +37,16 @@ impl Persona {
 
     async fn serve(&self, builder: wiremock::MockServerBuilder) -> PersonaServer {
         let server = builder.disable_request_recording().start().await;
+        let responder = Responder::new(self);
+        let compute = responder.compute.clone();
         Mock::given(any())
-            .respond_with(Responder::new(self))
+            .respond_with(responder)
             .mount(&server)
             .await;
         PersonaServer {
             server,
             endpoint: self.endpoint(),
+            compute,
         }
     }
 
@@ -77,9 +81,17 @@ impl Persona {
 pub struct PersonaServer {
     server: MockServer,
     endpoint: String,
+    compute: Arc<Mutex<Duration>>,
 }
 
 impl PersonaServer {
+    /// The compute a [`Quirk::Serial`] persona has spent on the requests it received so
+    /// far, abandoned ones included: the least time a client of a one-at-a-time server
+    /// can take for them.
+    pub fn compute_time(&self) -> Duration {
+        *self.compute.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
     /// The OpenAI-style base URL, `http://127.0.0.1:PORT/v1`.
     pub fn base_url(&self) -> String {
         format!("{}/v1", self.server.uri())
@@ -102,6 +114,8 @@ struct Responder {
     engine: Engine,
     quirks: Vec<Quirk>,
     memory: Mutex<Memory>,
+    /// The compute a serial persona has spent, shared with its [`PersonaServer`].
+    compute: Arc<Mutex<Duration>>,
 }
 
 /// What the server remembers between requests, for quirks that depend on history.
@@ -114,6 +128,8 @@ struct Memory {
     longest: usize,
     /// Set once a `Quirk::CrashOn` fired: the server answers nothing from then on.
     crashed: bool,
+    /// When a `Quirk::Serial` server's lock is next free.
+    free_at: Option<Instant>,
 }
 
 impl Memory {
@@ -134,6 +150,7 @@ impl Responder {
             engine: Engine::new(persona.config.clone()),
             quirks: persona.quirks.clone(),
             memory: Mutex::default(),
+            compute: Arc::default(),
         }
     }
 
@@ -170,12 +187,61 @@ impl Respond for Responder {
         if memory.crashed {
             return hung();
         }
+        let wait = self.serial_cost(&incoming).map(|cost| {
+            let now = Instant::now();
+            let start = memory.free_at.map_or(now, |free| free.max(now));
+            memory.free_at = Some(start + cost);
+            *self.compute.lock().unwrap_or_else(|e| e.into_inner()) += cost;
+            start + cost - now
+        });
         drop(memory);
-        self.answer(incoming).into_template()
+        let template = self.answer(incoming).into_template();
+        match wait {
+            Some(wait) => template.set_delay(wait),
+            None => template,
+        }
     }
 }
 
 impl Responder {
+    /// The compute a `Quirk::Serial` server spends on `request`: its fixed cost, and
+    /// its inputs' and their tokens' (token ids count one each).
+    fn serial_cost(&self, request: &Incoming) -> Option<Duration> {
+        let (per_request_ms, per_input_ms, per_token_us) =
+            self.quirks.iter().find_map(|q| match *q {
+                Quirk::Serial {
+                    per_request_ms,
+                    per_input_ms,
+                    per_token_us,
+                } => Some((per_request_ms, per_input_ms, per_token_us)),
+                _ => None,
+            })?;
+        let vocab = self.engine.config().vocab_size;
+        let (inputs, tokens) = match request.input() {
+            Some(serde_json::Value::String(text)) => {
+                (1, reference_server::tokenize(&text, vocab).len())
+            }
+            Some(serde_json::Value::Array(items)) => {
+                let tokens = items
+                    .iter()
+                    .map(|item| match item {
+                        serde_json::Value::String(text) => {
+                            reference_server::tokenize(text, vocab).len()
+                        }
+                        serde_json::Value::Array(ids) => ids.len(),
+                        _ => 1,
+                    })
+                    .sum();
+                (items.len(), tokens)
+            }
+            _ => (0, 0),
+        };
+        Some(
+            Duration::from_millis(per_request_ms + per_input_ms * inputs as u64)
+                + Duration::from_micros(per_token_us * tokens as u64),
+        )
+    }
+
     fn crashes_on(&self, request: &Incoming) -> bool {
         self.quirks
             .iter()

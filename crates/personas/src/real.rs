@@ -260,6 +260,46 @@ pub fn litellm() -> Persona {
     }
 }
 
+/// A small CPU server of an asymmetric query/passage model with its own HTTP front
+/// end, seen outside the lab: a bare input or `input_type: "query"` is embedded as a
+/// query, `"passage"` or `"document"` as a passage (NIM documents the same default);
+/// `instruction`, `task`, `prompt_name` and other unknown fields are ignored;
+/// over-length input is truncated. Not in [`real_servers`]: no public source documents
+/// it, so it proves the suite on a shape the lab does not have.
+pub fn asymmetric_cpu() -> Persona {
+    Persona {
+        name: "asymmetric_cpu",
+        config: Config {
+            model_id: "asymmetric-small".to_owned(),
+            native_dimensions: 384,
+            max_input_tokens: 512,
+            overlength: OverlengthPolicy::Truncate,
+            query_instruction: "query: ".to_owned(),
+            ..Config::default()
+        },
+        quirks: vec![
+            Quirk::QueryByDefault,
+            Quirk::IgnoreUnknownFields {
+                keep: &["input_type"],
+            },
+        ],
+    }
+}
+
+/// [`asymmetric_cpu`] as it serves: one request at a time behind one lock, with the
+/// compute of a small model on 2 CPU cores (a batch of 2048 short inputs takes about
+/// 45 s, past the suite's default 30-s timeout).
+pub fn serial_cpu() -> Persona {
+    let mut persona = asymmetric_cpu();
+    persona.name = "serial_cpu";
+    persona.quirks.push(Quirk::Serial {
+        per_request_ms: 2,
+        per_input_ms: 18,
+        per_token_us: 300,
+    });
+    persona
+}
+
 fn qwen3(overlength: OverlengthPolicy, matryoshka: bool) -> Config {
     Config {
         model_id: QWEN3.to_owned(),

@@ -10,16 +10,19 @@ mod common;
 
 use embedcheck_core::audit::{ClauseResult, ServerAudit};
 use embedcheck_core::catalogue::Catalogue;
+use embedcheck_core::session::Logged;
 use embedcheck_core::verdict::Outcome;
 use personas::Persona;
 use std::collections::BTreeMap;
 use std::fmt::Write;
 use std::sync::OnceLock;
+use std::time::Duration;
 
-/// The reference server's audit and each breaker's, by clause ID.
+/// The reference server's audit and each breaker's, by clause ID, with each run's log.
 struct Audits {
     reference: ServerAudit,
     breakers: BTreeMap<String, ServerAudit>,
+    logs: BTreeMap<String, Vec<Logged>>,
 }
 
 /// Audits the reference server and every catalogued clause's breaker, all at once, on
@@ -44,21 +47,50 @@ async fn audit_all() -> Audits {
         .collect();
     let mut tasks = tokio::task::JoinSet::new();
     for persona in breakers.into_iter().chain([personas::reference()]) {
-        tasks.spawn(async move { (persona.name, common::audit(&persona, true).await) });
+        tasks.spawn(async move {
+            let settings = common::settings(&persona, true);
+            let clauses = common::every_clause();
+            let timeout = Duration::from_secs(10);
+            (
+                persona.name,
+                common::audit_logged(&persona, settings, &clauses, timeout).await,
+            )
+        });
     }
-    let mut audits: BTreeMap<String, ServerAudit> = tasks
-        .join_all()
-        .await
-        .into_iter()
-        .map(|(name, audit)| (name.to_owned(), audit))
-        .collect();
+    let mut audits = BTreeMap::new();
+    let mut logs = BTreeMap::new();
+    for (name, (audit, log)) in tasks.join_all().await {
+        audits.insert(name.to_owned(), audit);
+        logs.insert(name.to_owned(), log);
+    }
     let reference = audits
         .remove("reference")
         .expect("the reference was audited");
     Audits {
         reference,
         breakers: audits,
+        logs,
     }
+}
+
+/// No reason says what its own run's answers contradict (see
+/// `common::contradictions`), on the reference server or any breaker.
+#[test]
+fn no_reason_contradicts_its_own_run_log() {
+    let audits = audits();
+    let all = audits
+        .breakers
+        .iter()
+        .map(|(name, audit)| (name.as_str(), audit))
+        .chain([("reference", &audits.reference)]);
+    let found: Vec<String> = all
+        .flat_map(|(name, audit)| {
+            common::contradictions(audit, &audits.logs[name])
+                .into_iter()
+                .map(move |c| format!("{name}: {c}"))
+        })
+        .collect();
+    assert!(found.is_empty(), "{found:#?}");
 }
 
 fn result<'a>(audit: &'a ServerAudit, id: &str) -> &'a ClauseResult {

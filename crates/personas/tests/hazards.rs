@@ -442,9 +442,9 @@ async fn dropping_input_type_fails_unk_003_with_tokens_and_cosine() {
         &audit,
         "UNK-003",
         &[
-            "silently dropped, 200 with the bare input's vector and usage",
-            "input_type (cosine 1.000000; prompt tokens 11 bare, 11 with the field)",
-            "; instruction (cosine",
+            "input_type: dropped (\"query\" and \"document\" both gave the bare input's vector: cosine 1.000000, prompt tokens 11 bare, 11 with the field)",
+            "; instruction: dropped (",
+            "silently, 200 with the bare input's vector and usage",
         ],
     );
     let result = audit
@@ -626,5 +626,161 @@ async fn answering_bogus_formats_fails_enc_004() {
             "encoding_format \"bogus\" answered 200",
             "encoding_format 123 answered 200",
         ],
+    );
+}
+
+// --- servers nobody here tuned for ---
+
+/// A server whose bare input is a query and which honours `input_type` from the
+/// document side: UNK-003 names it honoured, and fails only for the fields it drops.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_input_type_honoured_from_the_document_side_is_not_called_dropped() {
+    let audit = audit(&personas::asymmetric_cpu(), &["CONS-001", "UNK-003"]).await;
+    let (outcome, reason) = outcome(&audit, "UNK-003");
+    assert_eq!(outcome, Outcome::Fail, "{reason}");
+    assert!(
+        reason.contains("input_type: honoured (the document side differs")
+            && reason.contains("so bare requests are embedded as queries"),
+        "{reason}"
+    );
+    for dropped in [
+        "instruction: dropped",
+        "task: dropped",
+        "prompt_name: dropped",
+    ] {
+        assert!(reason.contains(dropped), "{dropped}: {reason}");
+    }
+    assert!(!reason.contains("input_type: dropped"), "{reason}");
+    assert!(
+        observation(&audit, "instruction_fields")
+            .starts_with("input_type: honoured (the document side differs"),
+        "{}",
+        observation(&audit, "instruction_fields")
+    );
+}
+
+/// The query instruction declared with `--query-instruction` is compared with the
+/// filled template sent on the side that embeds text as it is (the document side),
+/// not bare, where this server would put its own instruction on top.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_declared_instruction_is_compared_on_the_side_that_embeds_text_as_it_is() {
+    let settings = Settings {
+        query_instruction: Some("query: {text}".parse().expect("a template")),
+        ..settings()
+    };
+    let persona = personas::asymmetric_cpu();
+    let audit = common::audit_with(&persona, settings, &clauses(&["UNK-003", "UNK-004"])).await;
+    let (outcome, reason) = outcome(&audit, "UNK-004");
+    assert_eq!(outcome, Outcome::Pass, "{reason}");
+    assert!(
+        reason.contains(
+            "sent with input_type \"document\", as this server embeds bare input as a query"
+        ),
+        "{reason}"
+    );
+}
+
+/// The study's mixed-length batch with nulls for its shorter items (jundot/omlx#3507):
+/// RESP-004 judges every 200 of the run, so it cannot pass beside CONS-005's failure.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn nulls_in_any_answer_fail_resp_004() {
+    let persona = personas::breaker("CONS-005").expect("a breaker");
+    let audit = audit(&persona, &["CONS-005", "RESP-004"]).await;
+    assert_fails(&audit, "CONS-005", &["is null"]);
+    assert_fails(&audit, "RESP-004", &["is null, not a number"]);
+}
+
+/// Silent truncation at 256 tokens with usage counting the whole input, the limit
+/// found by the search (nothing declared): LEN-005 sees the over-counting 200s, and
+/// LEN-002 does not call it a truncation that keeps the start.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn truncation_found_by_searching_that_counts_the_whole_input_fails_len_005() {
+    let config = Config {
+        max_input_tokens: 256,
+        overlength: OverlengthPolicy::Truncate,
+        ..Config::default()
+    };
+    let server = persona("overcounting_256", config, &[Quirk::UsageCountsWholeInput]);
+    let (audit, log) = common::audit_logged(
+        &server,
+        settings(),
+        &families(&["usage", "consistency", "over-length"]),
+        std::time::Duration::from_secs(10),
+    )
+    .await;
+    let (outcome_005, reason) = outcome(&audit, "LEN-005");
+    assert_eq!(outcome_005, Outcome::Fail, "{reason}");
+    assert!(
+        reason.starts_with("truncation with over-reported usage, not aggregation"),
+        "{reason}"
+    );
+    assert_fails(
+        &audit,
+        "LEN-002",
+        &["but usage counts", "prompt tokens for the"],
+    );
+    let contradictions = common::contradictions(&audit, &log);
+    assert!(contradictions.is_empty(), "{contradictions:#?}");
+}
+
+/// A server that refuses over 256 tokens but embeds only the first 128 of what it
+/// accepts: LEN-006 says where it really cuts, to within a few words.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cut_before_the_limit_is_found_where_it_is() {
+    let config = Config {
+        max_input_tokens: 256,
+        overlength: OverlengthPolicy::Reject,
+        ..Config::default()
+    };
+    let server = persona("cuts_at_128", config, &[Quirk::EmbedOnlyFirst(128)]);
+    let (audit, log) = common::audit_logged(
+        &server,
+        settings(),
+        &families(&["consistency", "over-length"]),
+        std::time::Duration::from_secs(10),
+    )
+    .await;
+    let (outcome, reason) = outcome(&audit, "LEN-006");
+    assert_eq!(outcome, Outcome::Fail, "{reason}");
+    let cut: usize = reason
+        .split("after about ")
+        .nth(1)
+        .and_then(|rest| rest.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("a cut is named: {reason}"));
+    assert!((125..=128).contains(&cut), "{reason}");
+    let contradictions = common::contradictions(&audit, &log);
+    assert!(contradictions.is_empty(), "{contradictions:#?}");
+}
+
+/// A server that serves one request at a time, with a batch of 2048 taking about 45 s,
+/// is audited with the default options (`--timeout 30`, `--large-batch 2048`): each
+/// request's deadline grows with its work at the pace the server showed, and every
+/// clause gets a verdict.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_serial_server_is_audited_to_the_end_with_default_options() {
+    let persona = personas::serial_cpu();
+    let started = std::time::Instant::now();
+    let (audit, log) = common::audit_logged(
+        &persona,
+        Settings::default(),
+        &common::every_clause(),
+        std::time::Duration::from_secs(30),
+    )
+    .await;
+    let unjudged: Vec<String> = audit
+        .results
+        .iter()
+        .filter(|r| r.outcome == Outcome::Inconclusive)
+        .map(|r| format!("{}: {}", r.id, r.reason))
+        .collect();
+    assert!(unjudged.is_empty(), "{unjudged:#?}");
+    assert!(audit.aborted.is_none(), "{:?}", audit.aborted);
+    let timed_out = log.iter().filter(|l| l.reply.is_none()).count();
+    assert_eq!(timed_out, 0, "no request was given up on");
+    eprintln!(
+        "serial_cpu: {} requests in {:.0} s",
+        audit.requests_sent,
+        started.elapsed().as_secs_f64()
     );
 }

@@ -454,3 +454,52 @@ async fn an_unreachable_candidate_is_not_said_to_keep_anything() {
         assert!(!text.contains("keeps everything"));
     }
 }
+
+/// An old server whose bare input is a query, so that its client sends every document
+/// with `input_type: "document"`, migrated to one that ignores `input_type`: the old
+/// client's document requests go to both, the documents' vectors stay the same, the
+/// query instruction is lost, and sending it as text (the fix) restores the old query
+/// vectors.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_whose_bare_input_is_a_query_migrates_with_each_side_kept() {
+    let old = start(&personas::asymmetric_cpu()).await;
+    let ignoring = Persona {
+        name: "ignores_input_type",
+        quirks: vec![Quirk::IgnoreUnknownFields { keep: &[] }],
+        ..personas::asymmetric_cpu()
+    };
+    let new = start(&ignoring).await;
+    let plan = Plan {
+        instruction: Instruction {
+            template: "query: {text}".parse().unwrap(),
+            task: DEFAULT_QUERY_TASK.to_owned(),
+        },
+        ..plan()
+    };
+    let pair = audit_pair(
+        server(&old, "old"),
+        server(&new, "new"),
+        &plan,
+        &every_clause(),
+        Interrupt::default(),
+    )
+    .await;
+    let m = &pair.migration;
+    let v = &m.vector_equivalence;
+    assert!(v.equivalent && v.cosine_min.unwrap() > 0.999_999, "{v:?}");
+    let instruction = m
+        .contract
+        .iter()
+        .find(|e| e.topic == Topic::Instruction)
+        .unwrap();
+    assert_eq!(instruction.judgement, Judgement::Broken, "{instruction:#?}");
+    assert!(
+        instruction
+            .relies_on
+            .as_deref()
+            .is_some_and(|r| r.contains("bare requests and `input_type: \"query\"` as queries")),
+        "{instruction:#?}"
+    );
+    let fixed = m.fixes_applied.as_ref().expect("the instruction to move");
+    assert!(fixed.restored, "{fixed:#?}");
+}

@@ -30,9 +30,15 @@ use std::fmt::Write;
 #[case::llama_cpp(personas::llama_cpp())]
 #[case::ollama(personas::ollama())]
 #[case::litellm(personas::litellm())]
+#[case::asymmetric_cpu(personas::asymmetric_cpu())]
 #[tokio::test]
 async fn verdicts_of_real_server_personas(#[case] persona: Persona) {
-    let audit = common::audit(&persona, false).await;
+    let settings = common::settings(&persona, false);
+    let timeout = std::time::Duration::from_secs(10);
+    let (audit, log) =
+        common::audit_logged(&persona, settings, &common::every_clause(), timeout).await;
+    let contradictions = common::contradictions(&audit, &log);
+    assert!(contradictions.is_empty(), "{contradictions:#?}");
     let table = render(&audit);
     insta::with_settings!({
         snapshot_path => "../../../snapshots/personas",

@@ -36,6 +36,9 @@ pub enum Gate {
     /// A clause added or changed after the pinned contract (`--contract`): reported,
     /// never failing the run.
     NotScored,
+    /// A MUST clause left without a verdict (no answer in time, a budget): the run is
+    /// not a conformant one, whatever else passed.
+    Unjudged,
 }
 
 /// A clause's verdict joined with its catalogue entry: one row of every report.
@@ -100,6 +103,7 @@ impl ClauseResult {
             (_, Some((false, false))) => Gate::NotAsExpected,
             (_, Some((false, true))) => Gate::NotAsExpectedAllowed,
             (Outcome::Fail, _) => Gate::Tolerated,
+            (Outcome::Inconclusive, None) if self.level == Level::Must => Gate::Unjudged,
             _ => Gate::Clear,
         }
     }
@@ -135,6 +139,26 @@ impl ServerAudit {
         self.results.iter().filter(|r| r.gate == gate).count()
     }
 
+    /// Why the run cannot read as conformant although nothing failed, when MUST
+    /// clauses were left without a verdict: every view says it in these words.
+    pub fn unjudged_line(&self) -> Option<String> {
+        let ids: Vec<&str> = self
+            .results
+            .iter()
+            .filter(|r| r.gate == Gate::Unjudged)
+            .map(|r| r.id.as_str())
+            .collect();
+        (!ids.is_empty()).then(|| {
+            format!(
+                "{} MUST clause{} left without a verdict ({}): not conformant until {} judged (the reasons say why: a deadline, a budget) or listed as expected inconclusive",
+                ids.len(),
+                if ids.len() == 1 { "" } else { "s" },
+                ids.join(", "),
+                if ids.len() == 1 { "it is" } else { "they are" },
+            )
+        })
+    }
+
     /// Attaches each result's known-failures entry, then sets every gate: the one
     /// place where "does this fail the run" is decided.
     pub fn judge(&mut self, expectations: &Expectations, strict: bool) {
@@ -154,6 +178,8 @@ pub enum Conclusion {
     Conformant,
     /// At least one result fails the run.
     ClauseFailed,
+    /// Nothing failed, but MUST clauses were left without a verdict: not conformant.
+    Incomplete,
     /// A server could not be audited; the report is partial.
     NotAudited,
     /// Ctrl-C; the report is partial.
@@ -169,6 +195,8 @@ pub struct RunSummary {
     pub tolerated: usize,
     pub known_failures: usize,
     pub not_as_expected: usize,
+    /// MUST clauses left without a verdict, over every gating server.
+    pub unjudged: usize,
     /// Labels of the servers whose audit stopped early.
     pub not_audited: Vec<String>,
 }
@@ -186,12 +214,15 @@ impl RunSummary {
             .collect();
         let fails_run = total(Gate::FailsRun);
         let not_as_expected = total(Gate::NotAsExpected);
+        let unjudged = total(Gate::Unjudged);
         let conclusion = if interrupted {
             Conclusion::Interrupted
         } else if !not_audited.is_empty() {
             Conclusion::NotAudited
         } else if fails_run + not_as_expected > 0 {
             Conclusion::ClauseFailed
+        } else if unjudged > 0 {
+            Conclusion::Incomplete
         } else {
             Conclusion::Conformant
         };
@@ -201,6 +232,7 @@ impl RunSummary {
             tolerated: total(Gate::Tolerated),
             known_failures: total(Gate::KnownFailure),
             not_as_expected,
+            unjudged,
             not_audited,
         }
     }
@@ -313,6 +345,33 @@ reason = "fixed upstream in a later release"
         assert_eq!(lenient.results[0].gate, Gate::Tolerated);
         assert_eq!(strict.results[0].gate, Gate::FailsRun);
         let summary = RunSummary::of(&[&lenient], &[&lenient], false);
+        assert_eq!(summary.conclusion, Conclusion::Conformant);
+    }
+
+    /// A slow server's large batch got no answer in time: nothing failed, but a MUST
+    /// clause has no verdict, so the run is not conformant (exit 3, not 0).
+    #[test]
+    fn a_must_clause_without_a_verdict_is_not_conformant() {
+        let mut audit = audit(vec![
+            result("RESP-001", Verdict::pass("ok")),
+            result(
+                "IN-008",
+                Verdict::inconclusive("no answer within its deadline"),
+            ),
+        ]);
+        audit.judge(&Expectations::default(), false);
+        assert_eq!(audit.results[1].gate, Gate::Unjudged);
+        let summary = RunSummary::of(&[&audit], &[&audit], false);
+        assert_eq!(summary.conclusion, Conclusion::Incomplete);
+        assert_eq!(summary.unjudged, 1);
+        let expected: Expectations = Expectations::parse(
+            "[IN-008]\nexpect = \"inconclusive\"\nreason = \"too slow for a 2048 batch\"\n",
+            Path::new("x.toml"),
+        )
+        .unwrap();
+        audit.judge(&expected, false);
+        assert_eq!(audit.results[1].gate, Gate::Clear);
+        let summary = RunSummary::of(&[&audit], &[&audit], false);
         assert_eq!(summary.conclusion, Conclusion::Conformant);
     }
 

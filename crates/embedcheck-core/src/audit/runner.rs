@@ -156,6 +156,9 @@ async fn reachable_with_access(session: &Session) -> Result<(), String> {
         // A budget, a stall or Ctrl-C: the clause run says so clause by clause.
         Err(_) => return Ok(()),
     };
+    if reply.is_redirect() {
+        return Err(redirected("the plain request", &reply));
+    }
     if matches!(reply.status, 401..=403) || reply.says_quota_spent() {
         return Err(format!(
             "access refused: the plain request was answered {}; this says nothing about the server's conformance (check --api-key-env, --api-key-header and --header-env: a key is sent only when named)",
@@ -163,6 +166,20 @@ async fn reachable_with_access(session: &Session) -> Result<(), String> {
         ));
     }
     rejected_key_in_disguise(session, &reply).await
+}
+
+/// A redirect is not the server's answer: nothing is judged on it, and it is never
+/// followed (the key would go to the `Location`'s host). The message names where it
+/// points, so the user can audit that URL instead.
+fn redirected(what: &str, reply: &Reply) -> String {
+    let to = reply
+        .location
+        .as_deref()
+        .map_or("no Location".to_owned(), |l| format!("Location {l}"));
+    format!(
+        "redirected: {what} was answered {} with {to}; embedcheck follows no redirect (it would carry the key to another host): pass the URL it points to as --endpoint",
+        reply.status
+    )
 }
 
 /// A server may refuse a key it rejects with another client error (LiteLLM without a
@@ -226,6 +243,10 @@ async fn resolve_model(session: &mut Session) -> Result<(), String> {
         .and_then(|j| j.pointer("/data/0/id"))
         .and_then(serde_json::Value::as_str)
         .map(str::to_owned);
+    if reply.is_redirect() {
+        let listing = format!("GET {}", session.transport().target().models_url().path());
+        return Err(redirected(&listing, &reply));
+    }
     match first {
         Some(model) if reply.is_success() => {
             let fact = session.detected(ModelSource::FirstListed, &reply.exchange);

@@ -32,8 +32,12 @@ pub(crate) type CheckResult = Result<Verdict, ProbeError>;
 pub(crate) enum Stage {
     /// Sends its own probes.
     Probe,
-    /// Judges everything the run sent; runs after every probe stage check.
+    /// Needs what other clauses learned (the input limit, the noise); runs after every
+    /// probe stage check.
     Aggregate,
+    /// Judges every answer the run received, so it runs last, after every clause that
+    /// sends requests of its own.
+    Log,
 }
 
 /// One clause implementation.
@@ -56,6 +60,13 @@ macro_rules! check {
         $crate::clauses::Check {
             id: $id,
             stage: $crate::clauses::Stage::Aggregate,
+            run: |s| Box::pin($f(s)),
+        }
+    };
+    ($id:literal, $f:path, log) => {
+        $crate::clauses::Check {
+            id: $id,
+            stage: $crate::clauses::Stage::Log,
             run: |s| Box::pin($f(s)),
         }
     };

@@ -16,7 +16,9 @@ use super::{Check, CheckResult, check, consistency, usage};
 use crate::declared::Overlength;
 use crate::http::{Body, Probe, Reply};
 use crate::property::{Case, Property};
-use crate::session::facts::{InputLimit, LimitEvidence, Noise, OverlengthPolicy as Policy};
+use crate::session::facts::{
+    InputLimit, LimitEvidence, Noise, OverlengthPolicy as Policy, describe_request,
+};
 use crate::session::requests::{BATCH, OTHER_COMMON, TAIL, body, words};
 use crate::session::{Fact, Facts, ProbeError, Session};
 use crate::vectors::cosine;
@@ -583,11 +585,17 @@ async fn refused_or_truncated_properly(s: &Session) -> CheckResult {
             let reply = s.send(over_probe(s, n, limit)).await?;
             let problem = if reply.is_client_error() {
                 improper_refusal(&reply)
-            } else if aggregated_tokens(&reply, limit, &s.facts()).is_some() {
-                // Embedded whole: the aggregate policy, which LEN-005 judges.
-                return Ok::<_, ProbeError>(Case::Inapplicable);
             } else if reply.is_success() {
-                improper_truncation(&reply, longer, &s.facts())
+                let truncation = improper_truncation(&reply, longer, &s.facts());
+                match (aggregated_tokens(&reply, limit, &s.facts()), truncation) {
+                    // Embedded whole: the aggregate policy, which LEN-005 judges.
+                    (Some(_), Some(_)) => return Ok::<_, ProbeError>(Case::Inapplicable),
+                    (Some(tokens), None) => Some(format!(
+                        "truncated (the vector of a longer input with the same beginning), but usage counts {tokens} prompt tokens for the {}-token limit: clients are billed for text the model never saw",
+                        limit.tokens
+                    )),
+                    (None, truncation) => truncation,
+                }
             } else {
                 return Ok::<_, ProbeError>(Case::Inapplicable);
             };
@@ -605,10 +613,11 @@ async fn refused_or_truncated_properly(s: &Session) -> CheckResult {
         |n| format!("{n} words"),
         |cases, applicable| match (applicable, found) {
             (0, _) => Verdict::skip(format!(
-                "none of {cases} over-length inputs was refused or truncated (see LEN-001)"
+                "none of {cases} over-length inputs was refused or truncated within the limit: each was answered 5xx (see LEN-001) or 200 counting more tokens than the {}-token limit (see LEN-005)",
+                limit.tokens
             )),
             (_, Policy::Truncate) => Verdict::pass(format!(
-                "{applicable} of {cases} over-length inputs truncated to at most {} tokens, keeping the start",
+                "{applicable} of {cases} over-length inputs (limit {} tokens) truncated, keeping the start: the vector of a still longer input with the same beginning",
                 limit.tokens
             )),
             _ => Verdict::pass(format!(
@@ -746,14 +755,34 @@ async fn over_length_batch_item(s: &Session) -> CheckResult {
     })
 }
 
-/// The prompt tokens of a 200 that counted more than the limit, where usage counts
-/// tokens and the limit was counted in them: the whole input was embedded.
+/// The prompt tokens of a 200 to one input that counted more than the limit, where
+/// usage counts tokens: the whole input was embedded, or its usage over-reported. A
+/// limit found from vectors is counted in stream words, one token each, so the input's
+/// special tokens are allowed on top of it.
 fn aggregated_tokens(reply: &Reply, limit: &Limit, facts: &Facts) -> Option<u64> {
-    let counted =
-        facts.usage_counts_tokens() && !matches!(limit.because, LimitEvidence::Vectors { .. });
-    reply
-        .prompt_tokens()
-        .filter(|&t| reply.is_success() && counted && t > limit.tokens)
+    let slack = match limit.because {
+        LimitEvidence::Vectors { .. } => usage::SPECIAL_TOKENS,
+        _ => 0,
+    };
+    reply.prompt_tokens().filter(|&t| {
+        reply.is_success()
+            && reply.data().is_ok_and(|d| d.len() == 1)
+            && facts.usage_counts_tokens()
+            && t > limit.tokens + slack
+    })
+}
+
+/// The first 200 of the run to one input that counted more tokens than the limit, with
+/// its count: what shows the aggregate policy, whichever clause sent it.
+fn over_counted(s: &Session, limit: &Limit) -> Option<(Arc<Reply>, u64)> {
+    let facts = s.facts();
+    s.log()
+        .into_iter()
+        .filter_map(|l| l.reply)
+        .find_map(|reply| {
+            let tokens = aggregated_tokens(&reply, limit, &facts)?;
+            Some((reply, tokens))
+        })
 }
 
 /// Words of the stream that are surely within the limit: the longest input the search
@@ -767,6 +796,16 @@ fn words_within(limit: &Limit) -> usize {
         | LimitEvidence::RefusalNamed { .. } => limit.tokens.saturating_sub(usage::SPECIAL_TOKENS),
     };
     usize::try_from(words).unwrap_or(usize::MAX).max(1)
+}
+
+/// Words of the stream a server that truncates keeps of a longer input: where the
+/// vectors showed the cut, as many as showed no change (a text that long is cut to
+/// the same words), else the words within the limit.
+fn words_kept(limit: &Limit) -> usize {
+    match limit.because {
+        LimitEvidence::Vectors { same_at, .. } => same_at,
+        _ => words_within(limit),
+    }
 }
 
 /// IN-010: "An input just under the input limit is answered 200, alone and inside a
@@ -815,20 +854,29 @@ async fn aggregated_whole(s: &Session) -> CheckResult {
     let declared = s.settings().overlength == Overlength::Aggregate;
     let over = 2 * limit.over_words;
     let whole = s.send(over_probe(s, over, &limit)).await?;
-    let observed = aggregated_tokens(&whole, &limit, &s.facts());
+    let observed = aggregated_tokens(&whole, &limit, &s.facts())
+        .map(|tokens| (whole.clone(), tokens))
+        .or_else(|| over_counted(s, &limit));
     if !declared && observed.is_none() {
-        return Ok(Verdict::skip(
-            "the aggregate policy is neither declared (--overlength aggregate) nor observed (no 200 counted more tokens than the limit)",
-        )
+        let why = if s.facts().usage_counts_tokens() {
+            "no 200 to one input counted more tokens than the limit"
+        } else {
+            "usage does not count tokens, so no count can show it (see USE-005)"
+        };
+        return Ok(Verdict::skip(format!(
+            "the aggregate policy is neither declared (--overlength aggregate) nor observed ({why})"
+        ))
         .with(&whole.exchange));
     }
-    let how = match observed {
-        Some(tokens) => format!(
-            "observed: {tokens} prompt tokens for a {}-token limit",
-            limit.tokens
+    let how = match &observed {
+        Some((reply, tokens)) => format!(
+            "observed: {tokens} prompt tokens for a {}-token limit, in the answer to {}",
+            limit.tokens,
+            describe_request(&reply.exchange)
         ),
         None => "declared with --overlength aggregate".to_owned(),
     };
+    let observed = observed.map(|(_, tokens)| tokens);
     let vector = match judging::vectors_or_verdict(&whole, 1) {
         Ok(mut v) if whole.is_success() => v.remove(0),
         Ok(_) => {
@@ -841,11 +889,7 @@ async fn aggregated_whole(s: &Session) -> CheckResult {
         Err(verdict) => return Ok(verdict),
     };
     let start = s
-        .send(Probe::embed(body(
-            s,
-            json!(words(words_within(&limit))),
-            &[],
-        )))
+        .send(Probe::embed(body(s, json!(words(words_kept(&limit))), &[])))
         .await?;
     let evidence = |v: Verdict| v.with(&whole.exchange).with(&start.exchange);
     let norm = crate::vectors::norm(&vector);
@@ -949,13 +993,42 @@ async fn whole_below_the_limit(s: &Session) -> CheckResult {
             n - kept
         ))));
     }
-    let mut search = Search::new(s).await?;
-    let cut = bisect_cut(&mut search, 0, kept).await?;
+    let (differs_at, same_at) = bisect_within(s, &a, n, kept).await?;
     Ok(evidence(Verdict::fail(format!(
-        "an input of {n} words, within the {tokens}-token limit ({claimed_by}), kept its vector when its last {} words were replaced (cosine {similarity:.6}): the server cuts inputs at about {} words, before its limit",
-        n - kept,
-        cut.tokens
+        "an input of {n} words, within the {tokens}-token limit ({claimed_by}), kept its vector when its last {} words were replaced (cosine {similarity:.6}): the server cuts inputs after about {same_at} words (words after the first {same_at} change nothing, after the first {differs_at} they do), before its limit",
+        n - kept
     ))))
+}
+
+/// Where a server cuts inputs of `n` words that it should embed whole, between 0 and
+/// `same_at` words: `words(m)` followed by `n - m` words of another stream has the
+/// vector of `words(n)` exactly when the server keeps no more than `m` words. Every
+/// input is `n` words long, within the limit, so no refusal can end the search early;
+/// it narrows the cut down to a few words within the request allowance. Returns
+/// `(differs_at, same_at)`: the cut lies after the first and at or before the second.
+async fn bisect_within(
+    s: &Session,
+    whole: &[f64],
+    n: usize,
+    mut same_at: usize,
+) -> Result<(usize, usize), ProbeError> {
+    let noise = s.facts().noise();
+    let (mut differs_at, mut sent) = (0, 0);
+    while sent < MAX_SEARCH_REQUESTS && same_at - differs_at > 2 {
+        let mid = differs_at + (same_at - differs_at) / 2;
+        let text = format!("{} {}", words(mid), other_words(n - mid));
+        let reply = s.send(Probe::embed(body(s, json!(text), &[]))).await?;
+        sent += 1;
+        let Some(vector) = reply.first_vector() else {
+            break;
+        };
+        if noise.same(cosine(whole, &vector)) {
+            same_at = mid;
+        } else {
+            differs_at = mid;
+        }
+    }
+    Ok((differs_at, same_at))
 }
 
 #[cfg(test)]

@@ -16,7 +16,7 @@ use super::{Check, CheckResult, check};
 use crate::http::{Probe, Reply};
 use crate::reference::{KnownAnswer, Reference};
 use crate::session::facts::{TokenAgreement, TokenCount};
-use crate::session::requests::body;
+use crate::session::requests::{self, body};
 use crate::session::{ProbeError, Session};
 use crate::vectors::{cosine, median};
 use crate::verdict::Verdict;
@@ -101,7 +101,7 @@ async fn embed(s: &Session, reference: &Reference) -> Result<Embedded, ProbeErro
 pub(crate) async fn embed_texts(s: &Session, texts: &[&str]) -> Result<Vec<Item>, ProbeError> {
     let mut items = Vec::with_capacity(texts.len());
     for chunk in texts.chunks(PER_REQUEST) {
-        let reply = s.send(Probe::embed(body(s, json!(chunk), &[]))).await?;
+        let reply = s.send(requests::document_probe(s, json!(chunk))).await?;
         match vectors_of(&reply, chunk.len()) {
             Some(vectors) => items.extend(vectors.into_iter().map(|v| Ok((v, reply.clone())))),
             None => {
@@ -116,7 +116,7 @@ pub(crate) async fn embed_texts(s: &Session, texts: &[&str]) -> Result<Vec<Item>
 
 /// One text sent alone: its vector, or the answer without one.
 async fn embed_alone(s: &Session, text: &str) -> Result<Item, ProbeError> {
-    let reply = s.send(Probe::embed(body(s, json!(text), &[]))).await?;
+    let reply = s.send(requests::document_probe(s, json!(text))).await?;
     Ok(match vectors_of(&reply, 1) {
         Some(mut vectors) => Ok((vectors.remove(0), reply)),
         None => Err(reply),
@@ -211,6 +211,7 @@ async fn reference_vectors(s: &Session) -> CheckResult {
         missing: embedded.missing(&reference),
         tokens: tokens.as_ref(),
         model: s.model(),
+        sent_as: requests::documents_sent_as(s),
     };
     Ok(judged.verdict())
 }
@@ -224,6 +225,8 @@ struct Judged<'a> {
     missing: Vec<String>,
     tokens: Option<&'a TokenAgreement>,
     model: &'a str,
+    /// How the texts were sent, where not bare (see `requests::document_probe`).
+    sent_as: String,
 }
 
 impl Judged<'_> {
@@ -259,6 +262,7 @@ impl Judged<'_> {
                 if below.len() > NAMED { ", …" } else { "" }
             )
         };
+        reason.push_str(&self.sent_as);
         if !self.missing.is_empty() {
             reason.push_str(&format!("; not embedded: {}", self.missing.join(", ")));
         }
@@ -442,6 +446,7 @@ mod tests {
             missing: vec!["long (413)".to_owned()],
             tokens: Some(&tokens),
             model: "m",
+            sent_as: String::new(),
         };
         let verdict = judged.verdict();
         assert_eq!(verdict.outcome, crate::verdict::Outcome::Fail);
@@ -466,6 +471,7 @@ mod tests {
             missing: Vec::new(),
             tokens: None,
             model: "other",
+            sent_as: String::new(),
         };
         let verdict = judged.verdict();
         assert_eq!(verdict.outcome, crate::verdict::Outcome::Pass);

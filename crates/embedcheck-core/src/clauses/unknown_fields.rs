@@ -8,12 +8,14 @@
 
 use super::judging;
 use super::{Check, CheckResult, check, consistency};
+use crate::http::Exchange;
 use crate::http::{Body, Probe, Reply};
 use crate::property::{Case, Property};
 use crate::session::facts::{
-    FieldHandling, InstructionField, Noise, UnknownField, instruction_line, token_counts,
+    BareIs, FieldHandling, InstructionField, Noise, Side, UnknownField, ValueAnswer, ValueTried,
+    instruction_line,
 };
-use crate::session::requests::{self, body};
+use crate::session::requests::{self, QUERY, body};
 use crate::session::{ProbeError, Session};
 use crate::vectors::cosine;
 use crate::verdict::Verdict;
@@ -59,9 +61,6 @@ const MEANINGFUL: [&str; 17] = [
 ];
 
 const NAME_CHARS: &[RangeInclusive<char>] = &['a'..='z', '0'..='9', '_'..='_'];
-
-/// A query, for the instruction fields: the kind of text they are meant for.
-const QUERY: &str = "What is the capital of South Korea?";
 
 /// UNK-004's tolerance, as stated in the catalogue.
 pub(crate) const TEMPLATE_COSINE: f64 = 0.999;
@@ -180,17 +179,58 @@ async fn unknown_field_named(s: &Session) -> CheckResult {
     }))
 }
 
-/// The fields real clients send to ask for query treatment, with the value that asks
-/// for it: Cohere, Voyage, NIM and the study's old server (`input_type`), instruction
-/// wrappers (`instruction`), Jina (`task`), sentence-transformers and TEI
-/// (`prompt_name`).
-fn instruction_fields(s: &Session) -> [(&'static str, Value); 4] {
-    [
-        ("input_type", json!("query")),
-        ("instruction", json!(s.settings().query_task)),
-        ("task", json!("retrieval.query")),
-        ("prompt_name", json!("query")),
-    ]
+/// An instruction-bearing field and the values that ask for each side, in the
+/// spellings servers and vendors use: Cohere, Voyage, NIM and the study's old server
+/// (`input_type`), instruction wrappers (`instruction`, a query side only), Jina
+/// (`task`), sentence-transformers and TEI (`prompt_name`).
+struct InstructionProbe {
+    field: &'static str,
+    query: Vec<Value>,
+    document: Vec<Value>,
+}
+
+fn instruction_probes(s: &Session) -> Vec<InstructionProbe> {
+    let vendor = &s.transport().access().fields;
+    // A vendor profile renaming `input_type` maps only "query" and "document" to its
+    // own values, and its own field is probed as `input_type`, not again.
+    let (query, document) = if vendor.input_type == "input_type" && vendor.query == "query" {
+        (
+            vec![json!("query"), json!("search_query")],
+            vec![
+                json!("document"),
+                json!("passage"),
+                json!("search_document"),
+            ],
+        )
+    } else {
+        (vec![json!("query")], vec![json!("document")])
+    };
+    let probes = [
+        InstructionProbe {
+            field: "input_type",
+            query,
+            document,
+        },
+        InstructionProbe {
+            field: "instruction",
+            query: vec![json!(s.settings().query_task)],
+            document: Vec::new(),
+        },
+        InstructionProbe {
+            field: "task",
+            query: vec![json!("retrieval.query")],
+            document: vec![json!("retrieval.passage")],
+        },
+        InstructionProbe {
+            field: "prompt_name",
+            query: vec![json!("query")],
+            document: vec![json!("document"), json!("passage")],
+        },
+    ];
+    probes
+        .into_iter()
+        .filter(|p| p.field == "input_type" || p.field != vendor.input_type)
+        .collect()
 }
 
 fn instruction_probe(s: &Session, field: &str, value: Value) -> Probe {
@@ -204,85 +244,211 @@ fn bare_query_probe(s: &Session) -> Probe {
     Probe::embed(body(s, json!(QUERY), &[]))
 }
 
-/// Judged against the server's own noise: on a nondeterministic server a vector that
-/// moves no more than identical requests do is the bare input's.
-fn handling(bare: &[f64], bare_reply: &Reply, reply: &Reply, noise: Noise) -> FieldHandling {
-    if reply.is_client_error() {
-        return FieldHandling::Refused {
-            status: reply.status,
+/// The bare query's answer: what every value is compared with.
+struct BareQuery {
+    vector: Vec<f64>,
+    tokens: Option<u64>,
+    noise: Noise,
+}
+
+impl BareQuery {
+    /// One value's answer, judged against the server's own noise: on a
+    /// nondeterministic server a vector that moves no more than identical requests do
+    /// is the bare input's. Also the vector, for comparing the two sides.
+    fn answer(&self, reply: &Reply) -> (ValueAnswer, Option<Vec<f64>>) {
+        if reply.is_client_error() {
+            return (
+                ValueAnswer::Refused {
+                    status: reply.status,
+                },
+                None,
+            );
+        }
+        if !reply.is_success() {
+            let why = format!("answered {}", reply.summary());
+            return (ValueAnswer::Broken { why }, None);
+        }
+        let vector = match judging::vectors_or_verdict(reply, 1) {
+            Ok(mut v) => v.remove(0),
+            Err(verdict) => {
+                let why = verdict.reason;
+                return (ValueAnswer::Broken { why }, None);
+            }
         };
-    }
-    if !reply.is_success() {
-        let why = format!("answered {}", reply.summary());
-        return FieldHandling::Broken { why };
-    }
-    let vector = match judging::vectors_or_verdict(reply, 1) {
-        Ok(mut v) => v.remove(0),
-        Err(verdict) => {
-            return FieldHandling::Broken {
-                why: verdict.reason,
-            };
-        }
-    };
-    let (cosine, bare_tokens, tokens) = (
-        cosine(bare, &vector),
-        bare_reply.prompt_tokens(),
-        reply.prompt_tokens(),
-    );
-    if noise.same(cosine) && tokens == bare_tokens {
-        FieldHandling::Dropped {
-            cosine,
-            bare_tokens,
-            tokens,
-        }
-    } else {
-        FieldHandling::Honoured {
-            cosine,
-            bare_tokens,
-            tokens,
-        }
+        let (cosine, tokens) = (cosine(&self.vector, &vector), reply.prompt_tokens());
+        let answer = if self.noise.same(cosine) && tokens == self.tokens {
+            ValueAnswer::Bare { cosine, tokens }
+        } else {
+            ValueAnswer::Differs { cosine, tokens }
+        };
+        (answer, Some(vector))
     }
 }
 
-/// UNK-003: "A request carrying input_type, instruction, task or prompt_name is honoured
-/// (its vector or token count differs from the bare input's) or refused with a 4xx;
-/// never answered with the bare input's vector and usage."
+/// Sends each side's values until one is not refused, and judges the field over both
+/// sides; with every exchange sent.
+async fn probe_field(
+    s: &Session,
+    probe: &InstructionProbe,
+    bare: &BareQuery,
+) -> Result<(InstructionField, Vec<Exchange>), ProbeError> {
+    let mut tried = Vec::new();
+    let mut exchanges = Vec::new();
+    let mut vectors = [None, None];
+    for (i, (side, values)) in [
+        (Side::Query, &probe.query),
+        (Side::Document, &probe.document),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        for value in values {
+            let reply = s
+                .send(instruction_probe(s, probe.field, value.clone()))
+                .await?;
+            let (answer, vector) = bare.answer(&reply);
+            exchanges.push(reply.exchange.clone());
+            let refused = matches!(answer, ValueAnswer::Refused { .. });
+            let shown = value.as_str().map_or(value.to_string(), str::to_owned);
+            tried.push(ValueTried {
+                side,
+                value: shown,
+                answer,
+            });
+            if !refused {
+                vectors[i] = vector;
+                break;
+            }
+        }
+    }
+    let sides_apart = match &vectors {
+        [Some(q), Some(d)] => !bare.noise.same(cosine(q, d)),
+        _ => false,
+    };
+    let handling = field_handling(&tried, bare.tokens, sides_apart);
+    let field = InstructionField {
+        field: probe.field,
+        tried,
+        handling,
+    };
+    Ok((field, exchanges))
+}
+
+/// A field is honoured when some side's vector or usage differs from the bare input's,
+/// or the two sides differ from each other; dropped only when every value not refused
+/// gave the bare input's vector and usage.
+fn field_handling(
+    tried: &[ValueTried],
+    bare_tokens: Option<u64>,
+    sides_apart: bool,
+) -> FieldHandling {
+    if let Some((value, why)) = tried.iter().find_map(|t| match &t.answer {
+        ValueAnswer::Broken { why } => Some((&t.value, why)),
+        _ => None,
+    }) {
+        return FieldHandling::Broken {
+            why: format!("{value:?} {why}"),
+        };
+    }
+    let accepted = |side| {
+        tried
+            .iter()
+            .find(|t| t.side == side && !matches!(t.answer, ValueAnswer::Refused { .. }))
+            .map(|t| &t.answer)
+    };
+    let (query, document) = (accepted(Side::Query), accepted(Side::Document));
+    let differs = |a: Option<&ValueAnswer>| matches!(a, Some(ValueAnswer::Differs { .. }));
+    let numbers = |a: &ValueAnswer| match a {
+        ValueAnswer::Bare { cosine, tokens } | ValueAnswer::Differs { cosine, tokens } => {
+            (*cosine, *tokens)
+        }
+        _ => (1.0, None),
+    };
+    let Some(shown) = query.or(document) else {
+        let status = tried.iter().find_map(|t| match t.answer {
+            ValueAnswer::Refused { status } => Some(status),
+            _ => None,
+        });
+        return FieldHandling::Refused {
+            status: status.unwrap_or_default(),
+        };
+    };
+    if !(differs(query) || differs(document) || sides_apart) {
+        let (cosine, tokens) = numbers(shown);
+        return FieldHandling::Dropped {
+            cosine,
+            bare_tokens,
+            tokens,
+        };
+    }
+    let (side, answer) = match (query, document) {
+        (Some(q), _) if differs(query) => (Side::Query, q),
+        (_, Some(d)) => (Side::Document, d),
+        (Some(q), None) => (Side::Query, q),
+        (None, None) => unreachable!("some side was accepted"),
+    };
+    let bare_is = match (query, document) {
+        (Some(ValueAnswer::Bare { .. }), Some(ValueAnswer::Differs { .. })) => BareIs::Query,
+        (Some(ValueAnswer::Differs { .. }), Some(ValueAnswer::Bare { .. })) => BareIs::Document,
+        (Some(ValueAnswer::Differs { .. }), Some(ValueAnswer::Differs { .. })) => BareIs::Neither,
+        _ => BareIs::Unknown,
+    };
+    let (cosine, tokens) = numbers(answer);
+    FieldHandling::Honoured {
+        side,
+        cosine,
+        bare_tokens,
+        tokens,
+        bare_is,
+    }
+}
+
+/// UNK-003: "Each of input_type, instruction, task and prompt_name, probed from the
+/// query side and the document side in the spellings servers and vendors use, is
+/// honoured (some side's vector or token count differs from the bare input's, or the
+/// two sides differ from each other) or refused with a 4xx; never answered with the
+/// bare input's vector and usage for every value."
 async fn instruction_fields_not_dropped(s: &Session) -> CheckResult {
     let bare_reply = s.send(bare_query_probe(s)).await?;
-    let bare = match judging::vectors_or_verdict(&bare_reply, 1) {
+    let vector = match judging::vectors_or_verdict(&bare_reply, 1) {
         Ok(mut v) => v.remove(0),
         Err(verdict) => return Ok(verdict),
     };
     let noise = consistency::noise(s).await?.unwrap_or(Noise::unmeasured());
+    let bare = BareQuery {
+        vector,
+        tokens: bare_reply.prompt_tokens(),
+        noise,
+    };
     let mut fields = Vec::new();
-    let mut dropped = Vec::new();
-    let mut broken = Vec::new();
-    let mut evidence = Vec::new();
-    for (field, value) in instruction_fields(s) {
-        let reply = s.send(instruction_probe(s, field, value)).await?;
-        let handling = handling(&bare, &bare_reply, &reply, noise);
-        match &handling {
-            FieldHandling::Refused { .. } | FieldHandling::Honoured { .. } => {}
-            FieldHandling::Dropped {
-                cosine,
-                bare_tokens,
-                tokens,
-            } => {
-                let counts = token_counts(*bare_tokens, *tokens);
-                dropped.push(format!("{field} (cosine {cosine:.6}; {counts})"));
-                evidence.push(reply.exchange.clone());
+    let mut failing = Vec::new();
+    let mut shown = Vec::new();
+    let mut sent = 1;
+    for probe in instruction_probes(s) {
+        let (field, exchanges) = probe_field(s, &probe, &bare).await?;
+        sent += exchanges.len() as u32;
+        match field.handling {
+            FieldHandling::Dropped { .. } | FieldHandling::Broken { .. } => {
+                failing.push(instruction_line(&field));
+                evidence_extend(&mut shown, exchanges, usize::MAX);
             }
-            FieldHandling::Broken { why } => {
-                broken.push(format!("{field}: {why}"));
-                evidence.push(reply.exchange.clone());
-            }
+            _ => evidence_extend(&mut shown, exchanges, 2),
         }
-        fields.push(InstructionField { field, handling });
+        fields.push(field);
     }
-    let fact = s.searched(fields, instruction_fields(s).len() as u32 + 1);
-    let seen = fact.value.iter().map(instruction_line).collect::<Vec<_>>();
+    let lines: Vec<String> = fields.iter().map(instruction_line).collect();
+    let dropped = fields
+        .iter()
+        .any(|f| matches!(f.handling, FieldHandling::Dropped { .. }));
+    let fact = s.searched(fields, sent);
     s.learn(|facts| facts.instruction_fields = Some(fact));
-    if !dropped.is_empty() {
+    if failing.is_empty() {
+        return Ok(Verdict::pass(lines.join("; "))
+            .with(&bare_reply.exchange)
+            .with_all(&shown));
+    }
+    let mut reason = failing.join("; ");
+    if dropped {
         let within = if noise.deterministic() {
             String::new()
         } else {
@@ -291,22 +457,28 @@ async fn instruction_fields_not_dropped(s: &Session) -> CheckResult {
                 noise.cosine
             )
         };
-        broken.push(format!(
-            "silently dropped, 200 with the bare input's vector and usage: {}{within}; the instruction never reached the model, and retrieval quality drops with no error",
-            dropped.join("; ")
+        reason.push_str(&format!(
+            ": silently, 200 with the bare input's vector and usage{within}; a dropped field never reaches the model, and retrieval quality drops with no error"
         ));
     }
-    Ok(if broken.is_empty() {
-        Verdict::pass(seen.join("; ")).with(&bare_reply.exchange)
-    } else {
-        Verdict::fail(broken.join("; "))
-            .with_all(&evidence)
-            .with(&bare_reply.exchange)
-    })
+    let kept: Vec<&String> = lines.iter().filter(|l| !failing.contains(l)).collect();
+    if !kept.is_empty() {
+        let kept: Vec<&str> = kept.iter().map(|l| l.as_str()).collect();
+        reason.push_str(&format!(". The others: {}", kept.join("; ")));
+    }
+    Ok(Verdict::fail(reason)
+        .with_all(&shown)
+        .with(&bare_reply.exchange))
+}
+
+/// Keeps at most `most` of a field's exchanges as evidence.
+fn evidence_extend(shown: &mut Vec<Exchange>, exchanges: Vec<Exchange>, most: usize) {
+    shown.extend(exchanges.into_iter().take(most));
 }
 
 /// UNK-004: "With --query-instruction, input_type \"query\" gives a vector with cosine
-/// similarity of at least 0.999 to the template-filled string sent without input_type."
+/// similarity of at least 0.999 to the template-filled string sent without input_type
+/// (on a server that embeds bare input as a query, with its document value instead)."
 async fn query_instruction_applied(s: &Session) -> CheckResult {
     let Some(template) = &s.settings().query_instruction else {
         return Ok(Verdict::skip(
@@ -314,7 +486,26 @@ async fn query_instruction_applied(s: &Session) -> CheckResult {
         ));
     };
     let filled = template.fill(&s.settings().query_task, QUERY);
-    let expected_reply = s.send(Probe::embed(body(s, json!(filled), &[]))).await?;
+    // Sent bare, the filled string would get this server's own query instruction on top.
+    let as_given = s.facts().document_field();
+    let extra: Vec<(&str, Value)> = as_given
+        .iter()
+        .map(|(field, value)| (*field, json!(value)))
+        .collect();
+    let sent_as = match &as_given {
+        Some((field, value)) => {
+            format!("sent with {field} {value:?}, as this server embeds bare input as a query")
+        }
+        None => "sent bare".to_owned(),
+    };
+    let expected_probe = match &as_given {
+        Some((field, _)) => Probe::invalid(
+            Body::Json(body(s, json!(filled), &extra)),
+            format!("vendor field {field} outside the OpenAI schema"),
+        ),
+        None => Probe::embed(body(s, json!(filled), &[])),
+    };
+    let expected_reply = s.send(expected_probe).await?;
     let expected = match judging::vectors_or_verdict(&expected_reply, 1) {
         Ok(mut v) => v.remove(0),
         Err(verdict) => return Ok(verdict),
@@ -345,11 +536,11 @@ async fn query_instruction_applied(s: &Session) -> CheckResult {
     );
     let verdict = if similarity >= TEMPLATE_COSINE {
         Verdict::pass(format!(
-            "cosine {similarity:.6} to the template-filled string ({tokens})"
+            "cosine {similarity:.6} to the template-filled string {sent_as} ({tokens})"
         ))
     } else {
         Verdict::fail(format!(
-            "input_type \"query\" gave cosine {similarity:.6} to the template-filled string sent bare ({tokens}): the server prepends another instruction, or none"
+            "input_type \"query\" gave cosine {similarity:.6} to the template-filled string {sent_as} ({tokens}): the server prepends another instruction, or none"
         ))
     };
     Ok(verdict.with(&reply.exchange).with(&expected_reply.exchange))

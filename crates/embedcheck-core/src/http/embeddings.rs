@@ -82,6 +82,37 @@ impl Reply {
         })
     }
 
+    /// The first value of any embedding that is not a finite number, named: a float
+    /// array's `null` (a NaN serialised) or string, a base64 string's NaN or infinity,
+    /// a bare `NaN` or `Infinity` that made the body invalid JSON. `None` when every
+    /// value of every embedding is finite, or the body has none to read.
+    pub(crate) fn non_finite_value(&self) -> Option<String> {
+        let Some(json) = &self.json else {
+            let text = String::from_utf8_lossy(&self.body);
+            return ["NaN", "Infinity"]
+                .iter()
+                .find(|bad| text.contains(**bad))
+                .map(|bad| format!("the body contains a bare {bad}, which is not JSON"));
+        };
+        let data = json.get("data")?.as_array()?;
+        data.iter()
+            .enumerate()
+            .find_map(|(i, item)| match item.get("embedding")? {
+                Value::Array(values) => values.iter().enumerate().find_map(|(j, v)| {
+                    (!v.is_number())
+                        .then(|| format!("data[{i}].embedding [{j}] is {v}, not a number"))
+                }),
+                Value::String(text) => {
+                    let values = decode_base64(text).ok()?;
+                    values.iter().enumerate().find_map(|(j, v)| {
+                        (!v.is_finite())
+                            .then(|| format!("data[{i}].embedding (base64) value [{j}] is {v}"))
+                    })
+                }
+                _ => None,
+            })
+    }
+
     /// `usage.prompt_tokens` when it is a non-negative integer.
     pub(crate) fn prompt_tokens(&self) -> Option<u64> {
         self.usage_field("prompt_tokens")

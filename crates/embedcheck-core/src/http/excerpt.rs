@@ -29,6 +29,7 @@ fn summarise(value: &Value) -> Value {
         Value::Array(items) if is_vector(items) => {
             Value::String(format!("<{} floats>", items.len()))
         }
+        Value::Array(items) if is_broken_vector(items) => Value::String(broken_vector(items)),
         Value::Array(items) => summarise_array(items),
         Value::Object(map) => Value::Object(
             map.iter()
@@ -66,6 +67,34 @@ fn is_vector(items: &[Value]) -> bool {
         && items.iter().any(|v| v.is_f64())
 }
 
+/// A vector with values that are not numbers (`null` for NaN, `"NaN"`): mostly
+/// floats, so summarising it as its first items would hide the one fact that matters.
+fn is_broken_vector(items: &[Value]) -> bool {
+    let value = |v: &Value| v.is_number() || v.is_null() || v.is_string();
+    items.len() > MAX_ARRAY
+        && items.iter().all(value)
+        && items.iter().any(|v| !v.is_number())
+        && (items.iter().any(Value::is_f64) || items.iter().all(Value::is_null))
+}
+
+/// `<384 values, 2 not numbers: null at [0], "NaN" at [17]>`.
+fn broken_vector(items: &[Value]) -> String {
+    let odd: Vec<String> = items
+        .iter()
+        .enumerate()
+        .filter(|(_, v)| !v.is_number())
+        .map(|(i, v)| format!("{v} at [{i}]"))
+        .collect();
+    let shown: Vec<&str> = odd.iter().take(3).map(String::as_str).collect();
+    let more = if odd.len() > shown.len() { ", …" } else { "" };
+    format!(
+        "<{} values, {} not numbers: {}{more}>",
+        items.len(),
+        odd.len(),
+        shown.join(", ")
+    )
+}
+
 /// Cuts text to `max` characters, saying how much was left out.
 pub(crate) fn cut(text: &str, max: usize) -> String {
     let total = text.chars().count();
@@ -88,6 +117,25 @@ mod tests {
         assert_eq!(
             of_json(&body),
             r#"{"data":[{"embedding":"<1024 floats>","index":0}]}"#
+        );
+    }
+
+    /// A NaN serialised as null (jundot/omlx#3507) shows in the evidence.
+    #[test]
+    fn values_that_are_not_numbers_are_named() {
+        let mut v: Vec<Value> = (0..384).map(|i| json!(i as f64 / 1000.0 + 0.5)).collect();
+        v[17] = Value::Null;
+        assert_eq!(
+            of_json(&json!({"embedding": v})),
+            r#"{"embedding":"<384 values, 1 not numbers: null at [17]>"}"#
+        );
+        let nulls = vec![Value::Null; 384];
+        let text = of_json(&json!({"embedding": nulls}));
+        assert!(
+            text.contains(
+                "<384 values, 384 not numbers: null at [0], null at [1], null at [2], …>"
+            ),
+            "{text}"
         );
     }
 

@@ -2,6 +2,7 @@
 
 pub mod access;
 pub(crate) mod curl;
+pub mod deadline;
 pub(crate) mod embeddings;
 pub(crate) mod excerpt;
 mod exchange;
@@ -12,10 +13,13 @@ pub mod target;
 pub(crate) mod transport;
 
 pub use access::{Access, AccessError, Fields, Header, KeyHeader};
+pub use deadline::Deadline;
+pub(crate) use deadline::{Pace, Work};
 pub use embeddings::Encoding;
 pub(crate) use exchange::Exchange;
 pub(crate) use probe::{Body, Credentials, Probe, Validity};
-pub(crate) use reply::{AskedWait, Reply};
+pub(crate) use reply::AskedWait;
+pub use reply::Reply;
 pub use secret::{Secret, Secrets};
 pub use target::{Target, TargetError};
 pub use transport::{Transport, TransportError};

@@ -152,6 +152,24 @@ impl Probe {
         )
     }
 
+    /// The work the request carries, which its deadline grows with.
+    pub(crate) fn work(&self) -> super::Work {
+        let inputs = match &self.body {
+            Body::Json(v) => match v.get("input") {
+                Some(Value::Array(items)) if items.iter().all(Value::is_number) => 1,
+                Some(Value::Array(items)) => items.len() as u64,
+                Some(_) => 1,
+                None => 0,
+            },
+            Body::Raw { .. } => 1,
+            Body::None => 0,
+        };
+        super::Work {
+            inputs,
+            tokens: self.estimated_tokens(),
+        }
+    }
+
     /// A rough token count of the inputs, for the token budget before any answer.
     pub(crate) fn estimated_tokens(&self) -> u64 {
         match &self.body {

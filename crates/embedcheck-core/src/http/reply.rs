@@ -13,6 +13,8 @@ pub struct Reply {
     pub retry_after_ms: Option<String>,
     /// `x-should-retry`, with which a server tells the OpenAI SDKs to retry or not.
     pub should_retry: Option<String>,
+    /// `Location` of a redirect, secrets scrubbed; never followed.
+    pub location: Option<String>,
     pub body: Vec<u8>,
     /// The body parsed as JSON, when it is JSON (whatever the content type says).
     pub json: Option<Value>,
@@ -54,6 +56,11 @@ impl Reply {
                 None => AskedWait::Unreadable(v.to_owned()),
             },
         }
+    }
+
+    /// A 3xx: the server sends the client elsewhere instead of answering.
+    pub(crate) fn is_redirect(&self) -> bool {
+        (300..400).contains(&self.status)
     }
 
     pub(crate) fn is_success(&self) -> bool {
@@ -162,6 +169,7 @@ impl Reply {
             retry_after: None,
             retry_after_ms: None,
             should_retry: None,
+            location: None,
             body: body.to_string().into_bytes(),
             json: Some(body),
             exchange: Exchange {

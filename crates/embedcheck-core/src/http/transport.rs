@@ -8,6 +8,7 @@
 
 use super::access::{Access, AccessError};
 use super::curl;
+use super::deadline::{CEILING, Deadline};
 use super::excerpt;
 use super::probe::{Body, Probe};
 use super::reply::Reply;
@@ -20,8 +21,9 @@ use thiserror::Error;
 /// Why no complete answer arrived.
 #[derive(Clone, Debug, Error, PartialEq)]
 pub enum TransportError {
-    #[error("no answer within {0} s (request timeout)")]
-    Timeout(u64),
+    /// The request's deadline passed, which says how long it was and why.
+    #[error("no answer within its deadline of {0}")]
+    Timeout(Deadline),
     #[error("could not connect: {0}")]
     Connect(String),
     #[error("connection failed mid-exchange: {0}")]
@@ -71,7 +73,8 @@ impl Transport {
         timeout: Duration,
     ) -> Result<Self, AccessError> {
         Ok(Transport {
-            http: access.client(timeout)?,
+            // Each request carries its own deadline; the client's only bounds them all.
+            http: access.client(CEILING.max(timeout))?,
             secrets: access.secrets(&target),
             target,
             access,
@@ -81,6 +84,11 @@ impl Transport {
 
     pub fn target(&self) -> &Target {
         &self.target
+    }
+
+    /// `--timeout`: the shortest deadline any request gets.
+    pub(crate) fn floor(&self) -> Duration {
+        self.timeout
     }
 
     pub(crate) fn access(&self) -> &Access {
@@ -101,21 +109,23 @@ impl Transport {
             .is_ok()
     }
 
-    /// Sends `probe`, reading at most `max_body` bytes of the answer. On failure the
-    /// exchange still comes back, so evidence shows what was sent.
+    /// Sends `probe`, reading at most `max_body` bytes of the answer before
+    /// `deadline`. On failure the exchange still comes back, so evidence shows what
+    /// was sent.
     pub(crate) async fn send(
         &self,
         probe: &Probe,
         max_body: usize,
+        deadline: &Deadline,
     ) -> Result<Reply, (TransportError, Exchange)> {
         let started = Instant::now();
         let mut exchange = self.exchange_for(probe);
-        let mut outcome = self.exchange_bytes(probe, max_body).await;
+        let mut outcome = self.exchange_bytes(probe, max_body, deadline).await;
         if outcome
             .as_ref()
             .is_err_and(TransportError::is_stale_connection)
         {
-            outcome = self.exchange_bytes(probe, max_body).await;
+            outcome = self.exchange_bytes(probe, max_body, deadline).await;
         }
         exchange.millis = started.elapsed().as_millis() as u64;
         match outcome {
@@ -175,10 +185,12 @@ impl Transport {
         &self,
         probe: &Probe,
         max_body: usize,
+        deadline: &Deadline,
     ) -> Result<RawAnswer, TransportError> {
         let mut request = self
             .http
-            .request(probe.method.clone(), self.url(probe).clone());
+            .request(probe.method.clone(), self.url(probe).clone())
+            .timeout(deadline.after);
         if let Some((bytes, content_type)) = self.payload(probe) {
             request = request
                 .header(reqwest::header::CONTENT_TYPE, content_type)
@@ -189,7 +201,7 @@ impl Transport {
             .apply(request, probe.credentials)
             .send()
             .await
-            .map_err(|e| self.classify(&e))?;
+            .map_err(|e| self.classify(&e, deadline))?;
         let header = |name: reqwest::header::HeaderName| {
             response
                 .headers()
@@ -203,9 +215,14 @@ impl Transport {
             retry_after: header(reqwest::header::RETRY_AFTER),
             retry_after_ms: header(reqwest::header::HeaderName::from_static("retry-after-ms")),
             should_retry: header(reqwest::header::HeaderName::from_static("x-should-retry")),
+            location: header(reqwest::header::LOCATION),
             body: Vec::new(),
         };
-        while let Some(chunk) = response.chunk().await.map_err(|e| self.classify(&e))? {
+        while let Some(chunk) = response
+            .chunk()
+            .await
+            .map_err(|e| self.classify(&e, deadline))?
+        {
             if raw.body.len() + chunk.len() > max_body {
                 return Err(TransportError::BodyTooLarge(max_body));
             }
@@ -214,7 +231,7 @@ impl Transport {
         Ok(raw)
     }
 
-    fn classify(&self, error: &reqwest::Error) -> TransportError {
+    fn classify(&self, error: &reqwest::Error, deadline: &Deadline) -> TransportError {
         let mut text = self.scrub(&error_chain(error));
         if text.contains("UnknownIssuer") {
             text.push_str(
@@ -222,7 +239,7 @@ impl Transport {
             );
         }
         if error.is_timeout() {
-            TransportError::Timeout(self.timeout.as_secs())
+            TransportError::Timeout(deadline.clone())
         } else if error.is_connect() {
             TransportError::Connect(text)
         } else {
@@ -243,10 +260,21 @@ impl Transport {
             retry_after: raw.retry_after,
             retry_after_ms: raw.retry_after_ms,
             should_retry: raw.should_retry,
+            location: raw.location.map(|l| self.shown_location(&l)),
             body,
             json,
             exchange,
         }
+    }
+
+    /// A redirect's `Location` as reports show it: resolved against the endpoint,
+    /// query values and passwords redacted as for the endpoint, any secret scrubbed.
+    fn shown_location(&self, location: &str) -> String {
+        let shown = match self.target.embeddings_url().join(location) {
+            Ok(url) => Target::shown(&url),
+            Err(_) => location.to_owned(),
+        };
+        self.scrub(&shown)
     }
 
     fn scrub(&self, text: &str) -> String {
@@ -260,6 +288,7 @@ struct RawAnswer {
     retry_after: Option<String>,
     retry_after_ms: Option<String>,
     should_retry: Option<String>,
+    location: Option<String>,
     body: Vec<u8>,
 }
 
@@ -288,6 +317,10 @@ mod tests {
         assert!(TransportError::Broken(reset.into()).is_stale_connection());
         let mid_body = "error decoding response body: connection reset";
         assert!(!TransportError::Broken(mid_body.into()).is_stale_connection());
-        assert!(!TransportError::Timeout(3).is_stale_connection());
+        let deadline = Deadline {
+            after: Duration::from_secs(3),
+            because: crate::http::deadline::Because::Floor,
+        };
+        assert!(!TransportError::Timeout(deadline).is_stale_connection());
     }
 }

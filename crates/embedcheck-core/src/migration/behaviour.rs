@@ -415,6 +415,7 @@ mod tests {
             reply: Some(std::sync::Arc::new(reply)),
             clause: None,
             request_body: None,
+            deadline: None,
         }
     }
 

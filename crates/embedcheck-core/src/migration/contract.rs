@@ -23,7 +23,7 @@
 use super::behaviour::{Answer, BehaviourDiff};
 use crate::clauses::TEMPLATE_COSINE;
 use crate::http::{Body, Encoding, Exchange, Probe, Reply};
-use crate::session::facts::{Base64, FieldHandling, InputLimit, OverlengthPolicy};
+use crate::session::facts::{self, BareIs, Base64, FieldHandling, InputLimit, OverlengthPolicy};
 use crate::session::requests::{QUERY, SENTENCE, body, words};
 use crate::session::{Facts, Session};
 use crate::vectors::cosine;
@@ -288,12 +288,20 @@ fn input_type_probe(s: &Session) -> Probe {
 fn instruction_text(handling: Option<&FieldHandling>) -> String {
     match handling {
         Some(FieldHandling::Honoured {
+            side: facts::Side::Query,
             bare_tokens: Some(bare),
             tokens: Some(with),
             ..
         }) if bare != with => format!("200, instruction prepended ({with} tokens; {bare} without)"),
-        Some(FieldHandling::Honoured { cosine, .. }) => {
-            format!("200, the vector changes (cosine {cosine:.4} to the bare query)")
+        Some(FieldHandling::Honoured {
+            bare_is: BareIs::Query,
+            cosine,
+            ..
+        }) => format!(
+            "200, bare queries embedded as queries; `input_type: \"document\"` embeds as a document (cosine {cosine:.4} to the bare query)"
+        ),
+        Some(FieldHandling::Honoured { side, cosine, .. }) => {
+            format!("200, the {side} side's vector changes (cosine {cosine:.4} to the bare query)")
         }
         Some(FieldHandling::Dropped {
             tokens: Some(with), ..
@@ -309,8 +317,9 @@ fn instruction_text(handling: Option<&FieldHandling>) -> String {
 
 async fn instruction(b: Side<'_>, c: Side<'_>) -> Expectation {
     let honoured = |f: &Facts| matches!(f.input_type(), Some(FieldHandling::Honoured { .. }));
-    let relies_on = honoured(b.facts).then(|| {
-        "`input_type: \"query\"` makes the server prepend the model's query instruction".to_owned()
+    let relies_on = honoured(b.facts).then(|| match b.facts.bare_is() {
+        Some(BareIs::Query) => "the server embeds bare requests and `input_type: \"query\"` as queries (the model's query instruction applied) and `input_type: \"document\"` as documents".to_owned(),
+        _ => "`input_type: \"query\"` makes the server prepend the model's query instruction".to_owned(),
     });
     let b_query = replay(b.session, input_type_probe(b.session)).await;
     let c_query = replay(c.session, input_type_probe(c.session)).await;
@@ -561,13 +570,26 @@ mod tests {
     #[test]
     fn instruction_words_come_from_the_clauses_finding() {
         let prepended = FieldHandling::Honoured {
+            side: facts::Side::Query,
             cosine: 0.82,
             bare_tokens: Some(9),
             tokens: Some(28),
+            bare_is: BareIs::Document,
         };
         assert_eq!(
             instruction_text(Some(&prepended)),
             "200, instruction prepended (28 tokens; 9 without)"
+        );
+        let query_by_default = FieldHandling::Honoured {
+            side: facts::Side::Document,
+            cosine: 0.9503,
+            bare_tokens: Some(10),
+            tokens: Some(9),
+            bare_is: BareIs::Query,
+        };
+        assert_eq!(
+            instruction_text(Some(&query_by_default)),
+            "200, bare queries embedded as queries; `input_type: \"document\"` embeds as a document (cosine 0.9503 to the bare query)"
         );
         let dropped = FieldHandling::Dropped {
             cosine: 1.0,

@@ -24,7 +24,7 @@
 use super::contract::{self, Expectation, Judgement, Topic};
 use super::corpus::Corpus;
 use super::retrieval::{self, QueryResult, QueryVectors, Scenario};
-use super::vectors::{self, DocumentCosine, Embedded, Judged, Spread};
+use super::vectors::{self, DocumentCosine, Embedded, Fields, Judged, Spread};
 use crate::http::{Probe, Reply};
 use crate::session::Session;
 use crate::session::requests::{SENTENCE, body};
@@ -142,17 +142,19 @@ pub(crate) async fn run(b: &Session, c: &Session, f: Findings<'_>) -> Option<Fix
             session: b,
             cuts: old_cuts,
             counts_tokens: f.judged.baseline.usage_counts_tokens(),
+            fields: f.judged.document_fields(),
         },
         new: Client {
             session: c,
             cuts: old_cuts || truncate.is_some(),
             counts_tokens: c.facts().usage_counts_tokens(),
+            fields: f.judged.migrated_document_fields(),
         },
     };
     let texts = prepare(&clients, f.corpus, f.documents).await;
     let applied = changes(truncate, instruction, reduced, &texts);
-    let old = embed_fixed(b, f.corpus, &texts.old_texts).await;
-    let fixed = embed_fixed(c, f.corpus, &texts.texts).await;
+    let old = embed_fixed(&clients.old, f.corpus, &texts.old_texts).await;
+    let fixed = embed_fixed(&clients.new, f.corpus, &texts.texts).await;
     let queries = migrated_queries(f.queries, f.judged);
     let dimensions = match reduced {
         Some(d) => Some(dimensions_fix(b, c, d).await),
@@ -212,6 +214,9 @@ struct Client<'a> {
     cuts: bool,
     /// Whether the server's usage counts tokens, so a cut's count can be shown.
     counts_tokens: bool,
+    /// What the client sends beside each document (`input_type: "document"` to a server
+    /// that embeds bare input as a query).
+    fields: Fields,
 }
 
 /// The texts both clients send, and what was done to them.
@@ -292,7 +297,7 @@ async fn as_sent(client: &Client<'_>, id: &str, text: &str, embedded: bool) -> S
     if embedded {
         return Sent::AsIs(text.to_owned());
     }
-    let reply = match send(client.session, text).await {
+    let reply = match send(client, text).await {
         Ok(reply) => reply,
         Err(why) => return Sent::Refused(why),
     };
@@ -302,7 +307,7 @@ async fn as_sent(client: &Client<'_>, id: &str, text: &str, embedded: bool) -> S
     if !client.cuts || reply.status == 429 {
         return Sent::Refused(format!("{} when sent alone", reply.summary()));
     }
-    match longest_accepted(client.session, text).await {
+    match longest_accepted(client, text).await {
         Ok(found) => Sent::Cut(
             text.chars().take(found.kept).collect(),
             Cut {
@@ -319,8 +324,9 @@ async fn as_sent(client: &Client<'_>, id: &str, text: &str, embedded: bool) -> S
     }
 }
 
-async fn send(s: &Session, text: &str) -> Result<Arc<Reply>, String> {
-    s.send(Probe::embed(body(s, json!(text), &[])))
+async fn send(client: &Client<'_>, text: &str) -> Result<Arc<Reply>, String> {
+    let s = client.session;
+    s.send(Probe::embed(body(s, json!(text), &client.fields)))
         .await
         .map_err(|e| e.to_string())
 }
@@ -335,7 +341,7 @@ struct Found {
 /// Bisection on characters between the empty prefix and the whole (refused) text:
 /// at most ⌈log₂ chars⌉ requests. A refusal is any answer but 200; no answer at all
 /// ends the search with its reason.
-async fn longest_accepted(s: &Session, text: &str) -> Result<Found, String> {
+async fn longest_accepted(client: &Client<'_>, text: &str) -> Result<Found, String> {
     let chars: Vec<char> = text.chars().collect();
     let (mut accepted, mut refused) = (0usize, chars.len());
     let mut found = Found {
@@ -346,7 +352,7 @@ async fn longest_accepted(s: &Session, text: &str) -> Result<Found, String> {
     while refused - accepted > 1 {
         let mid = accepted + (refused - accepted) / 2;
         let prefix: String = chars[..mid].iter().collect();
-        let reply = send(s, &prefix).await?;
+        let reply = send(client, &prefix).await?;
         found.requests += 1;
         if reply.is_success() {
             accepted = mid;
@@ -365,7 +371,7 @@ async fn longest_accepted(s: &Session, text: &str) -> Result<Found, String> {
 /// The fixed corpus in the corpus's own batches, as the client sends it; a document
 /// left out leaves its batch shorter and moves no other. So a batch the fixes did not
 /// change is the corpus run's request again, which the session cache answers.
-async fn embed_fixed(c: &Session, corpus: &Corpus, texts: &[Option<String>]) -> Embedded {
+async fn embed_fixed(client: &Client<'_>, corpus: &Corpus, texts: &[Option<String>]) -> Embedded {
     let mut embedded = Embedded {
         vectors: vec![None; texts.len()],
         ..Embedded::default()
@@ -381,7 +387,7 @@ async fn embed_fixed(c: &Session, corpus: &Corpus, texts: &[Option<String>]) -> 
             continue;
         }
         let batch: Vec<&str> = chunk.iter().filter_map(|&i| texts[i].as_deref()).collect();
-        match vectors::embed(c, &batch, &[]).await {
+        match vectors::embed(client.session, &batch, &client.fields).await {
             Ok((vectors, _)) => {
                 for (&i, v) in chunk.iter().zip(vectors) {
                     embedded.vectors[i] = Some(v);
@@ -414,7 +420,10 @@ fn migrated_queries(q: &QueryVectors, judged: Judged<'_>) -> (QueryResult, Query
 /// same text without `dimensions` on the candidate, cut and re-normalised.
 async fn dimensions_fix(b: &Session, c: &Session, d: usize) -> DimensionsFix {
     let old = b.send(contract::dimensions_probe(b, d)).await;
-    let new = send(c, SENTENCE).await;
+    let new = c
+        .send(Probe::embed(body(c, json!(SENTENCE), &[])))
+        .await
+        .map_err(|e| e.to_string());
     let vector = |r: Result<Arc<Reply>, String>| -> Result<Vec<f64>, String> {
         let reply = r?;
         if !reply.is_success() {

@@ -263,11 +263,19 @@ impl Work {
 }
 
 async fn compare(b: &Session, c: &Session, plan: &Plan, judged: vectors::Judged<'_>) -> Work {
+    let documents = judged.document_fields();
     let (b_docs, c_docs) = tokio::join!(
-        vectors::embed_documents(b, &plan.corpus),
-        vectors::embed_documents(c, &plan.corpus)
+        vectors::embed_documents(b, &plan.corpus, &documents),
+        vectors::embed_documents(c, &plan.corpus, &documents)
     );
-    let queries = retrieval::embed_queries(b, c, &plan.corpus, &plan.instruction).await;
+    let queries = retrieval::embed_queries(
+        b,
+        c,
+        &plan.corpus,
+        &plan.instruction,
+        &judged.prefixed_query_fields(),
+    )
+    .await;
     let equivalence = vectors::compare(b, c, &plan.corpus, (&b_docs, &c_docs), judged).await;
     let retrieval = retrieval::analyse(
         &plan.corpus,

@@ -24,7 +24,7 @@
 //! a dropped instruction shows as a number (the study's 0.82).
 
 use super::corpus::Corpus;
-use super::vectors::{Embedded, Spread, embed};
+use super::vectors::{Embedded, Fields, Spread, embed};
 use crate::declared::QueryTemplate;
 use crate::session::Session;
 use crate::vectors::cosine;
@@ -63,12 +63,15 @@ pub(crate) struct QueryVectors {
 }
 
 /// Three requests: the baseline's queries with `input_type: "query"` and bare, and
-/// one candidate batch holding the bare queries followed by the prefixed ones.
+/// one candidate batch holding the bare queries followed by the prefixed ones (two
+/// batches when the prefixed ones go with `prefixed_fields`, on a candidate that would
+/// put its own instruction on top of a bare one).
 pub(crate) async fn embed_queries(
     baseline: &Session,
     candidate: &Session,
     corpus: &Corpus,
     instruction: &Instruction,
+    prefixed_fields: &Fields,
 ) -> QueryVectors {
     let bare: Vec<&str> = corpus.queries.iter().map(|q| q.text.as_str()).collect();
     let prefixed: Vec<String> = bare.iter().map(|t| instruction.prefixed(t)).collect();
@@ -76,17 +79,21 @@ pub(crate) async fn embed_queries(
     let baseline_instructed =
         vectors(embed(baseline, &bare, &[("input_type", json!("query"))]).await);
     let baseline_bare = vectors(embed(baseline, &bare, &[]).await);
-    let both: Vec<&str> = bare
-        .iter()
-        .copied()
-        .chain(prefixed.iter().map(String::as_str))
-        .collect();
-    let (candidate_bare, candidate_prefixed) = match vectors(embed(candidate, &both, &[]).await) {
-        Ok(mut all) => {
-            let prefixed = all.split_off(bare.len());
-            (Ok(all), Ok(prefixed))
+    let prefixed: Vec<&str> = prefixed.iter().map(String::as_str).collect();
+    let (candidate_bare, candidate_prefixed) = if prefixed_fields.is_empty() {
+        let both: Vec<&str> = bare.iter().chain(&prefixed).copied().collect();
+        match vectors(embed(candidate, &both, &[]).await) {
+            Ok(mut all) => {
+                let prefixed = all.split_off(bare.len());
+                (Ok(all), Ok(prefixed))
+            }
+            Err(why) => (Err(why.clone()), Err(why)),
         }
-        Err(why) => (Err(why.clone()), Err(why)),
+    } else {
+        (
+            vectors(embed(candidate, &bare, &[]).await),
+            vectors(embed(candidate, &prefixed, prefixed_fields).await),
+        )
     };
     QueryVectors {
         baseline_instructed,

@@ -108,6 +108,34 @@ impl Judged<'_> {
         EQUIVALENT_COSINE.min(1.0 - noise)
     }
 
+    /// What the old client sends with every document: the baseline's document value of
+    /// `input_type` where the baseline embeds bare input as a query (UNK-003's finding),
+    /// else nothing. The address swap sends the candidate the same request.
+    pub(crate) fn document_fields(&self) -> Fields {
+        fields_of(self.baseline.document_field())
+    }
+
+    /// What the migrated client sends with every document: the old client's fields,
+    /// unless the candidate refuses `input_type`.
+    pub(crate) fn migrated_document_fields(&self) -> Fields {
+        let refused = matches!(
+            self.candidate.input_type(),
+            Some(crate::session::facts::FieldHandling::Refused { .. })
+        );
+        if refused {
+            Vec::new()
+        } else {
+            self.document_fields()
+        }
+    }
+
+    /// What the migrated client sends with a query it prefixes itself: the candidate's
+    /// document value where the candidate embeds bare input as a query, so that its own
+    /// instruction does not come on top of the client's.
+    pub(crate) fn prefixed_query_fields(&self) -> Fields {
+        fields_of(self.candidate.document_field())
+    }
+
     /// Whether the old server applied a query instruction for `input_type: "query"`
     /// (UNK-003's finding), so that a migrated client must prefix it itself.
     pub(crate) fn baseline_applied_instruction(&self) -> bool {
@@ -168,12 +196,23 @@ pub(crate) async fn embed(
     Ok((vectors, reply.prompt_tokens()))
 }
 
-/// Embeds the corpus on one server, batch by batch.
-pub(crate) async fn embed_documents(s: &Session, corpus: &Corpus) -> Embedded {
+/// Fields sent beside `input` with a request: the instruction field that asks for
+/// documents, where a server needs one.
+pub(crate) type Fields = Vec<(&'static str, Value)>;
+
+fn fields_of(field: Option<(&'static str, String)>) -> Fields {
+    field
+        .map(|(name, value)| (name, Value::String(value)))
+        .into_iter()
+        .collect()
+}
+
+/// Embeds the corpus on one server, batch by batch, with `fields` beside each batch.
+pub(crate) async fn embed_documents(s: &Session, corpus: &Corpus, fields: &Fields) -> Embedded {
     let mut embedded = Embedded::default();
     for (i, batch) in corpus.batches().enumerate() {
         let texts: Vec<&str> = batch.iter().map(|d| d.text.as_str()).collect();
-        match embed(s, &texts, &[]).await {
+        match embed(s, &texts, fields).await {
             Ok((vectors, tokens)) => {
                 embedded.vectors.extend(vectors.into_iter().map(Some));
                 embedded.batch_tokens.push(tokens);

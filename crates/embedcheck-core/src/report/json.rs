@@ -6,7 +6,7 @@
 //!
 //! ```json
 //! {
-//!   "schema_version": "1.6",
+//!   "schema_version": "1.7",
 //!   "tool": { "name": "embedcheck", "version": "0.1.0" },
 //!   "label": "staging", "endpoint": "http://…/v1/embeddings", "model": null,
 //!   "results": [{ "id": "RESP-001", "outcome": "pass", "evidence": [ … ], … }],
@@ -29,9 +29,10 @@ use std::collections::BTreeMap;
 /// median / max) and each latency phase's `distribution`; 1.5 the `reference`
 /// family and the `reference_tokens` fact; 1.6 vendor-documented and flaky
 /// expectations (`documented_by`, `flaky`, `mismatch_allowed`), the gate
-/// `not_as_expected_allowed`, the model source `not_sent` and the contract version.
+/// `not_as_expected_allowed`, the model source `not_sent` and the contract version;
+/// 1.7 the conclusion `incomplete`, the gate `unjudged` and the summary's `unjudged`.
 /// Every earlier field is still written.
-pub(crate) const REPORT_SCHEMA_VERSION: &str = "1.6";
+pub(crate) const REPORT_SCHEMA_VERSION: &str = "1.7";
 
 /// Pretty-printed JSON of the whole report, newline-terminated like any text file.
 pub fn render(report: &Report) -> String {

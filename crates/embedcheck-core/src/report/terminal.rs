@@ -65,6 +65,9 @@ pub fn render(report: &Report) -> String {
     if let Some(reason) = &audit.aborted {
         let _ = writeln!(out, "aborted: {}", text::one_line(reason, REASON_WIDTH));
     }
+    if let Some(line) = audit.unjudged_line() {
+        let _ = writeln!(out, "incomplete: {line}");
+    }
     clients(&mut out, audit);
     let _ = writeln!(out, "{}", totals(audit, &report.contract));
     if let Some(line) = migration_line(report) {

@@ -13,7 +13,7 @@
 use super::facts::{Fact, Facts, Learned, describe_request};
 use super::settings::Settings;
 use crate::http::Exchange;
-use crate::http::{AskedWait, Probe, Reply, Transport, TransportError, Validity};
+use crate::http::{AskedWait, Deadline, Pace, Probe, Reply, Transport, TransportError, Validity};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -92,6 +92,8 @@ pub struct Logged {
     pub clause: Option<&'static str>,
     /// The request body as sent, for behaviour snapshots.
     pub request_body: Option<Vec<u8>>,
+    /// How long the answer was waited for, and why (none for a dry run's record).
+    pub deadline: Option<Deadline>,
 }
 
 /// The audit's connection to one server.
@@ -134,6 +136,25 @@ pub struct Session {
     /// 1): later estimates are scaled by it, so the token budget (and `--max-cost`)
     /// is not overrun by texts that cost more tokens than their length suggests.
     overrun: Mutex<f64>,
+    /// The slowest pace the server has answered at: each request's deadline grows
+    /// with its work at this pace.
+    pace: Mutex<Pace>,
+    /// Requests in flight, so a timeout on an idle server can be told from one behind
+    /// other requests.
+    in_flight: AtomicU64,
+    /// Held for reading while a request is out, for writing while the session waits
+    /// for a server to finish work it gave up on: nothing new goes out meanwhile.
+    gate: tokio::sync::RwLock<()>,
+}
+
+/// How waiting for a server to finish abandoned work ended.
+enum Drained {
+    /// A small request was answered: the server is idle again.
+    Answered,
+    /// No answer within the patience, or the connection failed: it stopped answering.
+    Silent,
+    /// Ctrl-C, or a budget, ended the wait.
+    Interrupted,
 }
 
 /// A 429 or 503 answer and the request it answered.
@@ -182,6 +203,9 @@ impl Session {
             budget_spent: Mutex::default(),
             next_slot: tokio::sync::Mutex::default(),
             overrun: Mutex::new(1.0),
+            pace: Mutex::default(),
+            in_flight: AtomicU64::new(0),
+            gate: tokio::sync::RwLock::new(()),
         }
     }
 
@@ -397,18 +421,32 @@ impl Session {
         let number = self.reserve(probe)?;
         if self.settings.dry_run {
             let exchange = self.transport.planned(probe);
-            self.record(number, probe, exchange, None);
+            self.record(number, probe, exchange, None, None);
             return Err(ProbeError::DryRun);
         }
         self.wait_for_slot().await;
-        let sent = tokio::select! {
-            sent = self.transport.send(probe, response_limit(probe)) => sent,
-            () = self.interrupt.triggered() => return Err(ProbeError::Interrupted),
+        let deadline = self.deadline(probe);
+        let (sent, alone) = {
+            let _out = self.gate.read().await;
+            let alone = self.in_flight.fetch_add(1, Ordering::Relaxed) == 0;
+            let sent = tokio::select! {
+                sent = self.transport.send(probe, response_limit(probe), &deadline) => sent,
+                () = self.interrupt.triggered() => {
+                    self.in_flight.fetch_sub(1, Ordering::Relaxed);
+                    return Err(ProbeError::Interrupted);
+                }
+            };
+            self.in_flight.fetch_sub(1, Ordering::Relaxed);
+            (sent, alone)
         };
         match sent {
             Ok(reply) => {
                 if reply.status != 429 {
                     self.unanswered_in_a_row.store(0, Ordering::Relaxed);
+                }
+                if reply.is_success() {
+                    let took = Duration::from_millis(reply.exchange.millis);
+                    lock(&self.pace).learn(probe.work(), took);
                 }
                 if reply.is_success() && probe.validity == Validity::Valid {
                     *lock(&self.last_valid_success) = Some(probe.clone());
@@ -417,26 +455,95 @@ impl Session {
                 self.note_overrun(probe, tokens);
                 self.tokens.fetch_add(tokens, Ordering::Relaxed);
                 let answer = Some(Arc::new(reply.clone()));
-                self.record(number, probe, reply.exchange.clone(), answer);
+                self.record(
+                    number,
+                    probe,
+                    reply.exchange.clone(),
+                    answer,
+                    Some(&deadline),
+                );
                 Ok(reply)
             }
             Err((error, exchange)) => {
-                self.record(number, probe, exchange.clone(), None);
-                self.note_if_down(&error, exchange).await;
-                if let TransportError::Timeout(secs) = error {
-                    let models = self.transport.ping().await;
-                    self.count_unanswered(|in_a_row| {
-                        let listing = if models {
-                            "while GET /models still answers"
-                        } else {
-                            "and GET /models does not answer either"
-                        };
-                        format!(
-                            "embeddings requests time out: {in_a_row} in a row got no answer within {secs} s, {listing}"
-                        )
-                    });
+                self.record(number, probe, exchange.clone(), None, Some(&deadline));
+                match &error {
+                    TransportError::Timeout(deadline) => {
+                        self.after_timeout(deadline, alone, exchange).await;
+                    }
+                    _ => self.note_if_down(&error, exchange).await,
                 }
                 Err(ProbeError::Transport(error))
+            }
+        }
+    }
+
+    /// The deadline of `probe`: `--timeout`, or longer for more work than the server
+    /// has shown it can do in that time.
+    fn deadline(&self, probe: &Probe) -> Deadline {
+        lock(&self.pace).deadline(probe.work(), self.transport.floor())
+    }
+
+    /// A request given up on may still be being computed, and every request after it
+    /// would queue behind that work and time out in turn. So nothing more goes out
+    /// until the server answers a small request again ([`Session::drain`]); a server
+    /// that does not, in as long again as the request was given, has stopped
+    /// answering (ERR-010 names the request). Only a request that passed its own
+    /// deadline alone, on an idle server, counts towards the stall.
+    async fn after_timeout(&self, deadline: &Deadline, alone: bool, exchange: Exchange) {
+        let answered_before = lock(&self.log).iter().any(|(_, l)| l.reply.is_some());
+        if !answered_before {
+            return self.count_unanswered(|in_a_row| {
+                format!("embeddings requests time out: {in_a_row} in a row got no answer within their deadlines (the last: {deadline})")
+            });
+        }
+        match self.drain(deadline.after).await {
+            Drained::Answered if alone => self.count_unanswered(|in_a_row| {
+                format!(
+                    "embeddings requests time out on an idle server: {in_a_row} in a row passed their own deadlines, while small requests are answered (the last: {deadline})"
+                )
+            }),
+            Drained::Answered | Drained::Interrupted => {}
+            Drained::Silent => {
+                let fact = self.detected(describe_request(&exchange), &exchange);
+                self.learn(|facts| facts.server_down_after = Some(fact));
+                lock(&self.down_after).get_or_insert(exchange);
+            }
+        }
+    }
+
+    /// Waits, sending nothing else, until the server answers a small request (any
+    /// status), for at most `patience`; how it ended. The small requests are logged
+    /// and counted like any other.
+    async fn drain(&self, patience: Duration) -> Drained {
+        let _drained = self.gate.write().await;
+        let started = tokio::time::Instant::now();
+        let probe = crate::session::requests::small_probe(self).fresh();
+        loop {
+            if self.interrupted() {
+                return Drained::Interrupted;
+            }
+            let Ok(number) = self.reserve(&probe) else {
+                return Drained::Interrupted;
+            };
+            let deadline = self.deadline(&probe);
+            let sent = tokio::select! {
+                sent = self.transport.send(&probe, response_limit(&probe), &deadline) => sent,
+                () = self.interrupt.triggered() => return Drained::Interrupted,
+            };
+            match sent {
+                Ok(reply) => {
+                    let exchange = reply.exchange.clone();
+                    let reply = Some(Arc::new(reply));
+                    self.record(number, &probe, exchange, reply, Some(&deadline));
+                    return Drained::Answered;
+                }
+                Err((error, exchange)) => {
+                    self.record(number, &probe, exchange, None, Some(&deadline));
+                    let timed_out = matches!(error, TransportError::Timeout(_));
+                    if !timed_out || started.elapsed() >= patience {
+                        return Drained::Silent;
+                    }
+                }
             }
         }
     }
@@ -525,7 +632,14 @@ impl Session {
     }
 
     /// Logs the exchange of request `number` in its sending place.
-    fn record(&self, number: u64, probe: &Probe, exchange: Exchange, reply: Option<Arc<Reply>>) {
+    fn record(
+        &self,
+        number: u64,
+        probe: &Probe,
+        exchange: Exchange,
+        reply: Option<Arc<Reply>>,
+        deadline: Option<&Deadline>,
+    ) {
         lock(&self.pending).push(exchange.clone());
         let logged = Logged {
             validity: probe.validity.clone(),
@@ -533,6 +647,7 @@ impl Session {
             reply,
             clause: *lock(&self.current_clause),
             request_body: probe.payload().map(|(bytes, _)| bytes),
+            deadline: deadline.cloned(),
         };
         let mut log = lock(&self.log);
         let at = log.partition_point(|(n, _)| *n < number);

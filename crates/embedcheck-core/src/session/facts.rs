@@ -201,20 +201,92 @@ impl Base64 {
     }
 }
 
-/// How one instruction-bearing field was handled, compared with the bare query.
+/// Which kind of text an instruction field's value asks for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Side {
+    /// A search query (`input_type: "query"`, `task: "retrieval.query"`).
+    Query,
+    /// A document to be found (`input_type: "document"`, `"passage"`).
+    Document,
+}
+
+impl fmt::Display for Side {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Side::Query => "query",
+            Side::Document => "document",
+        })
+    }
+}
+
+/// What one value of an instruction field did, compared with the bare query.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
-pub enum FieldHandling {
+pub enum ValueAnswer {
     Refused {
         status: u16,
     },
+    /// The bare query's vector and token count came back.
+    Bare {
+        cosine: f64,
+        tokens: Option<u64>,
+    },
     /// The vector or the token count differs from the bare query's.
+    Differs {
+        cosine: f64,
+        tokens: Option<u64>,
+    },
+    Broken {
+        why: String,
+    },
+}
+
+/// One value sent for an instruction field, the side it asks for, and its answer.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ValueTried {
+    pub side: Side,
+    pub value: String,
+    pub answer: ValueAnswer,
+}
+
+/// What a bare request (no instruction field) is embedded as, seen from the two sides
+/// of a field that is honoured.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BareIs {
+    /// The query side gives the bare vector: bare requests are embedded as queries
+    /// (NIM's documented default for `input_type`).
+    Query,
+    /// The document side gives the bare vector: bare requests are embedded as
+    /// documents, and a query needs the field (the study's old server).
+    Document,
+    /// Both sides differ from the bare vector (Voyage's `input_type: null` is neither).
+    Neither,
+    /// Only one side was answered with vectors, and it differs.
+    Unknown,
+}
+
+/// How one instruction-bearing field was handled, judged over both of its sides.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum FieldHandling {
+    /// Every value was refused; the first refusal's status.
+    Refused {
+        status: u16,
+    },
+    /// Some side's vector or token count differs from the bare query's, or the two
+    /// sides differ from each other. `side` is the side that shows it (the query side
+    /// when both do), with its cosine and token counts.
     Honoured {
+        side: Side,
         cosine: f64,
         bare_tokens: Option<u64>,
         tokens: Option<u64>,
+        bare_is: BareIs,
     },
-    /// The bare query's vector and usage came back.
+    /// Every value that was not refused gave the bare query's vector and usage; the
+    /// cosine and token counts of the query side's answer (else the document side's).
     Dropped {
         cosine: f64,
         bare_tokens: Option<u64>,
@@ -225,11 +297,21 @@ pub enum FieldHandling {
     },
 }
 
-/// An instruction-bearing field and its handling.
+/// An instruction-bearing field: the values sent for each side and the judgement.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct InstructionField {
     pub field: &'static str,
+    pub tried: Vec<ValueTried>,
     pub handling: FieldHandling,
+}
+
+impl InstructionField {
+    /// The first value of `side` the server did not refuse.
+    pub(crate) fn accepted(&self, side: Side) -> Option<&ValueTried> {
+        self.tried
+            .iter()
+            .find(|t| t.side == side && !matches!(t.answer, ValueAnswer::Refused { .. }))
+    }
 }
 
 /// What the server did with unknown top-level fields it did not choke on.
@@ -484,13 +566,33 @@ pub struct Facts {
 }
 
 impl Facts {
-    /// How `input_type: "query"` was handled, when UNK-003 sent it.
+    /// How `input_type` was handled, when UNK-003 sent it.
     pub(crate) fn input_type(&self) -> Option<&FieldHandling> {
+        self.input_type_field().map(|f| &f.handling)
+    }
+
+    fn input_type_field(&self) -> Option<&InstructionField> {
         let fields = &self.instruction_fields.as_ref()?.value;
-        fields
-            .iter()
-            .find(|f| f.field == "input_type")
-            .map(|f| &f.handling)
+        fields.iter().find(|f| f.field == "input_type")
+    }
+
+    /// What a bare request is embedded as, where an honoured `input_type` shows it.
+    pub(crate) fn bare_is(&self) -> Option<BareIs> {
+        match self.input_type()? {
+            FieldHandling::Honoured { bare_is, .. } => Some(*bare_is),
+            _ => None,
+        }
+    }
+
+    /// The field and value that ask this server for a document embedding where a bare
+    /// request is embedded as a query: what its clients send with every document.
+    pub(crate) fn document_field(&self) -> Option<(&'static str, String)> {
+        if self.bare_is()? != BareIs::Query {
+            return None;
+        }
+        let field = self.input_type_field()?;
+        let tried = field.accepted(Side::Document)?;
+        Some((field.field, tried.value.clone()))
     }
 
     /// The server's measured noise, or the fixed tolerance when none was measured.
@@ -674,21 +776,73 @@ fn base64_line(b: &Base64) -> String {
     }
 }
 
-/// `input_type: honoured (cosine 0.8213; prompt tokens 9 bare, 28 with the field)`.
+/// `input_type: honoured (the query side differs: cosine 0.8213, prompt tokens 9 bare,
+/// 28 with the field; the document side is the bare input)`.
 pub(crate) fn instruction_line(f: &InstructionField) -> String {
     let field = f.field;
     match &f.handling {
         FieldHandling::Refused { status } => format!("{field}: rejected ({status})"),
         FieldHandling::Honoured {
+            side,
             cosine,
             bare_tokens,
-            tokens: with,
+            tokens,
+            bare_is,
         } => format!(
-            "{field}: honoured (cosine {cosine:.4}; {})",
-            token_counts(*bare_tokens, *with)
+            "{field}: honoured (the {side} side differs: cosine {cosine:.4}, {}{})",
+            token_counts(*bare_tokens, *tokens),
+            bare_line(f, *side, *bare_is)
         ),
-        FieldHandling::Dropped { .. } => format!("{field}: dropped"),
+        FieldHandling::Dropped {
+            cosine,
+            bare_tokens,
+            tokens,
+        } => format!(
+            "{field}: dropped ({}: cosine {cosine:.6}, {})",
+            sides_sent(f),
+            token_counts(*bare_tokens, *tokens)
+        ),
         FieldHandling::Broken { why } => format!("{field}: {why}"),
+    }
+}
+
+/// What the other side showed, and so what bare requests are embedded as: `; the query
+/// side is the bare input, …`, or nothing for a field with one side only.
+fn bare_line(f: &InstructionField, differing: Side, bare_is: BareIs) -> String {
+    let other = match differing {
+        Side::Query => Side::Document,
+        Side::Document => Side::Query,
+    };
+    match bare_is {
+        BareIs::Query => {
+            "; the query side is the bare input, so bare requests are embedded as queries"
+                .to_owned()
+        }
+        BareIs::Document => "; the document side is the bare input".to_owned(),
+        BareIs::Neither => "; both sides differ from the bare input".to_owned(),
+        BareIs::Unknown if f.tried.iter().any(|t| t.side == other) => {
+            format!("; the {other} side was refused")
+        }
+        BareIs::Unknown => String::new(),
+    }
+}
+
+/// `input_type "query" and "document" both gave the bare input's vector`.
+fn sides_sent(f: &InstructionField) -> String {
+    let values: Vec<String> = f
+        .tried
+        .iter()
+        .filter(|t| matches!(t.answer, ValueAnswer::Bare { .. }))
+        .map(|t| format!("{:?}", t.value))
+        .collect();
+    match values.as_slice() {
+        [one] => format!("{one} gave the bare input's vector"),
+        [first, second] => format!("{first} and {second} both gave the bare input's vector"),
+        [rest @ .., last] => format!(
+            "{} and {last} all gave the bare input's vector",
+            rest.join(", ")
+        ),
+        [] => "no value gave a vector".to_owned(),
     }
 }
 

@@ -77,7 +77,35 @@ pub(crate) fn single_with_wrong_credentials(s: &Session) -> Probe {
 
 /// The single-string probe.
 pub(crate) async fn single(s: &Session) -> Result<Arc<Reply>, ProbeError> {
-    s.send(Probe::embed(body(s, json!(SENTENCE), &[]))).await
+    s.send(small_probe(s)).await
+}
+
+/// The plain request's probe: the smallest request that shows the server answers
+/// embeddings requests.
+pub(crate) fn small_probe(s: &Session) -> Probe {
+    Probe::embed(body(s, json!(SENTENCE), &[]))
+}
+
+/// `input` embedded as a document: bare, or with the field and value that ask for a
+/// document where UNK-003 found the server embeds bare input as a query (so known
+/// answers, which are documents' vectors, are compared with documents' vectors).
+pub(crate) fn document_probe(s: &Session, input: Value) -> Probe {
+    match s.facts().document_field() {
+        Some((field, value)) => Probe::invalid(
+            crate::http::Body::Json(body(s, input, &[(field, json!(value))])),
+            format!("vendor field {field} outside the OpenAI schema"),
+        ),
+        None => Probe::embed(body(s, input, &[])),
+    }
+}
+
+/// How [`document_probe`] sends documents to this server, for reasons: empty when bare.
+pub(crate) fn documents_sent_as(s: &Session) -> String {
+    s.facts()
+        .document_field()
+        .map_or(String::new(), |(field, value)| {
+            format!(" (sent with {field} {value:?}: this server embeds bare input as a query)")
+        })
 }
 
 /// The batch probe.

@@ -118,6 +118,7 @@ mod tests {
             reply: Some(Arc::new(reply)),
             clause,
             request_body: Some(br#"{"input":"hello","model":"m"}"#.to_vec()),
+            deadline: None,
         }
     }
 

@@ -46,6 +46,16 @@ pub(super) fn key_in_header(request: &mut Incoming, name: &str) {
     request.authorization = request.header(name).map(|key| format!("Bearer {key}"));
 }
 
+/// `307 Temporary Redirect` to `url`, with no body.
+pub(super) fn redirect(url: &str) -> Answer {
+    Answer {
+        status: 307,
+        content_type: String::new(),
+        headers: vec![("location", url.to_owned())],
+        body: Vec::new(),
+    }
+}
+
 fn not_found(request: &Incoming) -> Answer {
     let message = format!("Invalid URL ({} {})", request.method, request.path);
     Answer::openai_error(404, &message)

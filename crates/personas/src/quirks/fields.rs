@@ -52,6 +52,26 @@ pub(super) fn as_input_type(request: &mut Incoming, field: &str, query: &str) {
     });
 }
 
+/// Sets `input_type: "query"` on every request of text but one whose `input_type` is
+/// `"passage"` or `"document"`, which is embedded as the engine's plain input; token
+/// ids are embedded as they are.
+pub(super) fn query_by_default(request: &mut Incoming) {
+    if request.texts().iter().any(Option::is_none) {
+        return;
+    }
+    request.edit_fields(|fields| {
+        let passage = matches!(
+            fields.get("input_type").and_then(Value::as_str),
+            Some("passage" | "document")
+        );
+        if passage {
+            fields.remove("input_type");
+        } else {
+            fields.insert("input_type".to_owned(), json!("query"));
+        }
+    });
+}
+
 /// Prepends `prefix` to every text input of a request whose `field` is `value`.
 pub(super) fn prefix_when(request: &mut Incoming, field: &str, value: &str, prefix: &str) {
     let applies = request

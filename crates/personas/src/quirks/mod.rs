@@ -43,6 +43,13 @@ pub enum Quirk {
     /// Prepends a request's `instruction` string to every text input, as the study's
     /// old FastAPI server did (migration-study.md, "query instruction").
     HonourInstructionField,
+    /// Embeds a request as a query (the engine's query instruction applied) unless its
+    /// `input_type` is `"passage"` or `"document"`: the bare input is a query. NVIDIA
+    /// NIM documents `query` as `input_type`'s default (contract-notes, NIM gRPC
+    /// reference), and a CPU server of an asymmetric query/passage model seen outside
+    /// the lab does the same with its own HTTP front end (cosine 0.9503 between the two
+    /// sides of one sentence, 10 vs 9 prompt tokens). Token ids are embedded as sent.
+    QueryByDefault,
     /// Embeds with the one loaded model whatever `model` says: TEI only logs a warning
     /// (router/src/http/server.rs `openai_embed`), Infinity with one engine
     /// (`EngineArray.__getitem__`), llama.cpp (contract-notes §3, EMB-ERR-04).
@@ -74,6 +81,11 @@ pub enum Quirk {
     /// Keeping the start while configured to refuse is TEI 1.9.0, where
     /// `--auto-truncate false` did not parse (fixed in commit 77ee99d, v1.9.1).
     Truncate { keep_end: bool },
+    /// Embeds only the first this many tokens of an input it accepts, silently, while
+    /// refusing inputs over its limit: a limit that is not the one the server keeps.
+    /// Ollama's bge-m3 declares and accepts 8192 tokens and embeds at most 2048 of them
+    /// (ollama/ollama#14259).
+    EmbedOnlyFirst(usize),
     /// Removes the over-length items of a batch before embedding the rest, so `data`
     /// has fewer items than the request had inputs (breaks LEN-004).
     DropOverlengthBatchItems,
@@ -257,6 +269,18 @@ pub enum Quirk {
     /// Answers every `every`-th embeddings request (its first sending only) with 429
     /// and no Retry-After (breaks ERR-012).
     ThrottleWithoutRetryAfter { every: u64 },
+    /// Serves one request at a time, behind one lock, each taking `per_request_ms`
+    /// plus `per_input_ms` an input plus `per_token_us` microseconds a token of
+    /// compute; a request waits for the ones before it, and one a client gave up on is
+    /// still computed. The CPU server of an asymmetric model seen outside the lab
+    /// (a global inference lock, as the study's old FastAPI server had) needed about 53
+    /// s for a batch of 2048 short inputs on 2 cores. Stateful, so the persona's
+    /// responder applies it, not `before`.
+    Serial {
+        per_request_ms: u64,
+        per_input_ms: u64,
+        per_token_us: u64,
+    },
     // ---- before the engine: requests (client profiles) -----------------------------
     /// Reads token-id input in OpenAI's vocabulary, cl100k_base (the tokenizer of
     /// `text-embedding-3-*`), as OpenAI does: a token array whose every id is in a small
@@ -279,6 +303,10 @@ pub enum Quirk {
     /// Answers 404 to the models listing: Azure OpenAI's deployment paths have no models
     /// route, so a client must not need one.
     NoModelsRoute,
+    /// Answers every request `307 Temporary Redirect` to this URL, as a server behind a
+    /// front that redirects (FastAPI's trailing-slash redirect, http to https on many
+    /// hosts) does to a client at the wrong address.
+    RedirectTo(&'static str),
     /// Answers 404 "Resource not found" to a request whose URL lacks query parameter
     /// `name` (or leaves it empty): Azure OpenAI without `api-version`
     /// (langchain-ai/langchain#14018). `value` is the one the persona's documented
@@ -360,6 +388,7 @@ impl Quirk {
             Quirk::IgnoreUnknownFields { keep } => request::drop_unknown_fields(request, keep),
             Quirk::NullIsAbsent => request::drop_null_optionals(request),
             Quirk::HonourInstructionField => request::prepend_instruction(request),
+            Quirk::QueryByDefault => fields::query_by_default(request),
             Quirk::AnyModel => request::serve_any_model(request, &config.model_id),
             Quirk::IgnoreFields(names) => request::drop_fields(request, names),
             Quirk::IgnoreDimensionsBelowOne => {
@@ -377,6 +406,7 @@ impl Quirk {
                 request::drop_dimensions_where(request, |d| (1..native as i64).contains(&d));
             }
             Quirk::Truncate { keep_end } => request::truncate_texts(request, config, keep_end),
+            Quirk::EmbedOnlyFirst(kept) => request::embed_only_first(request, config, kept),
             Quirk::DropOverlengthBatchItems => {
                 request::drop_overlength_batch_items(request, config);
             }
@@ -405,6 +435,7 @@ impl Quirk {
             Quirk::Cl100kTokenIds => vocabulary::cl100k_token_ids(request),
             Quirk::ServedAt(prefix) => return access::serve_at(request, prefix),
             Quirk::NoModelsRoute => return access::no_models_route(request),
+            Quirk::RedirectTo(url) => return Some(access::redirect(url)),
             Quirk::RequireQuery { name, .. } => return access::require_query(request, name),
             Quirk::KeyInHeader(name) => access::key_in_header(request, name),
             Quirk::ModelOptional => fields::model_optional(request, &config.model_id),

@@ -106,8 +106,22 @@ pub(super) fn round_dimensions_up(request: &mut Incoming, multiple: usize, nativ
 /// its end; inputs within the limit are left exactly as sent.
 pub(super) fn truncate_texts(request: &mut Incoming, config: &Config, keep_end: bool) {
     let (max, vocab) = (config.max_input_tokens, config.vocab_size);
+    cut_texts(request, vocab, max, keep_end, usize::MAX);
+}
+
+/// Cuts every text input the engine accepts (within its limit) to its first `kept`
+/// tokens of whole words; longer inputs are left for the engine to refuse.
+pub(super) fn embed_only_first(request: &mut Incoming, config: &Config, kept: usize) {
+    let (max, vocab) = (config.max_input_tokens, config.vocab_size);
+    cut_texts(request, vocab, kept, false, max);
+}
+
+/// Cuts each text of more than `max` tokens (and at most `up_to`) to `max` tokens of
+/// whole words, keeping its start or its end.
+fn cut_texts(request: &mut Incoming, vocab: u32, max: usize, keep_end: bool, up_to: usize) {
     request.map_texts(|text| {
-        if tokenize(text, vocab).len() <= max {
+        let tokens = tokenize(text, vocab).len();
+        if tokens <= max || tokens > up_to {
             return text.to_owned();
         }
         let words: Vec<&str> = text.split_whitespace().collect();

@@ -8,15 +8,18 @@
 //! that does not apply its own policy is caught. `audit_with` takes other settings and
 //! a few clauses instead, for tests of one hazard.
 
-use embedcheck_core::audit::ServerAudit;
-use embedcheck_core::audit::audit_server;
+use embedcheck_core::audit::{ServerAudit, audit_session};
 use embedcheck_core::catalogue::{Catalogue, Clause};
 use embedcheck_core::declared::{Overlength, QueryTemplate};
+use embedcheck_core::http::Reply;
 use embedcheck_core::http::{Secret, Target, Transport};
 use embedcheck_core::reference::Reference;
-use embedcheck_core::session::{Interrupt, Settings};
+use embedcheck_core::session::facts::{InputLimit, UsageUnit};
+use embedcheck_core::session::{Interrupt, Logged, Session, Settings};
+use embedcheck_core::verdict::Outcome;
 use personas::{API_KEY, Persona};
 use reference_server::{DEFAULT_QUERY_INSTRUCTION, OverlengthPolicy};
+use serde_json::Value;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -24,7 +27,19 @@ use std::time::Duration;
 /// also sends the probes that may take a server down.
 #[allow(dead_code, reason = "hazards.rs audits with settings of its own")]
 pub async fn audit(persona: &Persona, aggressive: bool) -> ServerAudit {
-    let settings = Settings {
+    audit_with(persona, settings(persona, aggressive), &every_clause()).await
+}
+
+/// Every catalogued clause.
+#[allow(dead_code, reason = "not every test file audits every clause")]
+pub fn every_clause() -> Vec<&'static Clause> {
+    Catalogue::shipped().clauses.iter().collect()
+}
+
+/// The settings [`audit`] audits `persona` with.
+#[allow(dead_code, reason = "hazards.rs audits with settings of its own")]
+pub fn settings(persona: &Persona, aggressive: bool) -> Settings {
+    Settings {
         large_batch: 64,
         seed: 7,
         aggressive,
@@ -39,33 +54,183 @@ pub async fn audit(persona: &Persona, aggressive: bool) -> ServerAudit {
             .then_some(persona.config.max_input_tokens as u64),
         reference: Some(known_answers(persona)),
         ..Settings::default()
-    };
-    let clauses: Vec<&Clause> = Catalogue::shipped().clauses.iter().collect();
-    audit_with(persona, settings, &clauses).await
+    }
 }
 
 /// Starts `persona`, audits it on `clauses` with `settings` and the personas' key, and
 /// stops it. The server's address is redacted from reasons, so results can be compared
 /// across runs.
 pub async fn audit_with(persona: &Persona, settings: Settings, clauses: &[&Clause]) -> ServerAudit {
+    audit_logged(persona, settings, clauses, Duration::from_secs(10))
+        .await
+        .0
+}
+
+/// [`audit_with`] with `--timeout` set to `timeout`, keeping the run's log: every
+/// exchange and answer, for [`contradictions`].
+pub async fn audit_logged(
+    persona: &Persona,
+    settings: Settings,
+    clauses: &[&Clause],
+    timeout: Duration,
+) -> (ServerAudit, Vec<Logged>) {
     let server = persona.start().await;
     let target = Target::parse(&server.base_url()).expect("a persona URL is valid");
-    let transport = Transport::new(
-        target,
-        Some(Secret::new(API_KEY.to_owned())),
-        Duration::from_secs(10),
-    );
-    let mut audit = audit_server(
-        transport,
-        settings,
-        persona.name.to_owned(),
-        clauses,
-        Interrupt::default(),
-    )
-    .await;
+    let transport = Transport::new(target, Some(Secret::new(API_KEY.to_owned())), timeout);
+    let mut session = Session::new(transport, settings, Interrupt::default());
+    let mut audit = audit_session(&mut session, persona.name.to_owned(), clauses).await;
     let redact = |text: &mut String| *text = text.replace(&server.addr().to_string(), "[addr]");
     audit.results.iter_mut().for_each(|r| redact(&mut r.reason));
-    audit
+    (audit, session.log())
+}
+
+/// What the run's own log contradicts in the audit's reasons, one line each; empty
+/// when nothing does. Read from the raw answers, not through the clauses' code:
+/// - a 200 with a value that is not a finite number means RESP-004 cannot pass;
+/// - a 200 to one input counting more tokens than the found limit, where usage counts
+///   tokens, means LEN-005 cannot say no answer did;
+/// - a cut a reason names ("after about N words") lies within what LEN-006's own
+///   requests show: after the most words whose replacement changed the vector, at or
+///   before the fewest whose replacement did not.
+#[allow(dead_code, reason = "not every test file checks reasons")]
+pub fn contradictions(audit: &ServerAudit, log: &[Logged]) -> Vec<String> {
+    let mut found = Vec::new();
+    let outcome = |id: &str| audit.results.iter().find(|r| r.id == id);
+    let answers: Vec<&Reply> = log
+        .iter()
+        .filter_map(|l| l.reply.as_deref())
+        .filter(|r| (200..300).contains(&r.status))
+        .collect();
+    if let Some(bad) = answers.iter().find_map(|r| not_finite(r))
+        && outcome("RESP-004").is_some_and(|r| r.outcome == Outcome::Pass)
+    {
+        found.push(format!("RESP-004 passes, but a 200 of the run has {bad}"));
+    }
+    if let Some(limit) = known_limit(audit).filter(|_| usage_counts_tokens(audit)) {
+        let over = answers.iter().find_map(|r| {
+            let one = r.json.as_ref()?.get("data")?.as_array()?.len() == 1;
+            let tokens = r.json.as_ref()?.pointer("/usage/prompt_tokens")?.as_u64()?;
+            (one && tokens > limit + 2).then_some(tokens)
+        });
+        if let (Some(tokens), Some(r)) = (over, outcome("LEN-005"))
+            && r.outcome == Outcome::Skip
+        {
+            found.push(format!(
+                "LEN-005 skips ({}), but a 200 to one input counted {tokens} tokens for a {limit}-token limit",
+                r.reason
+            ));
+        }
+    }
+    if let Some(r) = outcome("LEN-006").filter(|r| r.outcome == Outcome::Fail)
+        && let (Some(named), Some((differs, same))) =
+            (number_after(&r.reason, "after about "), cut_bound(log))
+        && !(differs < named && named <= same)
+    {
+        found.push(format!(
+            "LEN-006 names a cut after about {named} words, but its requests show the cut after {differs} and at or before {same} words"
+        ));
+    }
+    found
+}
+
+/// A value of an embedding in `reply` that is not a finite number, described.
+fn not_finite(reply: &Reply) -> Option<String> {
+    let Some(json) = &reply.json else {
+        let text = String::from_utf8_lossy(&reply.body);
+        return (text.contains("NaN") || text.contains("Infinity"))
+            .then(|| "a bare NaN or Infinity".to_owned());
+    };
+    json.get("data")?
+        .as_array()?
+        .iter()
+        .find_map(|item| match item.get("embedding")? {
+            Value::Array(values) => values
+                .iter()
+                .find(|v| !v.is_number())
+                .map(|v| format!("the value {v}")),
+            Value::String(text) => {
+                use base64::Engine as _;
+                let bytes = base64::engine::general_purpose::STANDARD
+                    .decode(text)
+                    .ok()?;
+                bytes
+                    .chunks_exact(4)
+                    .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+                    .find(|v| !v.is_finite())
+                    .map(|v| format!("the base64 value {v}"))
+            }
+            _ => None,
+        })
+}
+
+fn known_limit(audit: &ServerAudit) -> Option<u64> {
+    match &audit.facts.input_limit.as_ref()?.value {
+        InputLimit::Known { tokens, .. } => Some(*tokens),
+        InputLimit::Unknown { .. } => None,
+    }
+}
+
+fn usage_counts_tokens(audit: &ServerAudit) -> bool {
+    matches!(
+        audit.facts.usage_unit.as_ref().map(|f| &f.value),
+        Some(UsageUnit::Tokens { .. })
+    )
+}
+
+/// The number right after `prefix` in `text`.
+fn number_after(text: &str, prefix: &str) -> Option<usize> {
+    let rest = &text[text.find(prefix)? + prefix.len()..];
+    let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+    digits.parse().ok()
+}
+
+/// Where LEN-006's own requests place the cut: each of its inputs is `m` words of one
+/// stream then other words, all of one length `n`; the one of the stream alone (`m =
+/// n`) is the whole input's vector. `(most m that changed it, fewest m that did not)`.
+fn cut_bound(log: &[Logged]) -> Option<(usize, usize)> {
+    let sent: Vec<(Vec<String>, Vec<f64>)> = log
+        .iter()
+        .filter(|l| l.clause == Some("LEN-006"))
+        .filter_map(|l| {
+            let body: Value = serde_json::from_slice(l.request_body.as_deref()?).ok()?;
+            let words = body
+                .get("input")?
+                .as_str()?
+                .split(' ')
+                .map(str::to_owned)
+                .collect();
+            let vector = first_vector(l.reply.as_deref()?)?;
+            Some((words, vector))
+        })
+        .collect();
+    let (stream, whole) = sent.first()?;
+    let n = stream.len();
+    let vocabulary: std::collections::BTreeSet<&String> = stream.iter().collect();
+    let (mut differs, mut same) = (0, n);
+    for (words, vector) in sent.iter().filter(|(w, _)| w.len() == n) {
+        let m = words.iter().take_while(|w| vocabulary.contains(w)).count();
+        if cosine(whole, vector) > 0.999_999 {
+            same = same.min(m);
+        } else {
+            differs = differs.max(m);
+        }
+    }
+    Some((differs, same))
+}
+
+fn first_vector(reply: &Reply) -> Option<Vec<f64>> {
+    let values = reply
+        .json
+        .as_ref()?
+        .pointer("/data/0/embedding")?
+        .as_array()?;
+    values.iter().map(Value::as_f64).collect()
+}
+
+fn cosine(a: &[f64], b: &[f64]) -> f64 {
+    let dot: f64 = a.iter().zip(b).map(|(x, y)| x * y).sum();
+    let norm = |v: &[f64]| v.iter().map(|x| x * x).sum::<f64>().sqrt();
+    dot / (norm(a) * norm(b))
 }
 
 /// The model's own vectors for the probe texts, as `--reference` would read them.

@@ -52,6 +52,9 @@ fn settings(doc: &mut String, report: &Report, audit: &ServerAudit) {
     if let Some(reason) = &audit.aborted {
         let _ = writeln!(doc, "\n> **Run aborted:** {}", text::flat(reason));
     }
+    if let Some(line) = audit.unjudged_line() {
+        let _ = writeln!(doc, "\n> **Incomplete:** {}", text::flat(&line));
+    }
 }
 
 fn observations(doc: &mut String, report: &Report, audit: &ServerAudit) {
