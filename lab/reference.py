@@ -12,14 +12,15 @@ long English text "en-long" is added: exactly max_seq_length - 8 tokens for a mo
 to 512 tokens, and about 3,000 tokens for a model whose max_seq_length is above 512 (longer
 than the 512 tokens some servers cut at silently, well inside the model's limit).
 
-A model with sentence-transformers prompts (config_sentence_transformers.json, e.g. an
+The header also carries "tokenizer" ({"normalizer": the Unicode normalisation form the
+tokenizer applies ("NFC", "NFD", "NFKC", "NFKD"; BERT's accent-stripping normaliser is
+NFD) or null, "appends_eos": whether it appends a special token after the text,
+"eos_token"/"eos_token_id": that token, or null, "padding_side"}). A model with
+sentence-transformers prompts (config_sentence_transformers.json, e.g. an
 instruction-aware model with a "query" prompt) also gets, in the header, "prompts" (the
-prompt strings by name) and "tokenizer" ({"normalizer": the Unicode normalisation form the
-tokenizer applies ("NFC", "NFD", "NFKC", "NFKD") or null, "appends_eos": whether it appends
-a special token after the text, "eos_token"/"eos_token_id": that token, or null,
-"padding_side"}), and on each line "query_embedding" and "query_tokens": the same text
-embedded and counted with the model's query prompt, as SentenceTransformer.encode(text,
-prompt_name="query") makes it.
+prompt strings by name), and on each line "query_embedding" and "query_tokens": the same
+text embedded and counted with the model's query prompt, as
+SentenceTransformer.encode(text, prompt_name="query") makes it.
 
 sentence-transformers strips leading and trailing whitespace from every text before it
 tokenises; servers do not. So a text with surrounding whitespace is refused: its reference
@@ -91,11 +92,18 @@ def long_text(tokenizer, target):
 
 
 def unicode_form(normalizer):
-    """The Unicode normalisation form a tokenizers normaliser applies, or None."""
+    """The Unicode normalisation form a tokenizers normaliser applies, or None. BERT's
+    normaliser strips accents (when strip_accents is set, or unset and lowercase is on)
+    by decomposing every text first: NFD."""
     if not normalizer:
         return None
     if normalizer.get("type") in ("NFC", "NFD", "NFKC", "NFKD"):
         return normalizer["type"]
+    if normalizer.get("type") == "BertNormalizer":
+        strip = normalizer.get("strip_accents")
+        if strip or (strip is None and normalizer.get("lowercase")):
+            return "NFD"
+        return None
     if normalizer.get("type") == "Sequence":
         for inner in normalizer.get("normalizers", []):
             form = unicode_form(inner)
@@ -173,7 +181,7 @@ def main():
     }
     if prompts:
         header["prompts"] = prompts
-        header["tokenizer"] = tokenizer_facts(tokenizer)
+    header["tokenizer"] = tokenizer_facts(tokenizer)
     header["made_by"] = "lab/reference.py"
     out = sys.stdout
     out.write(json.dumps(header, ensure_ascii=False) + "\n")

@@ -123,6 +123,12 @@ pub enum TemplateError {
 }
 
 impl QueryTemplate {
+    /// A prompt put before the text, as sentence-transformers applies a model's named
+    /// prompt: taken as it is (no escapes read), `{text}` after it.
+    pub(crate) fn prompt_before_text(prompt: &str) -> Self {
+        QueryTemplate(format!("{prompt}{{text}}"))
+    }
+
     /// The string a client would send bare: the template with `{task}` and `{text}`
     /// filled in.
     pub(crate) fn fill(&self, task: &str, text: &str) -> String {

@@ -11,8 +11,12 @@
 //! {"id": "ko-busan", "text": "부산행 기차는 …", "embedding": [0.0123, …], "tokens": 21}
 //! ```
 //!
-//! `id` and `tokens` are optional; the header may carry more keys (library versions,
-//! who made it), which are kept as they are.
+//! `id` and `tokens` are optional, as are a line's `query_embedding` and `query_tokens`
+//! (the text embedded with the model's query prompt) and `ids` (its token ids, special
+//! tokens included). The header may say more of the model: its `max_seq_length`, its
+//! sentence-transformers `prompts`, and its `tokenizer` (the Unicode normalisation it
+//! applies, the token it appends after a text); other keys (library versions, who made
+//! it) are kept as they are.
 
 use serde::Deserialize;
 use std::path::Path;
@@ -60,6 +64,48 @@ pub struct Header {
     pub version: String,
     #[serde(default)]
     pub normalized: bool,
+    /// The longest input the model reads, in tokens: what it declares, which outranks
+    /// where a server happens to cut (LEN-006).
+    #[serde(default)]
+    pub max_seq_length: Option<u64>,
+    /// The model's prompts by name (sentence-transformers' `prompts`): `query` is what an
+    /// instruction-aware model puts before a query.
+    #[serde(default)]
+    pub prompts: Option<std::collections::BTreeMap<String, String>>,
+    #[serde(default)]
+    pub tokenizer: Option<TokenizerFacts>,
+}
+
+/// What the model's tokenizer does that a server must do too.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
+pub struct TokenizerFacts {
+    /// The Unicode normalisation form it applies (`NFC`, `NFD`, `NFKC`, `NFKD`), if any:
+    /// with one, two spellings of one text (composed and decomposed) are one input.
+    #[serde(default)]
+    pub normalizer: Option<String>,
+    /// Whether it appends a special token after every text (Qwen3-Embedding's
+    /// `<|endoftext|>`, which its last-token pooling reads).
+    #[serde(default)]
+    pub appends_eos: Option<bool>,
+    #[serde(default)]
+    pub eos_token: Option<String>,
+    #[serde(default)]
+    pub eos_token_id: Option<u64>,
+}
+
+impl Header {
+    /// Whether the model's tokenizer reads canonically equivalent spellings as one text.
+    pub fn normalises_unicode(&self) -> Option<&str> {
+        let form = self.tokenizer.as_ref()?.normalizer.as_deref()?;
+        ["NFC", "NFD", "NFKC", "NFKD"]
+            .into_iter()
+            .find(|f| f.eq_ignore_ascii_case(form))
+    }
+
+    /// The model's query prompt, where it has one.
+    pub fn query_prompt(&self) -> Option<&str> {
+        self.prompts.as_ref()?.get("query").map(String::as_str)
+    }
 }
 
 /// One text and the model's own vector for it.
@@ -73,6 +119,15 @@ pub struct KnownAnswer {
     /// The model's own token count, special tokens included (what `usage` reports).
     #[serde(default)]
     pub tokens: Option<u64>,
+    /// The text embedded with the model's query prompt.
+    #[serde(default)]
+    pub query_embedding: Option<Vec<f64>>,
+    /// The token count of the text with the query prompt.
+    #[serde(default)]
+    pub query_tokens: Option<u64>,
+    /// The text's token ids, special tokens included, as the tokenizer makes them.
+    #[serde(default)]
+    pub ids: Option<Vec<u64>>,
 }
 
 impl KnownAnswer {
@@ -206,6 +261,21 @@ mod tests {
         assert_eq!(reference.answers[0].tokens, Some(3));
         assert_eq!(reference.answers[1].name(), "\"world\"");
         assert_eq!(reference.made_by(), "sentence-transformers 3.4.1");
+    }
+
+    /// A reference of an instruction-aware decoder (lab/reference.py on the tiny
+    /// Qwen3-Embedding) says what its tokenizer does and carries the query side.
+    #[test]
+    fn the_model_facts_of_a_header_and_the_query_side_of_a_line_are_read() {
+        let header = r#"{"model": "q", "library": "sentence-transformers", "version": "3.4.1", "max_seq_length": 32768, "prompts": {"query": "Instruct: x\nQuery:", "document": ""}, "tokenizer": {"normalizer": "NFC", "appends_eos": true, "eos_token": "<|endoftext|>", "eos_token_id": 151643, "padding_side": "left"}}"#;
+        let line = r#"{"id": "a", "text": "hi", "embedding": [1.0, 0.0], "tokens": 2, "query_embedding": [0.0, 1.0], "query_tokens": 9, "ids": [6023, 151643]}"#;
+        let reference = Reference::parse(&format!("{header}\n{line}\n"), "q.jsonl").unwrap();
+        assert_eq!(reference.header.max_seq_length, Some(32768));
+        assert_eq!(reference.header.normalises_unicode(), Some("NFC"));
+        assert_eq!(reference.header.query_prompt(), Some("Instruct: x\nQuery:"));
+        let answer = &reference.answers[0];
+        assert_eq!(answer.ids.as_deref(), Some(&[6023, 151643][..]));
+        assert_eq!(answer.query_tokens, Some(9));
     }
 
     #[test]

@@ -109,6 +109,9 @@ static BREAKERS: &[Breaker] = &[
     // vLLM 0.32 with CLS pooling on a mean-pooling model: cosine 0.36–0.67 to the
     // model's own vectors (measured in the lab); a rotation gives every text 0.6.
     ("REF-002", || quirks(&[Quirk::DriftedVectors { cosine: 0.6 }])),
+    // llama.cpp's servers tokenise decomposed text without the model's NFC normaliser
+    // (the lab, with the tiny Qwen3-Embedding: Korean 0.7101).
+    ("REF-003", || quirks(&[Quirk::UnnormalisedUnicode])),
     // fp16 NaNs on particular valid texts answered 500 (ollama/ollama#12921).
     ("ERR-013", || error_when(Trigger::TextContains("ostéoporose"), 500, "failed to encode response: json: unsupported value: NaN")),
     ("AUTH-001", || configured(keyed(), &[Quirk::ErrorWhen { trigger: Trigger::NoCredentials, status: 500, message: "KeyError: 'authorization'" }])),

@@ -16,16 +16,27 @@ pub fn known_answers(config: &Config) -> String {
         "library": "reference-server",
         "version": env!("CARGO_PKG_VERSION"),
         "normalized": true,
+        "max_seq_length": config.max_input_tokens,
+        "prompts": {"query": config.query_instruction, "document": ""},
+        // The engine's tokenizer composes every text and appends nothing.
+        "tokenizer": {"normalizer": "NFC", "appends_eos": false},
     });
     let lines = PROBE_TEXTS.lines().map(|line| {
         let probe: Value = serde_json::from_str(line).expect("the probe texts are JSON lines");
         let text = probe["text"].as_str().expect("every probe text has a text");
         let ids = tokenize(text, config.vocab_size);
+        let query = tokenize(
+            &format!("{}{text}", config.query_instruction),
+            config.vocab_size,
+        );
         json!({
             "id": probe["id"],
             "text": text,
             "embedding": embed_tokens(&ids, config.native_dimensions),
             "tokens": ids.len(),
+            "query_embedding": embed_tokens(&query, config.native_dimensions),
+            "query_tokens": query.len(),
+            "ids": ids,
         })
     });
     std::iter::once(header)

@@ -204,8 +204,9 @@ pub fn infinity() -> Persona {
 /// llama.cpp's `llama-server --embeddings` (contract-notes §2.6): malformed JSON
 /// answered 500 (the parse exception is not `std::invalid_argument`), any model name
 /// served, `dimensions` and extras ignored, input over the 512-token ubatch answered
-/// 500, errors as `{"error": {"code": <int>, "message", "type"}}`, and Hangul read as
-/// leading consonants only (its WordPiece tokenizer, measured in the lab).
+/// 500, errors as `{"error": {"code": <int>, "message", "type"}}`, Hangul read as
+/// leading consonants only (its WordPiece tokenizer, measured in the lab), and decomposed
+/// text read without the model's Unicode normaliser (the lab, with a BPE model).
 pub fn llama_cpp() -> Persona {
     Persona {
         name: "llama_cpp",
@@ -228,6 +229,7 @@ pub fn llama_cpp() -> Persona {
             Quirk::ErrorCodeIsStatus,
             Quirk::NoErrorParam,
             Quirk::HangulLeadingConsonants,
+            Quirk::UnnormalisedUnicode,
         ],
     }
 }

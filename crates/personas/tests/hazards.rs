@@ -474,7 +474,10 @@ async fn another_instruction_than_the_declared_one_fails_unk_004() {
     assert_fails(
         &audit,
         "UNK-004",
-        &["input_type \"query\" gave cosine", "template-filled string"],
+        &[
+            "input_type \"query\" gave cosine",
+            "the --query-instruction template filled with the query",
+        ],
     );
 }
 
@@ -782,5 +785,96 @@ async fn a_serial_server_is_audited_to_the_end_with_default_options() {
         "serial_cpu: {} requests in {:.0} s",
         audit.requests_sent,
         started.elapsed().as_secs_f64()
+    );
+}
+
+// --- the model's own facts, from its reference file ---
+
+/// The model's `max_seq_length` in the reference file outranks where a server cuts: a
+/// server that refuses over 1024 tokens but embeds only the first 256 of what it takes,
+/// for a model that reads 4096, fails LEN-006 with where it cuts (the 4096- and
+/// 2048-word inputs refused, 1024 embedded).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_models_own_length_outranks_where_the_server_cuts() {
+    let served = Config {
+        max_input_tokens: 1024,
+        overlength: OverlengthPolicy::Reject,
+        ..Config::default()
+    };
+    let model = Config {
+        max_input_tokens: 4096,
+        ..Config::default()
+    };
+    let server = persona("cuts_at_256", served, &[Quirk::EmbedOnlyFirst(256)]);
+    let settings = Settings {
+        reference: Some(common::known_answers(&persona("model", model, &[]))),
+        ..settings()
+    };
+    let audit = common::audit_with(&server, settings, &families(&["consistency", "over-length"])).await;
+    let (outcome, reason) = outcome(&audit, "LEN-006");
+    assert_eq!(outcome, Outcome::Fail, "{reason}");
+    assert!(
+        reason.contains("max_seq_length 4096 in the reference file: the model's own")
+            && reason.contains("4094 words answered 400"),
+        "{reason}"
+    );
+    assert!(reason.contains("after about 25"), "{reason}");
+}
+
+/// Without --query-instruction, UNK-004 holds `input_type: "query"` to the model's own
+/// query prompt from the reference file.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_models_query_prompt_is_the_instruction_to_apply() {
+    let right = personas::reference();
+    let settings = || Settings {
+        reference: Some(common::known_answers(&right)),
+        ..settings()
+    };
+    let audit = common::audit_with(&right, settings(), &clauses(&["UNK-004"])).await;
+    let (outcome_right, reason) = outcome(&audit, "UNK-004");
+    assert_eq!(outcome_right, Outcome::Pass, "{reason}");
+    assert!(
+        reason.contains("the reference file's query prompt filled with the query"),
+        "{reason}"
+    );
+    let other = persona(
+        "e5_prompt",
+        Config {
+            query_instruction: "query: ".to_owned(),
+            ..Config::default()
+        },
+        &[],
+    );
+    let audit = common::audit_with(&other, settings(), &clauses(&["UNK-004"])).await;
+    assert_fails(&audit, "UNK-004", &["the reference file's query prompt"]);
+}
+
+/// Token ids are the model's input as they are: a reference whose tokenizer appends an
+/// EOS, given with its ids, shows whether the server needs the client to send it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn token_ids_without_the_eos_are_reported_as_embedded_as_sent() {
+    let server = personas::reference();
+    let file = personas::known_answers(&server.config);
+    let mut lines: Vec<serde_json::Value> = file
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON line"))
+        .collect();
+    let last_id = lines[1]["ids"].as_array().and_then(|ids| ids.last()).cloned();
+    lines[0]["tokenizer"] = serde_json::json!({
+        "normalizer": "NFC", "appends_eos": true, "eos_token": "<|endoftext|>", "eos_token_id": last_id,
+    });
+    let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    let reference = embedcheck_core::reference::Reference::parse(&text, "with an EOS")
+        .expect("a valid reference");
+    let settings = Settings {
+        reference: Some(std::sync::Arc::new(reference)),
+        ..settings()
+    };
+    let audit = common::audit_with(&server, settings, &clauses(&["REF-002"])).await;
+    let line = observation(&audit, "token_ids_as_sent");
+    assert!(
+        line.starts_with("en-cat's token ids as the tokenizer makes them: cosine 1.0000")
+            && line.contains("ids are embedded as sent, so a client sending ids must append <|endoftext|> itself"),
+        "{line}"
     );
 }

@@ -14,14 +14,17 @@ const MAX_PIECE_CHARS: usize = 4;
 
 /// Splits `text` into token ids below `vocab_size`.
 ///
-/// The text is lower-cased, then cut into words of alphanumeric characters (Unicode-aware)
+/// The text is put in Unicode normalisation form C (as the NFC normaliser of a real
+/// tokenizer does: a composed and a decomposed spelling are one input) and lower-cased,
+/// then cut into words of alphanumeric characters (Unicode-aware)
 /// and each word into pieces of at most four characters; every other character that is not
 /// whitespace (punctuation, symbols, emoji, non-alphanumeric combining marks) is a token of
 /// its own. A piece's id is the FNV-1a 64 hash of its UTF-8 bytes modulo `vocab_size`.
 /// A `vocab_size` of 0 is treated as 1 rather than dividing by zero.
 pub fn tokenize(text: &str, vocab_size: u32) -> Vec<u32> {
     let vocab = u64::from(vocab_size.max(1));
-    pieces(&text.to_lowercase())
+    let composed: String = unicode_normalization::UnicodeNormalization::nfc(text).collect();
+    pieces(&composed.to_lowercase())
         .into_iter()
         // The remainder is below `vocab`, itself a u32, so the cast is lossless.
         .map(|piece| (fnv1a64(piece.as_bytes()) % vocab) as u32)
@@ -77,6 +80,14 @@ mod tests {
         assert_eq!(fnv1a64(b""), 0xcbf2_9ce4_8422_2325);
         assert_eq!(fnv1a64(b"a"), 0xaf63_dc4c_8601_ec8c);
         assert_eq!(fnv1a64(b"foobar"), 0x8594_4171_f739_67e8);
+    }
+
+    /// A decomposed spelling (macOS file names, some PDFs) is the composed text.
+    #[test]
+    fn composed_and_decomposed_spellings_are_one_input() {
+        let composed = "crêpe 내일";
+        let decomposed = "cre\u{0302}pe \u{1102}\u{1162}\u{110b}\u{1175}\u{11af}";
+        assert_eq!(tokenize(composed, VOCAB), tokenize(decomposed, VOCAB));
     }
 
     #[test]

@@ -927,10 +927,12 @@ async fn aggregated_whole(s: &Session) -> CheckResult {
     ))
 }
 
-/// The largest input limit anyone claims for the model, in tokens, and who claims it:
-/// the one declared or found (the `input_limit` fact) and the one the models listing
-/// advertises (vLLM's `max_model_len`).
-async fn claimed_limit(s: &Session, limit: &Limit) -> Result<(u64, String), ProbeError> {
+/// The largest input limit anyone claims for the model, in tokens, who claims it, and
+/// whether it is the model's own (the reference file's `max_seq_length`): the one
+/// declared or found (the `input_limit` fact), the one the models listing advertises
+/// (vLLM's `max_model_len`), and the model's, capped by what the server advertises (its
+/// own configuration may lawfully serve less).
+async fn claimed_limit(s: &Session, limit: &Limit) -> Result<Claim, ProbeError> {
     let listing = s.send(Probe::list_models()).await?;
     let advertised = listing
         .json
@@ -940,12 +942,39 @@ async fn claimed_limit(s: &Session, limit: &Limit) -> Result<(u64, String), Prob
         .and_then(|models| models.iter().find(|m| m["id"] == s.model()))
         .and_then(|m| m.get("max_model_len"))
         .and_then(serde_json::Value::as_u64);
-    Ok(match advertised {
-        Some(tokens) if tokens > limit.tokens => {
-            (tokens, format!("max_model_len {tokens} in GET /models"))
-        }
-        _ => (limit.tokens, limit.because.to_string()),
-    })
+    let model = s
+        .settings()
+        .reference
+        .as_ref()
+        .and_then(|r| r.header.max_seq_length)
+        .map(|m| advertised.map_or(m, |a| m.min(a)));
+    let mut claim = Claim {
+        tokens: limit.tokens,
+        by: limit.because.to_string(),
+        models_own: false,
+    };
+    if let Some(tokens) = advertised.filter(|&t| t > claim.tokens) {
+        claim = Claim {
+            tokens,
+            by: format!("max_model_len {tokens} in GET /models"),
+            models_own: false,
+        };
+    }
+    if let Some(tokens) = model.filter(|&t| t > claim.tokens) {
+        claim = Claim {
+            tokens,
+            by: format!("max_seq_length {tokens} in the reference file: the model's own"),
+            models_own: true,
+        };
+    }
+    Ok(claim)
+}
+
+/// A claimed input limit: its tokens, who claims it, and whether the model does.
+struct Claim {
+    tokens: u64,
+    by: String,
+    models_own: bool,
 }
 
 /// LEN-006: "An input just under the input limit (declared, advertised in the models
@@ -962,15 +991,28 @@ async fn whole_below_the_limit(s: &Session) -> CheckResult {
         Ok(limit) => limit,
         Err(verdict) => return Ok(verdict),
     };
-    let (tokens, claimed_by) = claimed_limit(s, &limit).await?;
-    let n = if tokens == limit.tokens {
+    let claim = claimed_limit(s, &limit).await?;
+    let (tokens, claimed_by) = (claim.tokens, claim.by.clone());
+    let mut n = if tokens == limit.tokens {
         words_within(&limit)
     } else {
         usize::try_from(tokens.saturating_sub(usage::SPECIAL_TOKENS)).unwrap_or(usize::MAX)
     };
-    let kept = n - (n / 16).max(1);
     let send = |text: String| s.send(Probe::embed(body(s, json!(text), &[])));
-    let whole = send(words(n)).await?;
+    let mut whole = send(words(n)).await?;
+    // The model reads more than this server may be configured to take: the longest
+    // input it embeds, halving down towards the limit it showed.
+    let mut refused = Vec::new();
+    while claim.models_own && whole.first_vector().is_none() && n / 2 > words_within(&limit) {
+        refused.push(format!("{n} words answered {}", whole.summary()));
+        n /= 2;
+        whole = send(words(n)).await?;
+    }
+    let claimed_by = match refused.as_slice() {
+        [] => claimed_by,
+        _ => format!("{claimed_by}; {}", refused.join(", ")),
+    };
+    let kept = n - (n / 16).max(1);
     let ending: Vec<&str> = OTHER_COMMON
         .iter()
         .cycle()

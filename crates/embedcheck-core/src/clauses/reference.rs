@@ -15,7 +15,7 @@
 use super::{Check, CheckResult, check};
 use crate::http::{Probe, Reply};
 use crate::reference::{KnownAnswer, Reference};
-use crate::session::facts::{TokenAgreement, TokenCount};
+use crate::session::facts::{TokenAgreement, TokenCount, TokenIdsAsSent};
 use crate::session::requests::{self, body};
 use crate::session::{ProbeError, Session};
 use crate::vectors::{cosine, median};
@@ -27,6 +27,7 @@ pub(crate) fn checks() -> Vec<Check> {
     vec![
         check!("REF-001", reference_dimension),
         check!("REF-002", reference_vectors),
+        check!("REF-003", spellings_embed_alike),
     ]
 }
 
@@ -204,6 +205,7 @@ async fn reference_vectors(s: &Session) -> CheckResult {
     }
     compared.sort_by(|a, b| a.1.total_cmp(&b.1));
     let tokens = token_agreement(s, &reference, &embedded).await?;
+    token_ids_as_sent(s, &reference).await?;
     let judged = Judged {
         reference: &reference,
         threshold: s.settings().reference_threshold,
@@ -300,6 +302,150 @@ impl Judged<'_> {
     }
 }
 
+/// REF-003: "Where the reference file says the model's tokenizer normalises Unicode
+/// (normalizer NFC, NFD, NFKC or NFKD), each text that is not in normalisation form C
+/// (the decomposed probe texts, and any such reference text) gets the vector of its
+/// composed spelling, within the server's noise."
+///
+/// The model's own normaliser makes the two spellings one input, so this needs no
+/// reference vector: the server is held against itself. llama.cpp's servers tokenise
+/// the decomposed bytes as they come (measured in the lab: 41 tokens for 13, cosine 0.71
+/// on Korean with the tiny Qwen3-Embedding).
+async fn spellings_embed_alike(s: &Session) -> CheckResult {
+    let reference = match reference_or_skip(s) {
+        Ok(r) => r,
+        Err(verdict) => return Ok(verdict),
+    };
+    let Some(form) = reference.header.normalises_unicode() else {
+        return Ok(Verdict::skip(
+            "the reference file does not say that the model's tokenizer normalises Unicode (its header's tokenizer.normalizer): two spellings of a text may rightly be two inputs",
+        ));
+    };
+    let pairs = spelling_pairs(&reference);
+    let noise = super::consistency::noise(s)
+        .await?
+        .unwrap_or(crate::session::facts::Noise::unmeasured());
+    let mut apart = Vec::new();
+    let mut compared = 0;
+    let mut evidence = Vec::new();
+    for (name, decomposed, composed) in &pairs {
+        let (Ok((a, ra)), Ok((b, rb))) = (
+            embed_alone(s, decomposed).await?,
+            embed_alone(s, composed).await?,
+        ) else {
+            continue;
+        };
+        compared += 1;
+        let similarity = cosine(&a, &b);
+        if !noise.same(similarity) {
+            let count = |r: &Reply| r.prompt_tokens().map_or("no".to_owned(), |t| t.to_string());
+            apart.push(format!(
+                "{name} cosine {similarity:.4} ({} prompt tokens; composed {})",
+                count(&ra),
+                count(&rb)
+            ));
+            evidence.extend([ra.exchange.clone(), rb.exchange.clone()]);
+        }
+    }
+    if compared == 0 {
+        return Ok(Verdict::skip(
+            "no text and its composed spelling were both embedded (see REF-002)",
+        ));
+    }
+    let sent_as = requests::documents_sent_as(s);
+    Ok(if apart.is_empty() {
+        Verdict::pass(format!(
+            "all {compared} decomposed texts got the vector of their composed spelling, as the model's tokenizer ({form}) reads them{sent_as}"
+        ))
+    } else {
+        Verdict::fail(format!(
+            "{} of {compared} decomposed texts embed otherwise than their composed spelling, which the model's tokenizer ({form}) reads as the same text: {}{sent_as}: the server does not apply the tokenizer's normaliser",
+            apart.len(),
+            apart.join(", ")
+        ))
+        .with_all(evidence.iter().take(4))
+    })
+}
+
+/// Every text of the reference file and of the probe texts that is not in Unicode
+/// normalisation form C, with its composed spelling: `(name, text, composed)`.
+fn spelling_pairs(reference: &Reference) -> Vec<(String, String, String)> {
+    use unicode_normalization::UnicodeNormalization;
+    let from_reference = reference.answers.iter().map(|a| (a.name(), a.text.clone()));
+    let from_probes = crate::reference::probe_texts()
+        .into_iter()
+        .map(|p| (p.id, p.text));
+    let mut pairs: Vec<(String, String, String)> = Vec::new();
+    for (name, text) in from_reference.chain(from_probes) {
+        let composed: String = text.nfc().collect();
+        if composed != text && !pairs.iter().any(|(_, t, _)| *t == text) {
+            pairs.push((name, text, composed));
+        }
+    }
+    pairs
+}
+
+/// How the server embeds a reference text's own token ids, with and without the
+/// token the tokenizer appends after a text (Qwen3-Embedding's `<|endoftext|>`, which
+/// its last-token pooling reads), learned as the `token_ids_as_sent` fact: not a
+/// verdict. OpenAI's schema makes token ids the model's input as they are, and vLLM
+/// and llama.cpp embed them so (no token appended), so a client that sends ids must
+/// send the EOS too; the fact shows whether this server expects that.
+async fn token_ids_as_sent(s: &Session, reference: &Reference) -> Result<(), ProbeError> {
+    let Some((answer, ids)) = reference
+        .answers
+        .iter()
+        .find_map(|a| Some((a, a.ids.as_ref()?)))
+    else {
+        return Ok(());
+    };
+    let eos = reference
+        .header
+        .tokenizer
+        .as_ref()
+        .filter(|t| t.appends_eos == Some(true))
+        .and_then(|t| t.eos_token_id)
+        .filter(|eos| ids.last() == Some(eos));
+    let sent = s
+        .send(Probe::either(
+            body(s, json!(ids), &[]),
+            "token ids: a server may refuse them",
+        ))
+        .await?;
+    let with_ids = sent.first_vector().map(|v| cosine(&v, &answer.embedding));
+    let without_eos = match eos {
+        Some(_) => {
+            let cut = &ids[..ids.len() - 1];
+            let reply = s
+                .send(Probe::either(
+                    body(s, json!(cut), &[]),
+                    "token ids: a server may refuse them",
+                ))
+                .await?;
+            reply.first_vector().map(|v| cosine(&v, &answer.embedding))
+        }
+        None => None,
+    };
+    let fact = s.detected(
+        TokenIdsAsSent {
+            text: answer.name(),
+            status: sent.status,
+            with_ids,
+            without_eos,
+            eos_token: eos.and(
+                reference
+                    .header
+                    .tokenizer
+                    .as_ref()
+                    .and_then(|t| t.eos_token.clone()),
+            ),
+        },
+        &sent.exchange,
+    );
+    s.learn(|facts| facts.token_ids_as_sent = Some(fact));
+    Ok(())
+}
+
 /// Each answer once, in order (a batch carries several texts).
 fn distinct_exchanges<'a>(
     replies: impl Iterator<Item = &'a Arc<Reply>>,
@@ -381,7 +527,7 @@ async fn counts_alone(s: &Session, answers: &[KnownAnswer]) -> Result<Vec<TokenC
     let mut differing = Vec::new();
     for answer in answers {
         let reply = s
-            .send(Probe::embed(body(s, json!(answer.text), &[])))
+            .send(requests::document_probe(s, json!(answer.text)))
             .await?;
         if let (Some(reported), Some(reference)) = (reply.prompt_tokens(), answer.tokens)
             && reported != reference
@@ -406,6 +552,9 @@ mod tests {
             text: id.to_owned(),
             embedding: vec![1.0, 0.0],
             tokens: Some(5),
+            query_embedding: None,
+            query_tokens: None,
+            ids: None,
         }
     }
 
@@ -416,6 +565,9 @@ mod tests {
                 library: "lib".to_owned(),
                 version: "1".to_owned(),
                 normalized: true,
+                max_seq_length: None,
+                prompts: None,
+                tokenizer: None,
             },
             answers,
             origin: "test".to_owned(),

@@ -437,8 +437,13 @@ fn shared_vector(
     None
 }
 
+/// A text as one input: composed (two Unicode spellings of a text are one text, which a
+/// normalising tokenizer rightly embeds alike), lower-cased, whitespace collapsed.
 fn normalised(text: &str) -> String {
-    text.to_lowercase()
+    use unicode_normalization::UnicodeNormalization;
+    text.nfc()
+        .collect::<String>()
+        .to_lowercase()
         .split_whitespace()
         .collect::<Vec<_>>()
         .join(" ")

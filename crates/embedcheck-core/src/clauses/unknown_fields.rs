@@ -8,6 +8,7 @@
 
 use super::judging;
 use super::{Check, CheckResult, check, consistency};
+use crate::declared::QueryTemplate;
 use crate::http::Exchange;
 use crate::http::{Body, Probe, Reply};
 use crate::property::{Case, Property};
@@ -480,10 +481,20 @@ fn evidence_extend(shown: &mut Vec<Exchange>, exchanges: Vec<Exchange>, most: us
 /// similarity of at least 0.999 to the template-filled string sent without input_type
 /// (on a server that embeds bare input as a query, with its document value instead)."
 async fn query_instruction_applied(s: &Session) -> CheckResult {
-    let Some(template) = &s.settings().query_instruction else {
-        return Ok(Verdict::skip(
-            "no --query-instruction given: no instruction is declared to compare with",
-        ));
+    let from_reference = s
+        .settings()
+        .reference
+        .as_ref()
+        .and_then(|r| r.header.query_prompt())
+        .map(QueryTemplate::prompt_before_text);
+    let (template, declared) = match (&s.settings().query_instruction, from_reference) {
+        (Some(template), _) => (template.clone(), "the --query-instruction template"),
+        (None, Some(template)) => (template, "the reference file's query prompt"),
+        (None, None) => {
+            return Ok(Verdict::skip(
+                "no --query-instruction given, and no reference file with the model's query prompt: no instruction is declared to compare with",
+            ));
+        }
     };
     let filled = template.fill(&s.settings().query_task, QUERY);
     // Sent bare, the filled string would get this server's own query instruction on top.
@@ -536,11 +547,11 @@ async fn query_instruction_applied(s: &Session) -> CheckResult {
     );
     let verdict = if similarity >= TEMPLATE_COSINE {
         Verdict::pass(format!(
-            "cosine {similarity:.6} to the template-filled string {sent_as} ({tokens})"
+            "cosine {similarity:.6} to {declared} filled with the query and {sent_as} ({tokens})"
         ))
     } else {
         Verdict::fail(format!(
-            "input_type \"query\" gave cosine {similarity:.6} to the template-filled string {sent_as} ({tokens}): the server prepends another instruction, or none"
+            "input_type \"query\" gave cosine {similarity:.6} to {declared} filled with the query and {sent_as} ({tokens}): the server prepends another instruction, or none"
         ))
     };
     Ok(verdict.with(&reply.exchange).with(&expected_reply.exchange))

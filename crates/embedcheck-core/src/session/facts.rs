@@ -459,6 +459,46 @@ impl fmt::Display for TokenAgreement {
     }
 }
 
+/// How the server embedded a reference text's own token ids (REF-002, when the reference
+/// file carries them): cosine to the model's vector of the text, as the tokenizer makes
+/// the ids and without the token it appends after a text.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct TokenIdsAsSent {
+    /// The text as reasons name it.
+    pub text: String,
+    /// The answer's status to the ids as the tokenizer makes them.
+    pub status: u16,
+    pub with_ids: Option<f64>,
+    /// The same ids without the appended token, where the tokenizer appends one.
+    pub without_eos: Option<f64>,
+    pub eos_token: Option<String>,
+}
+
+impl fmt::Display for TokenIdsAsSent {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let Some(with) = self.with_ids else {
+            return write!(
+                f,
+                "{}'s token ids answered {} without a vector",
+                self.text, self.status
+            );
+        };
+        write!(
+            f,
+            "{}'s token ids as the tokenizer makes them: cosine {with:.4} to the model's vector",
+            self.text
+        )?;
+        match (self.without_eos, &self.eos_token) {
+            (Some(without), Some(eos)) if without < with - 0.01 => write!(
+                f,
+                "; without the {eos} it appends: {without:.4}: ids are embedded as sent, so a client sending ids must append {eos} itself"
+            ),
+            (Some(without), Some(eos)) => write!(f, "; without the {eos} it appends: {without:.4}"),
+            _ => Ok(()),
+        }
+    }
+}
+
 /// The server's own variation between identical requests, measured on CONS-001's
 /// repeated request: what "differs" and "is the same" are judged against.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
@@ -563,6 +603,9 @@ pub struct Facts {
     /// The server's token counts of the reference texts against the model's (REF-002).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reference_tokens: Option<Fact<TokenAgreement>>,
+    /// How a reference text's own token ids were embedded (REF-002, with ids in the file).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub token_ids_as_sent: Option<Fact<TokenIdsAsSent>>,
 }
 
 impl Facts {
@@ -718,6 +761,10 @@ impl Facts {
         put(
             "reference_tokens",
             self.reference_tokens.as_ref().map(|f| f.value.to_string()),
+        );
+        put(
+            "token_ids_as_sent",
+            self.token_ids_as_sent.as_ref().map(|f| f.value.to_string()),
         );
         put(
             "token_budget",

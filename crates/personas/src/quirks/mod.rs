@@ -107,6 +107,13 @@ pub enum Quirk {
     /// decodes text with an ASCII codec in replace mode: Korean, Japanese and Chinese
     /// inputs collapse to the same string (breaks IN-006).
     NonAsciiAsQuestionMarks,
+    /// Reads text as it comes, without the tokenizer's Unicode normaliser, so a
+    /// decomposed spelling (combining accents, conjoining Hangul jamo, kana voicing
+    /// marks) gets other tokens than the composed one: both llama.cpp servers in the lab
+    /// (llama-cpp-python 0.3.36 and llama-server from its vendored llama.cpp) with the
+    /// tiny Qwen3-Embedding, whose tokenizer composes (NFC): decomposed Korean 55 tokens
+    /// for 16, cosine 0.7101 to the model's vector (breaks REF-003).
+    UnnormalisedUnicode,
     /// Keeps only each Hangul syllable's leading consonant, as llama.cpp's WordPiece
     /// tokenizer does after decomposing it (measured in the lab with llama-cpp-python
     /// 0.3.36 and its llama-server on all-MiniLM-L6-v2: 18 pieces for a sentence the
@@ -416,6 +423,7 @@ impl Quirk {
             Quirk::EmbedEmptyStrings => request::embed_empty_strings(request),
             Quirk::NonAsciiAsQuestionMarks => request::non_ascii_as_question_marks(request),
             Quirk::HangulLeadingConsonants => request::hangul_leading_consonants(request),
+            Quirk::UnnormalisedUnicode => request::unnormalised_unicode(request),
             Quirk::ErrorWhen {
                 trigger,
                 status,

@@ -200,6 +200,21 @@ fn leading_consonant(c: char) -> char {
     }
 }
 
+/// Keeps a decomposed spelling decomposed through the engine's NFC normaliser: a
+/// combining grapheme joiner before each combining mark or medial or final Hangul jamo
+/// blocks its composition, so the text gets other tokens than its composed twin, as a
+/// tokenizer without the normaliser gives it. A composed text is left as it is.
+pub(super) fn unnormalised_unicode(request: &mut Incoming) {
+    const JOINER: char = '\u{034F}';
+    let composes =
+        |c: char| matches!(u32::from(c), 0x0300..=0x036F | 0x1160..=0x11FF | 0x3099..=0x309A);
+    request.map_texts(|text| {
+        text.chars()
+            .flat_map(|c| composes(c).then_some(JOINER).into_iter().chain([c]))
+            .collect()
+    });
+}
+
 /// Dynamo's answer to `input: []`: the aggregator's empty response.
 pub(super) fn empty_stream(request: &Incoming) -> Option<Answer> {
     let empty = request.input().is_some_and(|i| i == json!([]));
