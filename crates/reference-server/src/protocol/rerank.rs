@@ -109,21 +109,7 @@ impl Engine {
     pub(super) fn rerank(&self, request: &HttpRequest<'_>) -> Result<HttpResponse, ApiError> {
         require_json(request.content_type)?;
         let parsed = RerankRequest::from_json(request.body, &self.config)?;
-        let query_ids = self.query_tokens(&parsed.query)?;
-        let terms = QueryTerms::of(&query_ids);
-        let scored = parsed
-            .documents
-            .iter()
-            .enumerate()
-            .map(|(index, document)| {
-                let ids = self.document_tokens(index, query_ids.len(), document)?;
-                Ok(Scored {
-                    index,
-                    tokens: query_ids.len() + ids.len(),
-                    score: sigmoid(terms.logit(&ids)),
-                })
-            })
-            .collect::<Result<Vec<_>, ApiError>>()?;
+        let scored = self.score_documents(&parsed.query, &parsed.documents)?;
         let prompt_tokens = scored.iter().map(|pair| pair.tokens).sum();
         let results = ranked(scored, parsed.top_n)
             .into_iter()
@@ -147,6 +133,22 @@ impl Engine {
             },
         };
         Ok(HttpResponse::json(200, &response))
+    }
+
+    /// Every document's score and tokens, in request order; the first pair that breaks
+    /// the length rules fails the whole request.
+    fn score_documents(&self, query: &str, documents: &[String]) -> Result<Vec<Scored>, ApiError> {
+        let query_ids = self.query_tokens(query)?;
+        let terms = QueryTerms::of(&query_ids);
+        let score = |(index, document): (usize, &String)| {
+            let ids = self.document_tokens(index, query_ids.len(), document)?;
+            Ok(Scored {
+                index,
+                tokens: query_ids.len() + ids.len(),
+                score: sigmoid(terms.logit(&ids)),
+            })
+        };
+        documents.iter().enumerate().map(score).collect()
     }
 
     /// The query's ids; it is never cut, so over the limit it is refused (except under
