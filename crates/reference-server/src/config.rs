@@ -33,6 +33,10 @@ pub struct Config {
     pub api_key: Option<String>,
     /// Maximum number of inputs in one request (OpenAI's limit is 2048).
     pub max_batch: usize,
+    /// Maximum number of `documents` in one rerank request: 1000, the most Cohere
+    /// recommends and Voyage accepts, so a client that stays within those limits is never
+    /// refused here. Must be at least 1.
+    pub max_rerank_documents: usize,
     /// Text prepended to each input when the request has `input_type: "query"`.
     pub query_instruction: String,
     /// Size of the toy tokenizer's vocabulary; token-id inputs must be below it.
@@ -51,6 +55,7 @@ impl Default for Config {
             overlength: OverlengthPolicy::default(),
             api_key: None,
             max_batch: 2048,
+            max_rerank_documents: 1000,
             query_instruction: DEFAULT_QUERY_INSTRUCTION.to_owned(),
             vocab_size: 50_000,
             max_body_bytes: 16 * 1024 * 1024,
@@ -68,6 +73,7 @@ impl fmt::Debug for Config {
             .field("overlength", &self.overlength)
             .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
             .field("max_batch", &self.max_batch)
+            .field("max_rerank_documents", &self.max_rerank_documents)
             .field("query_instruction", &self.query_instruction)
             .field("vocab_size", &self.vocab_size)
             .field("max_body_bytes", &self.max_body_bytes)
@@ -133,6 +139,7 @@ mod tests {
         assert_eq!(config.overlength, OverlengthPolicy::Truncate);
         assert_eq!(config.api_key, None);
         assert_eq!(config.max_batch, 2048);
+        assert_eq!(config.max_rerank_documents, 1000);
         assert!(config.query_instruction.ends_with("\nQuery: "));
         assert_eq!(config.vocab_size, 50_000);
         assert_eq!(config.max_body_bytes, 16 * 1024 * 1024);

@@ -13,7 +13,8 @@ use clap::error::ErrorKind;
 use reference_server::{Config, OverlengthPolicy, spawn};
 use thiserror::Error;
 
-/// A strictly conforming, deterministic OpenAI-compatible /v1/embeddings server.
+/// A strictly conforming, deterministic OpenAI-compatible /v1/embeddings server that
+/// answers Cohere/Jina-style /v1/rerank too.
 #[derive(Debug, Parser)]
 #[command(name = "embedcheck-reference-server", version)]
 struct Args {
@@ -41,6 +42,9 @@ struct Args {
     /// Maximum number of inputs per request.
     #[arg(long, default_value_t = Config::default().max_batch, value_parser = positive)]
     max_batch: usize,
+    /// Maximum number of documents per rerank request.
+    #[arg(long, default_value_t = Config::default().max_rerank_documents, value_parser = positive)]
+    max_rerank_documents: usize,
     /// Require `Authorization: Bearer <key>`, the key read from this environment variable.
     #[arg(long, value_name = "NAME")]
     api_key_env: Option<String>,
@@ -101,6 +105,7 @@ fn config(args: Args) -> Result<Config, CliError> {
         overlength: args.overlength,
         api_key,
         max_batch: args.max_batch,
+        max_rerank_documents: args.max_rerank_documents,
         ..Config::default()
     })
 }
@@ -175,6 +180,8 @@ mod tests {
             "reject",
             "--max-batch",
             "3",
+            "--max-rerank-documents",
+            "5",
         ])
         .expect("valid options");
         let config = config(args).expect("valid");
@@ -184,6 +191,7 @@ mod tests {
         assert!(!config.matryoshka);
         assert_eq!(config.overlength, OverlengthPolicy::Reject);
         assert_eq!(config.max_batch, 3);
+        assert_eq!(config.max_rerank_documents, 5);
     }
 
     #[test]
@@ -191,6 +199,7 @@ mod tests {
         for bad in [
             &["--overlength", "drop"][..],
             &["--dimensions", "0"],
+            &["--max-rerank-documents", "0"],
             &["--port", "x"],
             &["--bogus"],
         ] {

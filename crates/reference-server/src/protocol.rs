@@ -6,6 +6,7 @@
 
 mod error;
 mod request;
+mod rerank;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
@@ -14,6 +15,7 @@ use serde::Serialize;
 pub use error::ApiError;
 pub use request::KNOWN_FIELDS;
 use request::{EmbeddingRequest, EncodingFormat, Input, InputType};
+pub use rerank::{RERANK_FIELDS, rerank_logit, rerank_score};
 
 use crate::config::{Config, OverlengthPolicy};
 use crate::embedding::{embed_tokens, truncate_dimensions};
@@ -61,18 +63,22 @@ impl HttpResponse {
     }
 }
 
-/// A strictly conforming, deterministic `/v1/embeddings` + `/v1/models` implementation.
+/// A strictly conforming, deterministic `/v1/embeddings` + `/v1/models` + `/v1/rerank`
+/// implementation; one served model answers both embeddings and rerank.
 #[derive(Debug, Clone)]
 pub struct Engine {
     config: Config,
 }
 
 /// The paths the engine serves; `/embeddings` and `/models` are accepted too so clients
-/// configured with a base URL lacking `/v1` still work.
+/// configured with a base URL lacking `/v1` still work. Rerank answers on every path a
+/// Cohere/Jina-style client is known to call: `/v1/rerank` (Cohere v1, Jina), `/v2/rerank`
+/// (Cohere's v2 SDK) and `/rerank` (TEI- and Infinity-style base URLs).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Route {
     Embeddings,
     Models,
+    Rerank,
 }
 
 impl Route {
@@ -80,13 +86,14 @@ impl Route {
         match path {
             "/v1/embeddings" | "/embeddings" => Some(Self::Embeddings),
             "/v1/models" | "/models" => Some(Self::Models),
+            "/v1/rerank" | "/rerank" | "/v2/rerank" => Some(Self::Rerank),
             _ => None,
         }
     }
 
     fn method(self) -> &'static str {
         match self {
-            Self::Embeddings => "POST",
+            Self::Embeddings | Self::Rerank => "POST",
             Self::Models => "GET",
         }
     }
@@ -130,6 +137,7 @@ impl Engine {
         }
         match route {
             Route::Embeddings => self.embeddings(request),
+            Route::Rerank => self.rerank(request),
             Route::Models => Ok(HttpResponse::json(200, &ModelList::of(&self.config))),
         }
     }
@@ -200,7 +208,8 @@ impl Engine {
         }
         match self.config.overlength {
             OverlengthPolicy::Reject => Err(ApiError::ContextLengthExceeded {
-                index,
+                param: "input",
+                location: format!("input[{index}]"),
                 tokens: ids.len(),
                 max,
             }),

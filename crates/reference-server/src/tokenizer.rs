@@ -60,8 +60,9 @@ fn pieces(text: &str) -> Vec<&str> {
     pieces
 }
 
-/// 64-bit FNV-1a: tiny, well specified and identical on every platform.
-fn fnv1a64(bytes: &[u8]) -> u64 {
+/// 64-bit FNV-1a: tiny, well specified and identical on every platform. The rerank
+/// scores' tie-breaker and response id use it too, for the same reasons.
+pub(crate) fn fnv1a64(bytes: &[u8]) -> u64 {
     const OFFSET_BASIS: u64 = 0xcbf2_9ce4_8422_2325;
     const PRIME: u64 = 0x0000_0100_0000_01b3;
     bytes.iter().fold(OFFSET_BASIS, |hash, &byte| {

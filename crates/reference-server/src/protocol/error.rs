@@ -10,7 +10,9 @@ use super::HttpResponse;
 ///
 /// Messages follow OpenAI's wording where it is known (unknown argument, unknown model,
 /// batch size, `dimensions` on a model without Matryoshka support) so clients that match
-/// on it behave as against OpenAI; elsewhere they name the parameter and the limit.
+/// on it behave as against OpenAI; elsewhere they name the parameter and the limit. The
+/// variants shared by embeddings and rerank carry the parameter they concern, so one
+/// wording serves `input` and `documents` alike.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum ApiError {
     /// Missing, malformed or wrong `Authorization` header while a key is configured.
@@ -47,7 +49,8 @@ pub enum ApiError {
     /// A required field is absent.
     #[error("Missing required parameter: '{0}'.")]
     MissingParameter(&'static str),
-    /// A field (or an element of `input`, named by `location`) has the wrong JSON type.
+    /// A field (or an element of `input` or `documents`, named by `location`) has the wrong
+    /// JSON type.
     #[error("Invalid type for '{location}': expected {expected}, but got {actual} instead.")]
     InvalidType {
         param: &'static str,
@@ -65,15 +68,29 @@ pub enum ApiError {
     /// A `model` other than the one served.
     #[error("The model `{0}` does not exist")]
     ModelNotFound(String),
-    /// `input: []`.
-    #[error("'$.input' is invalid: it must contain at least one item")]
-    EmptyInputArray,
-    /// An empty string, or an empty token array, at `location`.
+    /// An empty array where at least one item is needed: `input: []`, `documents: []`.
+    #[error("'$.{0}' is invalid: it must contain at least one item")]
+    EmptyArray(&'static str),
+    /// An empty string, or an empty token array, at `location` (part of `param`).
     #[error("'{location}' is invalid: an input must not be empty")]
-    EmptyInput { location: String },
-    /// More inputs than `Config::max_batch`.
-    #[error("'$.input' is invalid: array length must be {max} or less, but got {len}")]
-    TooManyInputs { len: usize, max: usize },
+    EmptyInput {
+        param: &'static str,
+        location: String,
+    },
+    /// More items in `param` than its limit (`Config::max_batch` for `input`,
+    /// `Config::max_rerank_documents` for `documents`).
+    #[error("'$.{param}' is invalid: array length must be {max} or less, but got {len}")]
+    TooManyInputs {
+        param: &'static str,
+        len: usize,
+        max: usize,
+    },
+    /// A rerank document given as an object with a field besides `text`.
+    #[error(
+        "Invalid value for 'documents[{index}]': unrecognized field '{field}'; a document is \
+         a string or an object with only a string 'text'."
+    )]
+    UnknownDocumentField { index: usize, field: String },
     /// A token id that is negative or not below the vocabulary size.
     #[error(
         "input[{index}] contains token id {token}, outside this model's vocabulary \
@@ -84,18 +101,19 @@ pub enum ApiError {
         token: String,
         vocab_size: u32,
     },
-    /// An input over `Config::max_input_tokens` under `OverlengthPolicy::Reject`.
-    #[error(
-        "input[{index}] has {tokens} tokens; this model's maximum context length is {max} tokens"
-    )]
+    /// Text over `Config::max_input_tokens` that may not be cut: an input or a (query,
+    /// document) pair under `OverlengthPolicy::Reject`, or a rerank query, which is never
+    /// cut. `location` names it within `param` ("input[1]", "the query with documents[3]").
+    #[error("{location} has {tokens} tokens; this model's maximum context length is {max} tokens")]
     ContextLengthExceeded {
-        index: usize,
+        param: &'static str,
+        location: String,
         tokens: usize,
         max: usize,
     },
-    /// `dimensions` below 1; holds the value as sent.
-    #[error("'dimensions' must be at least 1, but got {0}")]
-    DimensionsTooSmall(String),
+    /// An integer parameter below 1 (`dimensions`, `top_n`); `value` is as sent.
+    #[error("'{param}' must be at least 1, but got {value}")]
+    NotPositive { param: &'static str, value: String },
     /// `dimensions` above the native size; `requested` is the value as sent.
     #[error("'dimensions' must be at most {native}, this model's native size, but got {requested}")]
     DimensionsTooLarge { requested: String, native: usize },
@@ -126,17 +144,17 @@ impl ApiError {
         match self {
             Self::UnrecognizedArgument(name) => Some(name),
             Self::MissingParameter(param)
+            | Self::EmptyArray(param)
+            | Self::EmptyInput { param, .. }
+            | Self::TooManyInputs { param, .. }
+            | Self::ContextLengthExceeded { param, .. }
+            | Self::NotPositive { param, .. }
             | Self::InvalidType { param, .. }
             | Self::UnsupportedValue { param, .. } => Some(param),
             Self::ModelNotFound(_) => Some("model"),
-            Self::EmptyInputArray
-            | Self::EmptyInput { .. }
-            | Self::TooManyInputs { .. }
-            | Self::TokenOutOfRange { .. }
-            | Self::ContextLengthExceeded { .. } => Some("input"),
-            Self::DimensionsTooSmall(_)
-            | Self::DimensionsTooLarge { .. }
-            | Self::DimensionsNotSupported => Some("dimensions"),
+            Self::TokenOutOfRange { .. } => Some("input"),
+            Self::UnknownDocumentField { .. } => Some("documents"),
+            Self::DimensionsTooLarge { .. } | Self::DimensionsNotSupported => Some("dimensions"),
             _ => None,
         }
     }
@@ -262,6 +280,9 @@ mod tests {
         let (response, body) = rendered(ApiError::Internal("boom".to_owned()));
         assert_eq!(response.status, 500);
         assert_eq!(body["error"]["type"], "server_error");
-        assert_eq!(ApiError::EmptyInputArray.kind(), "invalid_request_error");
+        assert_eq!(
+            ApiError::EmptyArray("input").kind(),
+            "invalid_request_error"
+        );
     }
 }

@@ -2,7 +2,8 @@
 //!
 //! Validation is strict in the way OpenAI's is: the schema has `additionalProperties:
 //! false`, so every field is checked for presence, type and value, and the first problem
-//! is reported with the parameter it concerns.
+//! is reported with the parameter it concerns. The parts that are not about embeddings
+//! (the body as an object, unknown fields, `model`, JSON types) serve the rerank request too.
 
 use serde_json::{Map, Number, Value};
 
@@ -62,12 +63,8 @@ pub(crate) enum InputType {
 impl EmbeddingRequest {
     /// Parses `body` and validates it against what `config` serves.
     pub(crate) fn from_json(body: &[u8], config: &Config) -> Result<Self, ApiError> {
-        let value: Value =
-            serde_json::from_slice(body).map_err(|e| ApiError::MalformedJson(e.to_string()))?;
-        let Value::Object(mut fields) = value else {
-            return Err(ApiError::BodyNotObject(json_kind(&value)));
-        };
-        reject_unknown_fields(&fields)?;
+        let mut fields = json_object(body)?;
+        reject_unknown_fields(&fields, &KNOWN_FIELDS)?;
         check_model(required(&mut fields, "model")?, &config.model_id)?;
         let inputs = parse_input(required(&mut fields, "input")?, config)?;
         let encoding = fields
@@ -93,18 +90,34 @@ impl EmbeddingRequest {
     }
 }
 
-fn reject_unknown_fields(fields: &Map<String, Value>) -> Result<(), ApiError> {
-    match fields.keys().find(|k| !KNOWN_FIELDS.contains(&k.as_str())) {
+/// The top-level fields of a JSON body, which must be an object.
+pub(super) fn json_object(body: &[u8]) -> Result<Map<String, Value>, ApiError> {
+    let value: Value =
+        serde_json::from_slice(body).map_err(|e| ApiError::MalformedJson(e.to_string()))?;
+    match value {
+        Value::Object(fields) => Ok(fields),
+        other => Err(ApiError::BodyNotObject(json_kind(&other))),
+    }
+}
+
+pub(super) fn reject_unknown_fields(
+    fields: &Map<String, Value>,
+    known: &[&str],
+) -> Result<(), ApiError> {
+    match fields.keys().find(|k| !known.contains(&k.as_str())) {
         Some(name) => Err(ApiError::UnrecognizedArgument(name.clone())),
         None => Ok(()),
     }
 }
 
-fn required(fields: &mut Map<String, Value>, name: &'static str) -> Result<Value, ApiError> {
+pub(super) fn required(
+    fields: &mut Map<String, Value>,
+    name: &'static str,
+) -> Result<Value, ApiError> {
     fields.remove(name).ok_or(ApiError::MissingParameter(name))
 }
 
-fn check_model(value: Value, served: &str) -> Result<(), ApiError> {
+pub(super) fn check_model(value: Value, served: &str) -> Result<(), ApiError> {
     let model = expect_string(value, "model")?;
     if model == served {
         Ok(())
@@ -130,9 +143,9 @@ fn parse_input(value: Value, config: &Config) -> Result<Vec<Input>, ApiError> {
 /// then have the same form, so mixed arrays are rejected item by item.
 fn parse_input_array(items: Vec<Value>, config: &Config) -> Result<Vec<Input>, ApiError> {
     match items.first() {
-        None => Err(ApiError::EmptyInputArray),
+        None => Err(ApiError::EmptyArray("input")),
         Some(Value::String(_)) => {
-            check_batch_size(items.len(), config.max_batch)?;
+            check_batch_size("input", items.len(), config.max_batch)?;
             let texts = items.into_iter().enumerate().map(|(index, item)| {
                 let location = format!("input[{index}]");
                 match item {
@@ -148,12 +161,13 @@ fn parse_input_array(items: Vec<Value>, config: &Config) -> Result<Vec<Input>, A
             config.vocab_size,
         )?)]),
         Some(Value::Array(_)) => {
-            check_batch_size(items.len(), config.max_batch)?;
+            check_batch_size("input", items.len(), config.max_batch)?;
             let arrays = items
                 .into_iter()
                 .enumerate()
                 .map(|(index, item)| match item {
                     Value::Array(ids) if ids.is_empty() => Err(ApiError::EmptyInput {
+                        param: "input",
                         location: format!("input[{index}]"),
                     }),
                     Value::Array(ids) => {
@@ -177,9 +191,14 @@ fn parse_input_array(items: Vec<Value>, config: &Config) -> Result<Vec<Input>, A
     }
 }
 
-fn check_batch_size(len: usize, max: usize) -> Result<(), ApiError> {
+/// At most `max` items in the array `param`.
+pub(super) fn check_batch_size(
+    param: &'static str,
+    len: usize,
+    max: usize,
+) -> Result<(), ApiError> {
     if len > max {
-        Err(ApiError::TooManyInputs { len, max })
+        Err(ApiError::TooManyInputs { param, len, max })
     } else {
         Ok(())
     }
@@ -188,6 +207,7 @@ fn check_batch_size(len: usize, max: usize) -> Result<(), ApiError> {
 fn text_input(text: String, location: &str) -> Result<Input, ApiError> {
     if text.is_empty() {
         Err(ApiError::EmptyInput {
+            param: "input",
             location: location.to_owned(),
         })
     } else {
@@ -255,7 +275,10 @@ fn parse_dimensions(value: Value, config: &Config) -> Result<usize, ApiError> {
         ));
     };
     if dims < 1 {
-        return Err(ApiError::DimensionsTooSmall(shown));
+        return Err(ApiError::NotPositive {
+            param: "dimensions",
+            value: shown,
+        });
     }
     let native = config.native_dimensions;
     match usize::try_from(dims) {
@@ -281,14 +304,14 @@ fn parse_input_type(value: Value) -> Result<InputType, ApiError> {
     }
 }
 
-fn expect_string(value: Value, param: &'static str) -> Result<String, ApiError> {
+pub(super) fn expect_string(value: Value, param: &'static str) -> Result<String, ApiError> {
     match value {
         Value::String(s) => Ok(s),
         other => Err(invalid_type(param, param.to_owned(), "a string", &other)),
     }
 }
 
-fn invalid_type(
+pub(super) fn invalid_type(
     param: &'static str,
     location: String,
     expected: &'static str,
@@ -304,7 +327,7 @@ fn invalid_type(
 
 /// An integer in JSON Schema's sense: a number with an integral value, so `256.0` counts
 /// and `256.5` does not. Huge floats saturate, which still fails every range check.
-fn json_integer(number: &Number) -> Option<i128> {
+pub(super) fn json_integer(number: &Number) -> Option<i128> {
     if let Some(n) = number.as_i64() {
         return Some(n.into());
     }
@@ -419,7 +442,11 @@ mod tests {
         assert!(parse_with(request(json!({"input": ["a", "b"]})), &config).is_ok());
         assert_eq!(
             parse_with(request(json!({"input": [[1], [2], [3]]})), &config),
-            Err(ApiError::TooManyInputs { len: 3, max: 2 })
+            Err(ApiError::TooManyInputs {
+                param: "input",
+                len: 3,
+                max: 2
+            })
         );
     }
 
