@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the lab's pieces, each into its own venv under the state dir.
-# Usage: lab/install.sh [model|infinity|vllm|dynamo|llamacpp|litellm|clients|llamaserver|litserve|portkey|qwen3tiny ...]
-# With no argument, installs all of them in the order the README gives.
+# Usage: lab/install.sh [model|infinity|vllm|dynamo|llamacpp|litellm|clients|llamaserver|litserve|portkey|qwen3tiny|rerank-clients ...]
+# With no argument, installs all of them in the order the README gives (rerank-clients only when named).
 # Idempotent: a piece whose venv carries a matching marker is skipped.
 set -euo pipefail
 # shellcheck source=lib.sh
@@ -360,6 +360,27 @@ install_litserve() {
   log "litserve: installed"
 }
 
+# The rerank clients (lab/clients/rerank_check.py): the Cohere SDK with LangChain's and
+# LlamaIndex's Cohere rerankers in one venv (both cap cohere below 6 and 7, so it resolves to
+# 5.21.1), and the newest Cohere SDK alone in a second venv.
+install_rerank_clients() {
+  local main="cohere==5.21.1 langchain-cohere==0.6.0 llama-index-postprocessor-cohere-rerank==0.10.0"
+  local c7="cohere==7.3.1"
+  local spec="$main | $c7"
+  is_done rerank-clients "$spec" && { log "rerank-clients: already installed"; return; }
+  ensure_uv
+  log "rerank-clients: installing $main; $c7 (venv rerank-clients-cohere7)"
+  make_venv rerank-clients
+  # shellcheck disable=SC2086
+  uv_install rerank-clients $main
+  write_lock rerank-clients
+  make_venv rerank-clients-cohere7
+  uv_install rerank-clients-cohere7 "$c7"
+  write_lock rerank-clients-cohere7
+  mark_done rerank-clients "$spec"
+  log "rerank-clients: installed"
+}
+
 # Portkey's open-source gateway from npm, with the machine's Node: lab/portkey/package.json
 # (exact version, @hono/node-server overridden to 1.14.1) and its package-lock.json, installed
 # with `npm ci` into the state dir; no install scripts run (its postinstall is patch-package,
@@ -470,6 +491,7 @@ for piece in "$@"; do
     litserve) install_litserve ;;
     portkey) install_portkey ;;
     qwen3tiny) install_qwen3tiny ;;
+    rerank-clients) install_rerank_clients ;;
     *) die "unknown piece '$piece' (one of: ${ORDER[*]})" ;;
   esac
   log "$piece: done in $((SECONDS - start)) s"
