@@ -810,7 +810,12 @@ async fn the_models_own_length_outranks_where_the_server_cuts() {
         reference: Some(common::known_answers(&persona("model", model, &[]))),
         ..settings()
     };
-    let audit = common::audit_with(&server, settings, &families(&["consistency", "over-length"])).await;
+    let audit = common::audit_with(
+        &server,
+        settings,
+        &families(&["consistency", "over-length"]),
+    )
+    .await;
     let (outcome, reason) = outcome(&audit, "LEN-006");
     assert_eq!(outcome, Outcome::Fail, "{reason}");
     assert!(
@@ -859,7 +864,10 @@ async fn token_ids_without_the_eos_are_reported_as_embedded_as_sent() {
         .lines()
         .map(|l| serde_json::from_str(l).expect("a JSON line"))
         .collect();
-    let last_id = lines[1]["ids"].as_array().and_then(|ids| ids.last()).cloned();
+    let last_id = lines[1]["ids"]
+        .as_array()
+        .and_then(|ids| ids.last())
+        .cloned();
     lines[0]["tokenizer"] = serde_json::json!({
         "normalizer": "NFC", "appends_eos": true, "eos_token": "<|endoftext|>", "eos_token_id": last_id,
     });
@@ -874,7 +882,9 @@ async fn token_ids_without_the_eos_are_reported_as_embedded_as_sent() {
     let line = observation(&audit, "token_ids_as_sent");
     assert!(
         line.starts_with("en-cat's token ids as the tokenizer makes them: cosine 1.0000")
-            && line.contains("ids are embedded as sent, so a client sending ids must append <|endoftext|> itself"),
+            && line.contains(
+                "ids are embedded as sent, so a client sending ids must append <|endoftext|> itself"
+            ),
         "{line}"
     );
 }
