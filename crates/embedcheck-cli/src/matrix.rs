@@ -15,6 +15,8 @@
 //! max_input_tokens = 256
 //! reference = "fixtures/reference/all-MiniLM-L6-v2.jsonl"
 //! same_model = "all-MiniLM-L6-v2"    # groups servers whose model ids differ
+//! rerank_model = "tiny-rerank-bert"   # the model /v1/rerank is asked for
+//! rerank_reference = "fixtures/reference/tiny-rerank-bert.jsonl"
 //!
 //! [[server]]
 //! label = "azure"
@@ -62,6 +64,10 @@ pub(crate) struct ServerSpec {
     pub expectations: Option<PathBuf>,
     /// This server's known answers (`--reference`), when they differ from the run's.
     pub reference: Option<PathBuf>,
+    /// The model it reranks with (`--rerank-model`), when it differs from the run's.
+    pub rerank_model: Option<String>,
+    /// Its reranker's own scores (`--rerank-reference`), when they differ from the run's.
+    pub rerank_reference: Option<PathBuf>,
     /// The model it serves, when its model id differs from the others' for the same
     /// model (`BAAI/bge-m3` here, `bge-m3:latest` there): servers of one model are
     /// compared on the probe texts.
@@ -145,7 +151,11 @@ fn prepare(options: &Options, spec: &ServerSpec, seed: u64) -> Result<Prepared, 
     if let Some(path) = &spec.reference {
         settings.reference = Some(plan::reference(path)?);
     }
+    if let Some(path) = &spec.rerank_reference {
+        settings.rerank_reference = Some(plan::rerank_reference(path)?);
+    }
     settings.model = spec.model.clone().or(settings.model);
+    settings.rerank_model = spec.rerank_model.clone().or(settings.rerank_model);
     if let Some(word) = &spec.matryoshka {
         settings.matryoshka = declared::<Matryoshka>(word, "matryoshka", &spec.label)?;
     }

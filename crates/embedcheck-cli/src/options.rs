@@ -2,7 +2,7 @@
 //! environment variable).
 
 use clap::Parser;
-use embedcheck_core::catalogue::ContractVersion;
+use embedcheck_core::catalogue::ContractPin;
 use embedcheck_core::declared::{DEFAULT_QUERY_TASK, Matryoshka, Overlength, QueryTemplate, Words};
 use embedcheck_core::session::DEFAULT_CASES;
 use std::path::PathBuf;
@@ -25,7 +25,7 @@ pub struct Options {
 
     /// A matrix of servers from a TOML file: [[server]] entries with label, endpoint and
     /// optionally model, api_key_env, matryoshka, overlength, max_input_tokens,
-    /// query_instruction, expectations, reference.
+    /// query_instruction, expectations, reference, rerank_model, rerank_reference.
     #[arg(long, env = "EMBEDCHECK_SERVERS", value_name = "FILE", conflicts_with_all = ["endpoint", "baseline"])]
     pub servers: Option<PathBuf>,
 
@@ -170,6 +170,16 @@ pub struct Options {
     #[arg(long, env = "EMBEDCHECK_REFERENCE", value_name = "FILE")]
     pub reference: Option<PathBuf>,
 
+    /// Model to rerank with (default: --model, else the first id from GET /v1/models).
+    #[arg(long, env = "EMBEDCHECK_RERANK_MODEL", value_name = "ID")]
+    pub rerank_model: Option<String>,
+
+    /// The reranker's own scores (JSON Lines: a header, then {"query", "documents",
+    /// "scores", "raw"} per case, as lab/rerank_reference.py writes them from the model's
+    /// own library): the rerank-scores family holds the server's scores against them.
+    #[arg(long, env = "EMBEDCHECK_RERANK_REFERENCE", value_name = "FILE")]
+    pub rerank_reference: Option<PathBuf>,
+
     /// Cosine with the reference a vector must reach (engines on the same weights agree
     /// above 0.999; broken pooling falls far below).
     #[arg(long, env = "EMBEDCHECK_REFERENCE_THRESHOLD", value_name = "COSINE",
@@ -210,11 +220,17 @@ pub struct Options {
     #[arg(long, env = "EMBEDCHECK_EXPECTATIONS", value_name = "FILE")]
     pub expectations: Option<PathBuf>,
 
-    /// Score only the clauses of this contract version (e.g. 1.0): clauses added or
-    /// changed later still run and are reported as not scored, so a server's CI stays
-    /// green when the suite learns a new clause. Default: this build's contract.
-    #[arg(long, env = "EMBEDCHECK_CONTRACT", value_name = "VERSION", value_parser = contract)]
-    pub contract: Option<ContractVersion>,
+    /// Score only the clauses of this contract version (e.g. 1.0, or rerank=1.0 for the
+    /// rerank contract; repeatable): clauses added or changed later still run and are
+    /// reported as not scored, so a server's CI stays green when the suite learns a new
+    /// clause. Default: this build's contracts.
+    #[arg(
+        long,
+        env = "EMBEDCHECK_CONTRACT",
+        value_name = "[rerank=]VERSION",
+        value_delimiter = ','
+    )]
+    pub contract: Vec<ContractPin>,
 
     /// A known failure that now passes does not fail the run (by default it does, until
     /// the known-failures file is updated).
@@ -228,11 +244,6 @@ pub struct Options {
     /// Print this help.
     #[arg(long, short = 'h')]
     pub help: bool,
-}
-
-/// A contract version this build knows.
-fn contract(word: &str) -> Result<ContractVersion, String> {
-    embedcheck_core::catalogue::Catalogue::shipped().known_version(word)
 }
 
 /// A positive, finite number.

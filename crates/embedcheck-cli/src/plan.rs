@@ -10,7 +10,7 @@ use embedcheck_core::migration::corpus::Corpus;
 use embedcheck_core::migration::latency::LoadPlan;
 use embedcheck_core::migration::retrieval::Instruction;
 use embedcheck_core::migration::{Plan, Server};
-use embedcheck_core::reference::Reference;
+use embedcheck_core::reference::{Reference, RerankReference};
 use embedcheck_core::session::Settings;
 use embedcheck_core::vendor::Profile;
 use std::sync::Arc;
@@ -123,7 +123,7 @@ pub(crate) fn known_failures(
 ) -> Result<Expectations, RunError> {
     Ok(Expectations::load(explicit, label)?
         .allowing_fixed(options.allow_fixed)
-        .pinned_to(options.contract))
+        .pinned_to(&options.contract))
 }
 
 /// The transport for `target`, reached as `access` says.
@@ -177,6 +177,12 @@ pub(crate) fn settings(options: &Options, seed: u64) -> Result<Settings, RunErro
         reference_threshold: options.reference_threshold,
         rate: options.rate,
         dry_run: options.dry_run,
+        rerank_model: options.rerank_model.clone(),
+        rerank_reference: options
+            .rerank_reference
+            .as_deref()
+            .map(rerank_reference)
+            .transpose()?,
     })
 }
 
@@ -225,6 +231,11 @@ pub(crate) fn spend_line(options: &Options, requests: u64, tokens: u64) -> Strin
 /// A reference file, read once and shared by every server that uses it.
 pub(crate) fn reference(path: &std::path::Path) -> Result<Arc<Reference>, RunError> {
     Ok(Arc::new(Reference::load(path)?))
+}
+
+/// A rerank reference file, read once and shared by every server that uses it.
+pub(crate) fn rerank_reference(path: &std::path::Path) -> Result<Arc<RerankReference>, RunError> {
+    Ok(Arc::new(RerankReference::load(path)?))
 }
 
 /// The baseline server, its known failures and the plan, when `--baseline` asks for

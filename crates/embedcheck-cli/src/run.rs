@@ -11,7 +11,7 @@ use embedcheck_core::expectations::Expectations;
 use embedcheck_core::http::Target;
 use embedcheck_core::migration::{Server, audit_pair};
 use embedcheck_core::report;
-use embedcheck_core::report::{Comparison, Report, Tool};
+use embedcheck_core::report::{Comparison, ContractScore, Report, Tool};
 use embedcheck_core::session::{Interrupt, Session};
 use embedcheck_core::snapshot;
 use reference_server::RunningServer;
@@ -65,7 +65,7 @@ pub(crate) fn matrix(
         Vec::new(),
         interrupt.is_triggered(),
     );
-    report.contract.scored = options.contract;
+    report.contract = ContractScore::pinned(&options.contract);
     let groups = agreement::compare(&vectors, options.reference_threshold);
     for outlier in groups.iter().flat_map(|g| &g.outliers) {
         println!("{}", outlier.sentence());
@@ -208,7 +208,7 @@ async fn audit_async(options: &Options, selected: &[&Clause]) -> Result<Report, 
         interrupt.is_triggered(),
     );
     report.behaviour_snapshots = snapshots;
-    report.contract.scored = options.contract;
+    report.contract = ContractScore::pinned(&options.contract);
     Ok(report)
 }
 

@@ -1,15 +1,63 @@
-//! The clause catalogue: the contract as data, loaded from `specs/clauses.json`.
+//! The clause catalogue: the contracts as data, one file each: `specs/clauses.json`
+//! (embeddings) and `specs/rerank/clauses.json` (rerank).
 //!
 //! The catalogue is the single source of wording. Code names a clause by its ID and
-//! finds its level, family and normative sentence here, so a report never paraphrases
-//! the contract and an ID is never reused with another meaning.
+//! finds its level, family, contract and normative sentence here, so a report never
+//! paraphrases the contract and an ID is never reused with another meaning. IDs are
+//! unique across contracts, so one filter, one known-failures file and one report hold
+//! both.
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt;
 
-/// The catalogue as shipped with this build.
+/// The embeddings contract as shipped with this build.
 const CATALOGUE_JSON: &str = include_str!("../specs/clauses.json");
+
+/// The rerank contract as shipped with this build.
+const RERANK_CATALOGUE_JSON: &str = include_str!("../specs/rerank/clauses.json");
+
+/// An endpoint contract: what a set of clauses is about.
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum ContractId {
+    /// `POST /v1/embeddings`, OpenAI's.
+    #[default]
+    Embeddings,
+    /// `POST /v1/rerank` (also `/rerank`, `/v2/rerank`), Cohere's and Jina's shape.
+    Rerank,
+}
+
+impl ContractId {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ContractId::Embeddings => "embeddings",
+            ContractId::Rerank => "rerank",
+        }
+    }
+}
+
+impl fmt::Display for ContractId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl std::str::FromStr for ContractId {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        match text {
+            "embeddings" => Ok(ContractId::Embeddings),
+            "rerank" => Ok(ContractId::Rerank),
+            other => Err(format!(
+                "unknown contract {other:?}: this build knows embeddings and rerank"
+            )),
+        }
+    }
+}
 
 /// RFC 2119 requirement level of a clause.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
@@ -47,9 +95,20 @@ pub enum Family {
     Consistency,
     Auth,
     Reference,
+    RerankShape,
+    RerankScores,
+    RerankLimits,
 }
 
 impl Family {
+    /// The contract the family's clauses belong to.
+    pub fn contract(self) -> ContractId {
+        match self {
+            Family::RerankShape | Family::RerankScores | Family::RerankLimits => ContractId::Rerank,
+            _ => ContractId::Embeddings,
+        }
+    }
+
     /// The name used in reports, filters and `specs/clauses.json`.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -64,6 +123,9 @@ impl Family {
             Family::Consistency => "consistency",
             Family::Auth => "auth",
             Family::Reference => "reference",
+            Family::RerankShape => "rerank-shape",
+            Family::RerankScores => "rerank-scores",
+            Family::RerankLimits => "rerank-limits",
         }
     }
 }
@@ -114,9 +176,33 @@ impl<'de> Deserialize<'de> for ContractVersion {
     }
 }
 
-/// The contract's versions: the current one, and what each changed.
+/// A pin given on the command line: `1.2` pins the embeddings contract, `rerank=1.0`
+/// the named one. Only versions this build knows are accepted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ContractPin {
+    pub contract: ContractId,
+    pub version: ContractVersion,
+}
+
+impl std::str::FromStr for ContractPin {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        let (contract, version) = match text.split_once('=') {
+            Some((name, version)) => (name.trim().parse()?, version),
+            None => (ContractId::Embeddings, text),
+        };
+        let version = Catalogue::shipped().known_version_of(contract, version)?;
+        Ok(ContractPin { contract, version })
+    }
+}
+
+/// A contract's versions: the current one, and what each changed.
 #[derive(Clone, Debug, Deserialize)]
 pub struct Contract {
+    /// Which contract (embeddings when the file names none).
+    #[serde(default)]
+    pub name: ContractId,
     pub version: ContractVersion,
     pub versions: Vec<VersionNote>,
 }
@@ -152,11 +238,24 @@ pub struct Clause {
     pub sources: Vec<String>,
 }
 
-/// The whole catalogue, in the order clauses are run and reported.
+/// One contract's catalogue file.
 #[derive(Clone, Debug, Deserialize)]
+struct CatalogueFile {
+    catalogue_version: u32,
+    contract: Contract,
+    sources: BTreeMap<String, String>,
+    clauses: Vec<Clause>,
+}
+
+/// Every contract's clauses, in the order they are run and reported: the embeddings
+/// contract's, then the rerank contract's.
+#[derive(Clone, Debug)]
 pub struct Catalogue {
     pub catalogue_version: u32,
+    /// The embeddings contract's versions, which a plain `--contract 1.2` pins.
     pub contract: Contract,
+    /// The rerank contract's versions.
+    pub rerank: Contract,
     /// Source keys used by clauses, each with a description of what was read.
     pub sources: BTreeMap<String, String>,
     pub clauses: Vec<Clause>,
@@ -169,7 +268,19 @@ impl Catalogue {
     pub fn shipped() -> &'static Catalogue {
         static SHIPPED: std::sync::OnceLock<Catalogue> = std::sync::OnceLock::new();
         SHIPPED.get_or_init(|| {
-            serde_json::from_str(CATALOGUE_JSON).expect("specs/clauses.json is valid")
+            let embeddings: CatalogueFile =
+                serde_json::from_str(CATALOGUE_JSON).expect("specs/clauses.json is valid");
+            let rerank: CatalogueFile = serde_json::from_str(RERANK_CATALOGUE_JSON)
+                .expect("specs/rerank/clauses.json is valid");
+            let mut sources = embeddings.sources;
+            sources.extend(rerank.sources);
+            Catalogue {
+                catalogue_version: embeddings.catalogue_version,
+                contract: embeddings.contract,
+                rerank: rerank.contract,
+                sources,
+                clauses: [embeddings.clauses, rerank.clauses].concat(),
+            }
         })
     }
 
@@ -177,26 +288,39 @@ impl Catalogue {
         self.clauses.iter().find(|c| c.id == id)
     }
 
-    /// `version` if this catalogue knows it, else why not.
-    pub fn known_version(&self, version: &str) -> Result<ContractVersion, String> {
+    /// The versions of `contract`.
+    pub fn contract_of(&self, contract: ContractId) -> &Contract {
+        match contract {
+            ContractId::Embeddings => &self.contract,
+            ContractId::Rerank => &self.rerank,
+        }
+    }
+
+    /// `version` if this catalogue knows it for `contract`, else why not.
+    pub fn known_version_of(
+        &self,
+        contract: ContractId,
+        version: &str,
+    ) -> Result<ContractVersion, String> {
         let parsed: ContractVersion = version.parse()?;
-        if self.contract.versions.iter().any(|v| v.version == parsed) {
+        let versions = &self.contract_of(contract).versions;
+        if versions.iter().any(|v| v.version == parsed) {
             return Ok(parsed);
         }
-        let known: Vec<String> = self
-            .contract
-            .versions
-            .iter()
-            .map(|v| v.version.to_string())
-            .collect();
+        let known: Vec<String> = versions.iter().map(|v| v.version.to_string()).collect();
         Err(format!(
-            "unknown contract version {parsed}: this build knows {}",
+            "unknown {contract} contract version {parsed}: this build knows {}",
             known.join(", ")
         ))
     }
 }
 
 impl Clause {
+    /// The contract the clause belongs to.
+    pub fn contract(&self) -> ContractId {
+        self.family.contract()
+    }
+
     /// Why this clause is not scored under contract `pinned`: added, or changed in a
     /// way that alters verdicts, after it. `None` when it is scored.
     pub fn not_scored_under(&self, pinned: ContractVersion) -> Option<String> {
@@ -216,10 +340,35 @@ mod tests {
     use std::collections::HashSet;
 
     #[test]
-    fn shipped_catalogue_validates_against_its_schema() {
-        let value: serde_json::Value = serde_json::from_str(CATALOGUE_JSON).unwrap();
-        let problems = crate::schemas::full::problems(crate::schemas::full::CATALOGUE, &value);
-        assert!(problems.is_empty(), "{problems:#?}");
+    fn shipped_catalogues_validate_against_their_schema() {
+        for text in [CATALOGUE_JSON, RERANK_CATALOGUE_JSON] {
+            let value: serde_json::Value = serde_json::from_str(text).unwrap();
+            let problems = crate::schemas::full::problems(crate::schemas::full::CATALOGUE, &value);
+            assert!(problems.is_empty(), "{problems:#?}");
+        }
+    }
+
+    /// Each file holds its own contract's families only, so a clause's contract is its
+    /// family's.
+    #[test]
+    fn each_contract_file_holds_its_own_families() {
+        let catalogue = Catalogue::shipped();
+        assert_eq!(catalogue.contract.name, ContractId::Embeddings);
+        assert_eq!(catalogue.rerank.name, ContractId::Rerank);
+        let rerank: CatalogueFile = serde_json::from_str(RERANK_CATALOGUE_JSON).unwrap();
+        assert!(
+            rerank
+                .clauses
+                .iter()
+                .all(|c| c.contract() == ContractId::Rerank)
+        );
+        let embeddings: CatalogueFile = serde_json::from_str(CATALOGUE_JSON).unwrap();
+        assert!(
+            embeddings
+                .clauses
+                .iter()
+                .all(|c| c.contract() == ContractId::Embeddings)
+        );
     }
 
     #[test]
@@ -228,14 +377,10 @@ mod tests {
         assert!(v("1.10") > v("1.9") && v("2.0") > v("1.10"));
         assert!("1".parse::<ContractVersion>().is_err());
         let catalogue = Catalogue::shipped();
-        let known: Vec<ContractVersion> = catalogue
-            .contract
-            .versions
-            .iter()
-            .map(|n| n.version)
-            .collect();
-        assert_eq!(known.last(), Some(&catalogue.contract.version));
         for clause in &catalogue.clauses {
+            let contract = catalogue.contract_of(clause.contract());
+            let known: Vec<ContractVersion> = contract.versions.iter().map(|n| n.version).collect();
+            assert_eq!(known.last(), Some(&contract.version));
             assert!(known.contains(&clause.since), "{}", clause.id);
             assert!(
                 clause
@@ -249,7 +394,7 @@ mod tests {
     #[test]
     fn a_clause_newer_than_the_pin_is_not_scored() {
         let catalogue = Catalogue::shipped();
-        let pin = catalogue.known_version("1.0").unwrap();
+        let pin = "1.0".parse::<ContractPin>().unwrap().version;
         assert!(
             catalogue
                 .get("REF-002")
@@ -278,10 +423,30 @@ mod tests {
                 .all(|c| c.not_scored_under(current).is_none())
         );
         assert!(
-            catalogue
-                .known_version("0.9")
+            "0.9"
+                .parse::<ContractPin>()
                 .unwrap_err()
                 .contains("1.0, 1.1, 1.2")
+        );
+    }
+
+    #[test]
+    fn a_pin_names_its_contract_or_means_embeddings() {
+        let rerank: ContractPin = "rerank=1.0".parse().unwrap();
+        assert_eq!(rerank.contract, ContractId::Rerank);
+        let embeddings: ContractPin = "1.2".parse().unwrap();
+        assert_eq!(embeddings.contract, ContractId::Embeddings);
+        assert!(
+            "rerank=1.2"
+                .parse::<ContractPin>()
+                .unwrap_err()
+                .contains("unknown rerank contract version 1.2")
+        );
+        assert!(
+            "chat=1.0"
+                .parse::<ContractPin>()
+                .unwrap_err()
+                .contains("unknown contract")
         );
     }
 

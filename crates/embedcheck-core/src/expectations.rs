@@ -15,7 +15,7 @@
 //! link = "https://github.com/ai-dynamo/dynamo/pull/4984"
 //! ```
 
-use crate::catalogue::{Catalogue, ContractVersion};
+use crate::catalogue::{Catalogue, ContractId, ContractPin, ContractVersion};
 use crate::verdict::Outcome;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -101,9 +101,9 @@ pub struct Expectations {
     by_clause: BTreeMap<String, Expectation>,
     /// `--allow-fixed`: an expected failure that passes does not fail the run.
     allow_fixed: bool,
-    /// `--contract`: clauses added or changed after this version run but are not
-    /// scored, so a server's CI stays green when the suite learns a new clause.
-    contract: Option<ContractVersion>,
+    /// `--contract`: per contract, clauses added or changed after this version run but
+    /// are not scored, so a server's CI stays green when the suite learns a new clause.
+    pins: BTreeMap<ContractId, ContractVersion>,
 }
 
 impl Expectations {
@@ -165,21 +165,25 @@ impl Expectations {
         }
     }
 
-    /// These expectations, scoring only the clauses of contract `version` (`--contract`).
-    pub fn pinned_to(mut self, version: Option<ContractVersion>) -> Self {
-        self.contract = version;
+    /// These expectations, scoring each pinned contract's clauses only at its pin
+    /// (`--contract 1.2 --contract rerank=1.0`).
+    pub fn pinned_to(self, pins: &[ContractPin]) -> Self {
+        pins.iter()
+            .fold(self, |e, pin| e.pinned(pin.contract, pin.version))
+    }
+
+    /// These expectations, scoring only the clauses of `contract` at `version`
+    /// (`--contract rerank=1.0`).
+    pub fn pinned(mut self, contract: ContractId, version: ContractVersion) -> Self {
+        self.pins.insert(contract, version);
         self
     }
 
-    /// The pinned contract version, if any.
-    pub fn contract(&self) -> Option<ContractVersion> {
-        self.contract
-    }
-
-    /// Why clause `id` is not scored under the pinned contract, if it is not.
+    /// Why clause `id` is not scored under its contract's pin, if it is not.
     pub(crate) fn not_scored(&self, id: &str) -> Option<String> {
-        let pinned = self.contract?;
-        Catalogue::shipped().get(id)?.not_scored_under(pinned)
+        let clause = Catalogue::shipped().get(id)?;
+        let pinned = self.pins.get(&clause.contract())?;
+        clause.not_scored_under(*pinned)
     }
 
     /// These expectations under `--allow-fixed`.
@@ -195,7 +199,9 @@ impl Expectations {
             self.by_clause.entry(id).or_insert(entry);
         }
         self.allow_fixed |= under.allow_fixed;
-        self.contract = self.contract.or(under.contract);
+        for (contract, version) in under.pins {
+            self.pins.entry(contract).or_insert(version);
+        }
         self
     }
 

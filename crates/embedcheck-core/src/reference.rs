@@ -32,6 +32,20 @@ pub const DEFAULT_THRESHOLD: f64 = 0.99;
 /// tokenizers part ways.
 pub const PROBE_TEXTS: &str = include_str!("../fixtures/probe-texts.jsonl");
 
+/// The rerank contract's canonical query: a question with one clear answer.
+pub const RERANK_QUERY: &str = "What is the capital of France?";
+
+/// The canonical documents: the second answers [`RERANK_QUERY`] (it shares its words),
+/// the other four do not. A rerank reference file holding this case tells RRQ-006 which
+/// document the model itself ranks first.
+pub const RERANK_DOCUMENTS: [&str; 5] = [
+    "Berlin is the largest city in Germany.",
+    "The capital of France is Paris.",
+    "Bananas are rich in potassium.",
+    "The Eiffel Tower was completed in 1889.",
+    "Cats sleep for most of the day.",
+];
+
 /// One probe text: its id and text.
 #[derive(Clone, Debug, Deserialize, PartialEq)]
 pub struct ProbeText {
@@ -243,6 +257,129 @@ impl Reference {
     }
 }
 
+/// A reranker's known answers: what the model's own library (sentence-transformers'
+/// `CrossEncoder`, as `lab/rerank_reference.py` writes it) scores for each case of a
+/// query and its documents, raw and with the activation.
+///
+/// ```text
+/// {"kind": "rerank", "model": "embedcheck/tiny-rerank-bert", "library": "sentence-transformers", "version": "3.4.1", "activation": "sigmoid", "max_length": 512}
+/// {"id": "en-basic", "query": "…", "documents": ["…", …], "raw": [0.32, …], "scores": [0.58, …]}
+/// ```
+///
+/// Other keys (notes, token counts, the library's ranking) are kept by the writer for
+/// people and are not read.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RerankReference {
+    pub header: RerankHeader,
+    pub cases: Vec<RerankCase>,
+    /// Where it was read from, as reports show it.
+    pub origin: String,
+}
+
+/// The header of a rerank reference file.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+pub struct RerankHeader {
+    pub kind: String,
+    pub model: String,
+    pub library: String,
+    pub version: String,
+    /// The activation the library applies to the raw logit (`sigmoid` for one label).
+    #[serde(default)]
+    pub activation: Option<String>,
+    /// The longest (query, document) pair the model reads, in tokens.
+    #[serde(default)]
+    pub max_length: Option<u64>,
+}
+
+/// One case: a query, its documents, and the library's score for each.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+pub struct RerankCase {
+    pub id: String,
+    pub query: String,
+    pub documents: Vec<String>,
+    /// The classifier's raw logits.
+    pub raw: Vec<f64>,
+    /// The library's scores: the activation of `raw`.
+    pub scores: Vec<f64>,
+    /// Which pairs the library truncated to fit `max_length`.
+    #[serde(default)]
+    pub truncated: Option<Vec<bool>>,
+}
+
+impl RerankReference {
+    /// Reads a rerank reference file.
+    pub fn load(path: &Path) -> Result<RerankReference, ReferenceError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ReferenceError::Read {
+            path: path.display().to_string(),
+            source,
+        })?;
+        RerankReference::parse(&text, &path.display().to_string())
+    }
+
+    /// Parses the JSON Lines of a rerank reference file; `origin` names it in errors.
+    pub fn parse(text: &str, origin: &str) -> Result<RerankReference, ReferenceError> {
+        let mut lines = text
+            .lines()
+            .enumerate()
+            .filter(|(_, l)| !l.trim().is_empty());
+        let bad = |line: usize, why: String| ReferenceError::Line {
+            origin: origin.to_owned(),
+            line: line + 1,
+            why,
+        };
+        let (n, first) = lines
+            .next()
+            .ok_or_else(|| bad(0, "empty: expected a header line".to_owned()))?;
+        let header: RerankHeader = serde_json::from_str(first).map_err(|e| {
+            bad(
+                n,
+                format!("not a rerank header {{kind, model, library, version}}: {e}"),
+            )
+        })?;
+        if header.kind != "rerank" {
+            return Err(bad(
+                n,
+                format!("kind {:?}, expected \"rerank\"", header.kind),
+            ));
+        }
+        let mut cases = Vec::new();
+        for (n, line) in lines {
+            let case: RerankCase = serde_json::from_str(line).map_err(|e| {
+                bad(
+                    n,
+                    format!("not a case {{id, query, documents, raw, scores}}: {e}"),
+                )
+            })?;
+            let count = case.documents.len();
+            if count == 0 || case.raw.len() != count || case.scores.len() != count {
+                return Err(bad(
+                    n,
+                    format!(
+                        "{} documents, {} raw and {} scores: one of each per document",
+                        count,
+                        case.raw.len(),
+                        case.scores.len()
+                    ),
+                ));
+            }
+            cases.push(case);
+        }
+        if cases.is_empty() {
+            return Err(ReferenceError::NoTexts(origin.to_owned()));
+        }
+        Ok(RerankReference {
+            header,
+            cases,
+            origin: origin.to_owned(),
+        })
+    }
+
+    /// Who made the scores, as reasons name it: `sentence-transformers 3.4.1`.
+    pub fn made_by(&self) -> String {
+        format!("{} {}", self.header.library, self.header.version)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -292,6 +429,21 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(garbage.contains("line 1"), "{garbage}");
+    }
+
+    /// The lab's reranker files parse, each case with a score per document.
+    #[test]
+    fn the_lab_rerank_reference_files_parse() {
+        for file in ["tiny-rerank-bert.jsonl", "tiny-rerank-roberta.jsonl"] {
+            let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("../../fixtures/reference")
+                .join(file);
+            let reference = RerankReference::load(&path).unwrap();
+            assert_eq!(reference.header.activation.as_deref(), Some("sigmoid"));
+            assert!(reference.cases.len() > 10);
+        }
+        let embeddings = "{\"model\": \"m\", \"library\": \"l\", \"version\": \"1\"}\n".to_owned();
+        assert!(RerankReference::parse(&embeddings, "r").is_err());
     }
 
     #[test]

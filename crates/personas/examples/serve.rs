@@ -73,6 +73,7 @@ fn write_known_answers(persona: &Persona) -> std::io::Result<String> {
 
 fn all() -> Vec<Persona> {
     let mut all = personas::real_servers();
+    all.extend(personas::rerank_servers());
     all.push(personas::reference());
     // Seen outside the lab: bare input as a query, one request at a time.
     all.extend([personas::asymmetric_cpu(), personas::serial_cpu()]);

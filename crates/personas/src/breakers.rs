@@ -4,7 +4,7 @@
 //! demand that its clause fails. A new clause needs one line in [`BREAKERS`].
 
 use crate::persona::{API_KEY, Persona};
-use crate::quirks::{Quirk, Trigger};
+use crate::quirks::{Quirk, RerankQuirk, Trigger};
 use reference_server::{Config, OverlengthPolicy};
 
 /// A clause ID and the persona that breaks it.
@@ -115,6 +115,40 @@ static BREAKERS: &[Breaker] = &[
     // fp16 NaNs on particular valid texts answered 500 (ollama/ollama#12921).
     ("ERR-013", || error_when(Trigger::TextContains("ostéoporose"), 500, "failed to encode response: json: unsupported value: NaN")),
     ("AUTH-001", || configured(keyed(), &[Quirk::ErrorWhen { trigger: Trigger::NoCredentials, status: 500, message: "KeyError: 'authorization'" }])),
+    // Rerank. TEI's and SGLang's bare array of {index, score} (rerank-notes §1).
+    ("RRS-001", || rerank(&[RerankQuirk::BareArray])),
+    ("RRS-002", || rerank(&[RerankQuirk::IndexPastTheEnd])),
+    ("RRS-003", || rerank(&[RerankQuirk::ScoresAsStrings])),
+    ("RRS-004", || rerank(&[RerankQuirk::InputOrder])),
+    ("RRS-005", || rerank(&[RerankQuirk::IgnoreTopN])),
+    // Infinity 0.0.78: `document: null` unless asked (measured in the lab).
+    ("RRS-006", || rerank(&[RerankQuirk::NullDocument])),
+    // vLLM 0.32 refuses `top_n: null` (measured; Dify sends it, langgenius/dify#14140).
+    ("RRS-007", || rerank(&[RerankQuirk::NullRefused(&["top_n"])])),
+    ("RRS-008", || rerank(&[RerankQuirk::UnknownFieldAs500])),
+    // TEI serves `/rerank` alone (huggingface/text-embeddings-inference#683).
+    ("RRS-009", || rerank(&[RerankQuirk::ServedAt(&["/rerank"])])),
+    ("RRQ-001", || rerank(&[RerankQuirk::PositionDependent])),
+    ("RRQ-002", || rerank(&[RerankQuirk::NeighbourDependent])),
+    ("RRQ-003", || rerank(&[RerankQuirk::NoiseOnRepeat])),
+    // llama-server scored three copies -0.0921, -0.0921, -0.0884 (measured).
+    ("RRQ-004", || rerank(&[RerankQuirk::DuplicatesApart])),
+    // llama-server and SGLang answer raw logits (measured).
+    ("RRQ-005", || rerank(&[RerankQuirk::Logits])),
+    ("RRQ-006", || rerank(&[RerankQuirk::MisattributedScores])),
+    // llama-server's BERT conversion drops the pooler: scores off the model's (measured).
+    ("RRQ-007", || rerank(&[RerankQuirk::DriftedScores(0.01)])),
+    // The home-made LitServe server: `CrossEncoder.predict([])` raises (measured).
+    ("RRL-001", || rerank(&[RerankQuirk::EmptyListAs500])),
+    ("RRL-002", || rerank(&[RerankQuirk::EmptyDocumentAs500])),
+    // llama-server answers `top_n: 0` with no results (measured).
+    ("RRL-003", || rerank(&[RerankQuirk::TopNZeroEmpty])),
+    // llama-server: a pair over the batch answered 500 (measured).
+    ("RRL-004", || configured(rejecting(), &[Quirk::Rerank(RerankQuirk::LongAs500)])),
+    // SGLang 0.5.23 on CPU failed on 1000 documents, a tensor size mismatch (measured).
+    ("RRL-005", || error_when(Trigger::RerankDocumentsAtLeast(1000), 500, "RuntimeError: The size of tensor a (4096) must match the size of tensor b (4109)")),
+    // LiteLLM answers documents that are not strings with 500 (measured).
+    ("RRL-006", || rerank(&[RerankQuirk::MistakesAs500])),
 ];
 
 /// The persona that breaks `clause_id`, named after it.
@@ -158,6 +192,11 @@ fn keyed() -> Config {
 
 fn quirks(quirks: &[Quirk]) -> Persona {
     configured(Config::default(), quirks)
+}
+
+fn rerank(rerank_quirks: &[RerankQuirk]) -> Persona {
+    let all: Vec<Quirk> = rerank_quirks.iter().copied().map(Quirk::Rerank).collect();
+    quirks(&all)
 }
 
 fn error_when(trigger: Trigger, status: u16, message: &'static str) -> Persona {

@@ -4,8 +4,8 @@
 
 // The suite's probe texts (one JSON object a line with `id` and `text`), as the engine
 // ships them.
-use embedcheck_core::reference::PROBE_TEXTS;
-use reference_server::{Config, embed_tokens, tokenize};
+use embedcheck_core::reference::{PROBE_TEXTS, RERANK_DOCUMENTS, RERANK_QUERY};
+use reference_server::{Config, embed_tokens, rerank_logit, rerank_score, tokenize};
 use serde_json::{Value, json};
 
 /// The known answers of the engine under `config` for the probe texts, as the JSON
@@ -45,6 +45,50 @@ pub fn known_answers(config: &Config) -> String {
         .collect()
 }
 
+/// The rerank cases of a persona's known answers: the canonical case RRQ-006 ranks by,
+/// the same documents shuffled, and copies of one document (ties the library scores alike).
+fn rerank_cases() -> Vec<(&'static str, String, Vec<String>)> {
+    let canonical: Vec<String> = RERANK_DOCUMENTS.iter().map(|d| d.to_string()).collect();
+    let mut shuffled = canonical.clone();
+    shuffled.reverse();
+    let copies = ["Paris is in France.", "Cats sleep.", "Paris is in France."];
+    vec![
+        ("canonical", RERANK_QUERY.to_owned(), canonical),
+        ("shuffled", RERANK_QUERY.to_owned(), shuffled),
+        (
+            "duplicates",
+            "Where is Paris?".to_owned(),
+            copies.iter().map(|d| d.to_string()).collect(),
+        ),
+    ]
+}
+
+/// The rerank reference file of the engine under `config`, as `lab/rerank_reference.py`
+/// writes one from a cross-encoder's own library: raw logits and their sigmoid.
+pub fn rerank_known_answers(config: &Config) -> String {
+    let header = json!({
+        "kind": "rerank",
+        "model": config.model_id,
+        "library": "reference-server",
+        "version": env!("CARGO_PKG_VERSION"),
+        "activation": "sigmoid",
+        "max_length": config.max_input_tokens,
+    });
+    let cases = rerank_cases().into_iter().map(|(id, query, documents)| {
+        json!({
+            "id": id,
+            "query": query,
+            "raw": documents.iter().map(|d| rerank_logit(&query, d, config)).collect::<Vec<_>>(),
+            "scores": documents.iter().map(|d| rerank_score(&query, d, config)).collect::<Vec<_>>(),
+            "documents": documents,
+        })
+    });
+    std::iter::once(header)
+        .chain(cases)
+        .map(|value| format!("{value}\n"))
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -59,5 +103,16 @@ mod tests {
             first["embedding"].as_array().unwrap().len(),
             config.native_dimensions
         );
+    }
+
+    #[test]
+    fn the_rerank_file_holds_the_canonical_case_first() {
+        let file = rerank_known_answers(&Config::default());
+        let reference =
+            embedcheck_core::reference::RerankReference::parse(&file, "known answers").unwrap();
+        assert_eq!(reference.cases[0].query, RERANK_QUERY);
+        assert_eq!(reference.cases.len(), 3);
+        let copies = &reference.cases[2].scores;
+        assert_eq!(copies[0], copies[2]);
     }
 }

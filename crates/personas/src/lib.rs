@@ -16,6 +16,8 @@
 //!
 //! - [`real`]: OpenAI, the study's old FastAPI server and Dynamo + vLLM, vLLM, TEI,
 //!   Infinity, llama.cpp, Ollama and LiteLLM, as far as their sources document them;
+//! - [`rerank_servers`]: vLLM and Infinity serving a cross-encoder, as the lab measured
+//!   them;
 //! - [`asymmetric_cpu`] and [`serial_cpu`]: a server seen outside the lab, whose bare
 //!   input is a query and which serves one request at a time;
 //! - [`vendors`]: hosted APIs (Azure OpenAI, Gemini, Mistral, Voyage, Cohere, Jina) at
@@ -37,10 +39,10 @@ pub mod vendors;
 mod wire;
 
 pub use breakers::{breaker, broken_clauses};
-pub use known_answers::known_answers;
+pub use known_answers::{known_answers, rerank_known_answers};
 pub use persona::{API_KEY, Persona, PersonaServer};
-pub use quirks::{Quirk, Trigger};
+pub use quirks::{Quirk, RerankQuirk, Trigger};
 pub use real::{
-    asymmetric_cpu, dynamo_vllm, infinity, litellm, llama_cpp, old_fastapi, ollama, openai,
-    real_servers, reference, serial_cpu, tei, vllm,
+    asymmetric_cpu, dynamo_vllm, infinity, infinity_reranker, litellm, llama_cpp, old_fastapi,
+    ollama, openai, real_servers, reference, rerank_servers, serial_cpu, tei, vllm, vllm_reranker,
 };

@@ -7,8 +7,11 @@
 //! always traces back to a cited difference.
 
 use crate::persona::{API_KEY, Persona};
-use crate::quirks::{Quirk, Trigger};
+use crate::quirks::{Quirk, RerankQuirk, Trigger};
 use reference_server::{Config, OverlengthPolicy};
+
+/// vLLM 0.32's rerank fields typed `int` that refuse `null`.
+const VLLM_INTEGERS: &[&str] = &["top_n", "max_tokens_per_doc"];
 
 /// The study's model: 1024 dimensions, no `is_matryoshka` in its config.json
 /// (QwenLM/Qwen3-Embedding#85), served with `--max-model-len 1024`.
@@ -33,6 +36,68 @@ pub fn real_servers() -> Vec<Persona> {
     ]
 }
 
+/// Personas of real rerank servers serving a cross-encoder, as measured in the lab with
+/// the tiny cross-encoders (`lab/rerank/README.md`), in a stable order. Their model
+/// does not embed, so the suite audits them on rerank alone.
+pub fn rerank_servers() -> Vec<Persona> {
+    vec![vllm_reranker(), infinity_reranker()]
+}
+
+/// The lab's tiny cross-encoder: 512 positions, [CLS] q [SEP] d [SEP].
+fn cross_encoder(overlength: OverlengthPolicy) -> Config {
+    Config {
+        model_id: "embedcheck/tiny-rerank-bert".to_owned(),
+        max_input_tokens: 512,
+        overlength,
+        ..Config::default()
+    }
+}
+
+/// vLLM 0.32 serving a cross-encoder (`--runner pooling`): `/rerank`, `/v1/rerank` and
+/// `/v2/rerank`, sigmoid scores, every document echoed as `{text, multi_modal}`,
+/// `top_n: null` refused, `top_k` ignored, `top_n: 0` read as all, a pair over 512
+/// tokens refused with 400 for the whole request; no embeddings route for a model that
+/// only scores.
+pub fn vllm_reranker() -> Persona {
+    Persona {
+        name: "vllm_reranker",
+        config: cross_encoder(OverlengthPolicy::Reject),
+        quirks: vec![
+            Quirk::ErrorWhen {
+                trigger: Trigger::EmbedPost,
+                status: 404,
+                message: "Not Found",
+            },
+            Quirk::Rerank(RerankQuirk::AlwaysEchoDocuments),
+            Quirk::Rerank(RerankQuirk::NullRefused(VLLM_INTEGERS)),
+            Quirk::Rerank(RerankQuirk::IgnoreUnknownFields),
+            Quirk::Rerank(RerankQuirk::TopNZeroAll),
+        ],
+    }
+}
+
+/// Infinity 0.0.78 serving a cross-encoder with `--url-prefix /v1`: `/v1/rerank` only,
+/// sigmoid scores, `document: null` unless asked and then a bare string, `top_k`
+/// ignored, long pairs truncated silently, any model name served; embeddings refused
+/// 400 for a model that cannot embed.
+pub fn infinity_reranker() -> Persona {
+    Persona {
+        name: "infinity_reranker",
+        config: cross_encoder(OverlengthPolicy::Truncate),
+        quirks: vec![
+            Quirk::ErrorWhen {
+                trigger: Trigger::EmbedPost,
+                status: 400,
+                message: "ModelNotDeployedError: model=`embedcheck/tiny-rerank-bert` does not support `embed`",
+            },
+            Quirk::Rerank(RerankQuirk::ServedAt(&["/v1/rerank"])),
+            Quirk::Rerank(RerankQuirk::NullDocument),
+            Quirk::Rerank(RerankQuirk::DocumentAsString),
+            Quirk::Rerank(RerankQuirk::IgnoreUnknownFields),
+        ],
+    }
+}
+
 /// The bundled reference server as it is: every clause passes or skips on it.
 pub fn reference() -> Persona {
     Persona {
@@ -48,6 +113,8 @@ pub fn reference() -> Persona {
 /// (`additionalProperties: false`; "Unrecognized request argument supplied"). Token ids
 /// are read in cl100k_base, the vocabulary LangChain's default tokenises with (for the
 /// ids of the client profiles' probe texts; see [`Quirk::Cl100kTokenIds`]).
+///
+/// No rerank route (OpenAI has no rerank API).
 pub fn openai() -> Persona {
     Persona {
         name: "openai",
@@ -66,6 +133,7 @@ pub fn openai() -> Persona {
                 message: "Unrecognized request argument supplied: input_type",
             },
             Quirk::Cl100kTokenIds,
+            Quirk::Rerank(RerankQuirk::NotServed),
         ],
     }
 }
@@ -101,6 +169,8 @@ pub fn old_fastapi() -> Persona {
 /// string: inference from the same mechanism); `input: []` answered 200 with no data;
 /// errors written flat; vectors off the old server's in the fourth decimal (vLLM's
 /// numerics, not `transformers`': cosine 0.9998, the study's median).
+///
+/// No rerank route: Dynamo's vLLM backend has no rerank handler (the study).
 pub fn dynamo_vllm() -> Persona {
     Persona {
         name: "dynamo_vllm",
@@ -120,6 +190,7 @@ pub fn dynamo_vllm() -> Persona {
             Quirk::InStreamErrorsAs500,
             Quirk::FlatErrors,
             Quirk::DriftedVectors { cosine: 0.9998 },
+            Quirk::Rerank(RerankQuirk::NotServed),
         ],
     }
 }
@@ -128,6 +199,10 @@ pub fn dynamo_vllm() -> Persona {
 /// study's model and flags: extras ignored, `dimensions: null` read as absent
 /// (`int | None`), any other `dimensions` refused for a model not marked Matryoshka, over-length refused with 400, `id`/`created`/
 /// `completion_tokens` added, and the status as an integer `error.code`.
+///
+/// Its `/rerank` on an embedding model scores the cosine of the two embeddings, echoes
+/// every document, refuses `top_n: null`, ignores `top_k` and reads `top_n: 0` as all
+/// (vLLM 0.32, measured in the lab).
 pub fn vllm() -> Persona {
     Persona {
         name: "vllm",
@@ -141,6 +216,11 @@ pub fn vllm() -> Persona {
                 completion_tokens: true,
             },
             Quirk::ErrorCodeIsStatus,
+            Quirk::Rerank(RerankQuirk::Cosine),
+            Quirk::Rerank(RerankQuirk::AlwaysEchoDocuments),
+            Quirk::Rerank(RerankQuirk::NullRefused(VLLM_INTEGERS)),
+            Quirk::Rerank(RerankQuirk::IgnoreUnknownFields),
+            Quirk::Rerank(RerankQuirk::TopNZeroAll),
         ],
     }
 }
@@ -150,6 +230,8 @@ pub fn vllm() -> Persona {
 /// `--auto-truncate` on, at most 32 inputs per request
 /// (`--max-client-batch-size`), flat error bodies, and axum's plain-text rejections
 /// for bodies that do not parse.
+///
+/// Rerank only at `/rerank`, refused 424 for an embedding model (TEI's router).
 pub fn tei() -> Persona {
     Persona {
         name: "tei",
@@ -166,6 +248,11 @@ pub fn tei() -> Persona {
             Quirk::IgnoreUnknownFields { keep: &[] },
             Quirk::TeiErrors,
             Quirk::CrashOn(Trigger::TokenIdAtLeast(50_000)),
+            Quirk::Rerank(RerankQuirk::ServedAt(&["/rerank"])),
+            Quirk::Rerank(RerankQuirk::CannotRerank {
+                status: 424,
+                message: "model is not a re-ranker model",
+            }),
         ],
     }
 }
@@ -175,6 +262,9 @@ pub fn tei() -> Persona {
 /// FastAPI's 422 `{"detail"}` for bodies pydantic
 /// refuses (token ids and empty arrays included), `id`/`created` added, and integer
 /// `error.code` for its own errors.
+///
+/// Rerank only under its `--url-prefix` (`/v1/rerank`), refused 400 for an embedding model
+/// (Infinity 0.0.78, measured in the lab).
 pub fn infinity() -> Persona {
     Persona {
         name: "infinity",
@@ -197,6 +287,11 @@ pub fn infinity() -> Persona {
             },
             Quirk::ErrorCodeIsStatus,
             Quirk::UsageInCharacters,
+            Quirk::Rerank(RerankQuirk::ServedAt(&["/v1/rerank"])),
+            Quirk::Rerank(RerankQuirk::CannotRerank {
+                status: 400,
+                message: "ModelNotDeployedError: model=`michaelfeil/bge-small-en-v1.5` does not support `rerank`",
+            }),
         ],
     }
 }
@@ -207,6 +302,8 @@ pub fn infinity() -> Persona {
 /// 500, errors as `{"error": {"code": <int>, "message", "type"}}`, Hangul read as
 /// leading consonants only (its WordPiece tokenizer, measured in the lab), and decomposed
 /// text read without the model's Unicode normaliser (the lab, with a BPE model).
+///
+/// Without `--reranking` every rerank route answers 501 (measured in the lab).
 pub fn llama_cpp() -> Persona {
     Persona {
         name: "llama_cpp",
@@ -230,6 +327,10 @@ pub fn llama_cpp() -> Persona {
             Quirk::NoErrorParam,
             Quirk::HangulLeadingConsonants,
             Quirk::UnnormalisedUnicode,
+            Quirk::Rerank(RerankQuirk::CannotRerank {
+                status: 501,
+                message: "This server does not support reranking. Start it with `--reranking`",
+            }),
         ],
     }
 }
@@ -248,17 +349,25 @@ pub fn ollama() -> Persona {
 
 /// LiteLLM's proxy in front of Ollama (contract-notes §2.8, BerriAI/litellm#42426):
 /// Ollama's behaviour, except that `encoding_format` (which the OpenAI SDKs always
-/// send) raises `UnsupportedParamsError`, which reached the client as 500.
+/// send) raises `UnsupportedParamsError`, which reached the client as 500; and its
+/// `/rerank` answers 500 for a provider it cannot rerank with.
 pub fn litellm() -> Persona {
     let refuse_encoding = Quirk::ErrorWhen {
         trigger: Trigger::Field("encoding_format"),
         status: 500,
         message: "litellm.UnsupportedParamsError: ollama does not support parameters: ['encoding_format']. To drop these, set `litellm.drop_params=True`",
     };
+    // Its rerank route for a provider without a rerank transformation raises
+    // `ValueError("Unsupported provider: …")`, mapped to `APIConnectionError` (500):
+    // litellm/rerank_api/main.py.
+    let cannot_rerank = Quirk::Rerank(RerankQuirk::CannotRerank {
+        status: 500,
+        message: "litellm.APIConnectionError: Unsupported provider: ollama",
+    });
     Persona {
         name: "litellm",
         config: ollama_config("ollama/nomic-embed-text"),
-        quirks: [vec![refuse_encoding], ollama_quirks()].concat(),
+        quirks: [vec![refuse_encoding, cannot_rerank], ollama_quirks()].concat(),
     }
 }
 
@@ -342,5 +451,7 @@ fn ollama_quirks() -> Vec<Quirk> {
         Quirk::IgnoreUnknownFields { keep: &[] },
         Quirk::IgnoreDimensionsBelowOne,
         Quirk::IgnoreDimensionsAboveNative,
+        // No rerank route (ollama/ollama#3368).
+        Quirk::Rerank(RerankQuirk::NotServed),
     ]
 }

@@ -22,7 +22,7 @@ fn profile(audit: &ServerAudit, client: Client) -> &ClientProfile {
 
 /// The verdicts of openai-python, openai-node and langchain-openai, in that order.
 fn verdicts(audit: &ServerAudit) -> [Option<bool>; 3] {
-    Client::ALL.map(|client| profile(audit, client).works)
+    Client::EMBEDDINGS.map(|client| profile(audit, client).works)
 }
 
 fn has(profile: &ClientProfile, found: impl Fn(&Finding) -> bool) -> bool {

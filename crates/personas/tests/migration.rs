@@ -244,6 +244,21 @@ async fn the_studys_servers_reproduce_the_studys_findings() {
         "{}",
         overlength.baseline
     );
+    // The study's old server reranked; Dynamo's vLLM backend has no rerank handler.
+    let rerank = m
+        .contract
+        .iter()
+        .find(|e| e.topic == Topic::Rerank)
+        .unwrap();
+    assert!(
+        rerank
+            .baseline
+            .starts_with("served at /v1/rerank: probabilities in [0, 1]")
+            && rerank
+                .candidate
+                .contains("not served (/v1/rerank 404, /rerank 404, /v2/rerank 404)"),
+        "{rerank:#?}"
+    );
     assert!(m.behaviour_diff.differing > 0 && m.behaviour_diff.verdicts_changed > 0);
 
     // The dropped instruction is a number, and the client-side fix works.

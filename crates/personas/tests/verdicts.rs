@@ -31,6 +31,8 @@ use std::fmt::Write;
 #[case::ollama(personas::ollama())]
 #[case::litellm(personas::litellm())]
 #[case::asymmetric_cpu(personas::asymmetric_cpu())]
+#[case::vllm_reranker(personas::vllm_reranker())]
+#[case::infinity_reranker(personas::infinity_reranker())]
 #[tokio::test]
 async fn verdicts_of_real_server_personas(#[case] persona: Persona) {
     let settings = common::settings(&persona, false);
@@ -73,13 +75,14 @@ async fn aggressive_audit_names_the_probe_that_takes_tei_down() {
     assert!(cut_short > 0, "later clauses end inconclusive, naming why");
 }
 
-/// A persona added to `real_servers()` needs a `#[case]` above, which writes its
+/// A persona added to `real_servers()` or `rerank_servers()` needs a `#[case]` above, which writes its
 /// snapshot.
 #[test]
 fn every_real_persona_has_a_verdict_snapshot() {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../snapshots/personas");
     let missing: Vec<&str> = personas::real_servers()
         .iter()
+        .chain(&personas::rerank_servers())
         .map(|p| p.name)
         .filter(|name| !dir.join(format!("{name}.snap")).exists())
         .collect();

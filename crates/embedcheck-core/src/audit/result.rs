@@ -241,7 +241,7 @@ impl RunSummary {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::catalogue::Catalogue;
+    use crate::catalogue::{Catalogue, ContractPin};
     use std::path::Path;
 
     const FILE: &str = r#"
@@ -319,14 +319,14 @@ reason = "fixed upstream in a later release"
             result("REF-002", Verdict::fail("cosine 0.4")),
             result("RESP-001", Verdict::fail("no data")),
         ]);
-        let v1_0 = Catalogue::shipped().known_version("1.0").unwrap();
-        pinned.judge(&Expectations::default().pinned_to(Some(v1_0)), false);
+        let v1_0: ContractPin = "1.0".parse().unwrap();
+        pinned.judge(&Expectations::default().pinned_to(&[v1_0]), false);
         assert_eq!(pinned.results[0].gate, Gate::NotScored);
         assert_eq!(pinned.results[0].outcome, Outcome::Fail);
         assert_eq!(pinned.results[1].gate, Gate::FailsRun);
         let only_new = audit(vec![result("REF-002", Verdict::fail("cosine 0.4"))]);
         let mut only_new_pinned = only_new.clone();
-        only_new_pinned.judge(&Expectations::default().pinned_to(Some(v1_0)), false);
+        only_new_pinned.judge(&Expectations::default().pinned_to(&[v1_0]), false);
         let summary = RunSummary::of(&[&only_new_pinned], &[&only_new_pinned], false);
         assert_eq!(summary.conclusion, Conclusion::Conformant);
     }

@@ -4,7 +4,7 @@
 //! caller's business, so tests and the CLI share this path.
 
 use crate::audit::{ClauseResult, ServerAudit};
-use crate::catalogue::{Clause, Level};
+use crate::catalogue::{Clause, ContractId, Level};
 use crate::clauses::{self, Check, Stage};
 use crate::http::{Probe, Reply, Transport};
 use crate::profiles::{self, ClauseOutcome, ClientProfile, Judged};
@@ -39,13 +39,30 @@ pub async fn audit_session(
         Ok(()) => reachable_with_access(session).await,
         Err(why) => Err(why),
     };
-    let (results, aborted) = match ready {
-        Ok(()) => (run(session, selected).await, None),
-        Err(why) => (unaudited(selected, &why), Some(why)),
+    let ready = match ready {
+        Ok(()) => offered(session).await,
+        Err(why) => Err(why),
     };
-    let clients = match &aborted {
-        None => profile_clients(session, &results).await,
-        Some(why) => profiles::not_probed(why),
+    let (results, aborted, embeddings) = match ready {
+        Ok(Offered::Both) => (run(session, selected).await, None, true),
+        Ok(Offered::RerankOnly(why)) => {
+            let (rerank, embeddings): (Vec<&Clause>, Vec<&Clause>) = selected
+                .iter()
+                .partition(|c| c.contract() == ContractId::Rerank);
+            let mut results = run(session, &rerank).await;
+            results.extend(not_offered(&embeddings, &why));
+            let order = |r: &ClauseResult| selected.iter().position(|c| c.id == r.id);
+            results.sort_by_key(order);
+            (results, None, false)
+        }
+        Err(why) => (unaudited(selected, &why), Some(why), false),
+    };
+    let clients = match (&aborted, embeddings) {
+        (None, true) => profile_clients(session, &results).await,
+        (None, false) => {
+            profiles::profile_rerank_only(session, "the server offers no embeddings endpoint").await
+        }
+        (Some(why), _) => profiles::not_probed(why),
     };
     let aborted = aborted
         .or_else(|| {
@@ -180,6 +197,67 @@ fn redirected(what: &str, reply: &Reply) -> String {
         "redirected: {what} was answered {} with {to}; embedcheck follows no redirect (it would carry the key to another host): pass the URL it points to as --endpoint",
         reply.status
     )
+}
+
+/// Which contracts the server offers.
+enum Offered {
+    /// The embeddings endpoint answers (the rerank clauses find out for themselves
+    /// whether rerank is served).
+    Both,
+    /// Only rerank: the embeddings endpoint is not served, and why.
+    RerankOnly(String),
+}
+
+/// Whether the server offers embeddings: the plain request is answered as by an
+/// embeddings endpoint (anything but 404, 405, 501 or a refusal saying the model does
+/// not embed). A server offering neither embeddings nor rerank is not audited; one
+/// offering rerank only is audited on rerank, its embeddings clauses "not offered".
+async fn offered(session: &Session) -> Result<Offered, String> {
+    use crate::session::{requests, rerank};
+    let plain = match requests::single(session).await {
+        Ok(reply) => reply,
+        // A budget, a stall or Ctrl-C: the clause run says so clause by clause.
+        Err(_) => return Ok(Offered::Both),
+    };
+    if rerank::serves(&plain) {
+        return Ok(Offered::Both);
+    }
+    let why = format!(
+        "embeddings is not offered: the plain request to {} was answered {}",
+        session.transport().target().embeddings_url().path(),
+        plain.summary()
+    );
+    match rerank::route(session).await {
+        Ok(Some(_)) => Ok(Offered::RerankOnly(why)),
+        Ok(None) => Err(format!(
+            "{why}, and no rerank route serves the portable request ({}): check --endpoint",
+            rerank_tried(session)
+        )),
+        Err(e) => Err(format!("{why}; the rerank routes: {e}")),
+    }
+}
+
+/// `/v1/rerank 404, /rerank 404, /v2/rerank 404`.
+fn rerank_tried(session: &Session) -> String {
+    let tried = session
+        .facts()
+        .rerank
+        .routes
+        .map(|f| f.value.tried)
+        .unwrap_or_default();
+    let tried: Vec<String> = tried
+        .iter()
+        .map(|a| format!("{} {}", a.route.path(), a.status))
+        .collect();
+    tried.join(", ")
+}
+
+/// Results for clauses of a contract the server does not offer: skipped, not failed.
+fn not_offered(selected: &[&Clause], why: &str) -> Vec<ClauseResult> {
+    selected
+        .iter()
+        .map(|c| ClauseResult::new(c, Verdict::skip(why.to_owned())))
+        .collect()
 }
 
 /// A server may refuse a key it rejects with another client error (LiteLLM without a

@@ -1,4 +1,5 @@
-//! The clause implementations, one module per family.
+//! The clause implementations, one module per family: the embeddings contract's, then
+//! the rerank contract's (`rerank_shape`, `rerank_scores`, `rerank_limits`).
 //!
 //! Each check is an async function from the session to a verdict, registered here
 //! under the clause ID it implements. The catalogue in `specs/clauses.json` holds the
@@ -18,6 +19,9 @@ mod input;
 pub(crate) mod judging;
 mod over_length;
 pub(crate) mod reference;
+mod rerank_limits;
+mod rerank_scores;
+pub(crate) mod rerank_shape;
 mod response_shape;
 mod unknown_fields;
 pub(crate) mod usage;
@@ -87,6 +91,9 @@ pub(crate) fn all() -> Vec<Check> {
         errors::checks(),
         auth::checks(),
         reference::checks(),
+        rerank_shape::checks(),
+        rerank_scores::checks(),
+        rerank_limits::checks(),
     ]
     .into_iter()
     .flatten()

@@ -113,13 +113,13 @@ impl fmt::Display for Deadline {
                 floor,
                 capped,
             } => {
-                let (count, unit, pace) = match *basis {
-                    Basis::Inputs(n, pace) => (n, "input", pace),
-                    Basis::Tokens(n, pace) => (n, "token", pace),
+                let (count, article, unit, pace) = match *basis {
+                    Basis::Inputs(n, pace) => (n, "an", "input", pace),
+                    Basis::Tokens(n, pace) => (n, "a", "token", pace),
                 };
                 write!(
                     f,
-                    "{secs:.0} s: {count} {unit}s at {pace:.1} ms an {unit}, the slowest pace this server has answered at so far, ×{MARGIN}{}; --timeout {} s is the floor",
+                    "{secs:.0} s: {count} {unit}s at {pace:.1} ms {article} {unit}, the slowest pace this server has answered at so far, ×{MARGIN}{}; --timeout {} s is the floor",
                     if *capped {
                         format!(", capped at {} s", CEILING.as_secs())
                     } else {

@@ -4,12 +4,14 @@
 //! cache identical probes across clauses, count the ones that are invalid under the
 //! contract (the retry-hazard clause), and render any of them as a curl command.
 
+use super::target::RerankRoute;
 use serde_json::Value;
 
-/// Which resource a probe addresses.
+/// Which resource a probe addresses: the contract's route, or the models listing.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(crate) enum Resource {
     Embeddings,
+    Rerank(RerankRoute),
     Models,
 }
 
@@ -94,6 +96,20 @@ impl Probe {
         }
     }
 
+    /// A valid rerank `POST` to `route` with a JSON body.
+    pub(crate) fn rerank(route: RerankRoute, body: Value) -> Self {
+        Probe {
+            resource: Resource::Rerank(route),
+            ..Probe::embed(body)
+        }
+    }
+
+    /// The same request to another resource.
+    pub(crate) fn at(mut self, resource: Resource) -> Self {
+        self.resource = resource;
+        self
+    }
+
     /// `GET /models`.
     pub(crate) fn list_models() -> Self {
         Probe {
@@ -155,6 +171,9 @@ impl Probe {
     /// The work the request carries, which its deadline grows with.
     pub(crate) fn work(&self) -> super::Work {
         let inputs = match &self.body {
+            Body::Json(v) if v.get("documents").is_some_and(Value::is_array) => {
+                v["documents"].as_array().map_or(1, |d| d.len() as u64)
+            }
             Body::Json(v) => match v.get("input") {
                 Some(Value::Array(items)) if items.iter().all(Value::is_number) => 1,
                 Some(Value::Array(items)) => items.len() as u64,
@@ -173,10 +192,26 @@ impl Probe {
     /// A rough token count of the inputs, for the token budget before any answer.
     pub(crate) fn estimated_tokens(&self) -> u64 {
         match &self.body {
-            Body::Json(v) => estimate(v.get("input").unwrap_or(&Value::Null)),
+            Body::Json(v) => estimate_body(v),
             Body::Raw { bytes, .. } => bytes.len() as u64 / 4,
             Body::None => 0,
         }
+    }
+}
+
+/// About four characters per token for text, one per token id; a rerank request pays
+/// for its query once per document.
+fn estimate_body(body: &Value) -> u64 {
+    match (body.get("query"), body.get("documents")) {
+        (Some(query), Some(Value::Array(documents))) => {
+            let query = estimate(query);
+            documents
+                .iter()
+                .map(|d| query + estimate(d.get("text").unwrap_or(d)))
+                .sum::<u64>()
+                .max(query)
+        }
+        _ => estimate(body.get("input").unwrap_or(&Value::Null)),
     }
 }
 

@@ -15,6 +15,35 @@ use url::Url;
 pub struct Target {
     embeddings: Url,
     models: Url,
+    /// The rerank routes of the same server, in the order they are tried.
+    rerank: [(RerankRoute, Url); 3],
+}
+
+/// Where a server may serve rerank. The Cohere SDK v1 and clients with a `/v1` base
+/// URL call `/v1/rerank`; llama.cpp, TEI and Dify's plugin `/rerank`; the Cohere SDK
+/// v2, LangChain and LlamaIndex `/v2/rerank`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+pub enum RerankRoute {
+    /// `{root}/v1/rerank`.
+    V1,
+    /// `{root}/rerank`.
+    Bare,
+    /// `{root}/v2/rerank`.
+    V2,
+}
+
+impl RerankRoute {
+    /// Every route, in the order they are tried.
+    pub const ALL: [RerankRoute; 3] = [RerankRoute::V1, RerankRoute::Bare, RerankRoute::V2];
+
+    /// The path under the server's root.
+    pub fn path(self) -> &'static str {
+        match self {
+            RerankRoute::V1 => "/v1/rerank",
+            RerankRoute::Bare => "/rerank",
+            RerankRoute::V2 => "/v2/rerank",
+        }
+    }
 }
 
 /// Why an `--endpoint` value cannot be used.
@@ -49,10 +78,23 @@ impl Target {
             leaf.set_query(url.query());
             leaf
         };
+        let root = root_of(&base);
+        let rerank = RerankRoute::ALL.map(|route| (route, with_query(join(&root, route.path()))));
         Ok(Target {
             embeddings: with_query(join(&base, "embeddings")),
             models: with_query(join(&base, "models")),
+            rerank,
         })
+    }
+
+    /// A rerank route's URL: `http://host:8000/v1/rerank` for `--endpoint
+    /// http://host:8000/v1` and [`RerankRoute::V1`].
+    pub fn rerank_url(&self, route: RerankRoute) -> &Url {
+        self.rerank
+            .iter()
+            .find(|(r, _)| *r == route)
+            .map(|(_, url)| url)
+            .expect("every route has a URL")
     }
 
     pub fn embeddings_url(&self) -> &Url {
@@ -131,9 +173,22 @@ fn base_of(url: &Url) -> Url {
     base
 }
 
+/// The server's root: the base without its `/v1` segment, under which the rerank
+/// routes of one server sit (`http://host/api/v1` → `http://host/api`).
+fn root_of(base: &Url) -> Url {
+    let mut root = base.clone();
+    let path = root.path().trim_end_matches('/').to_owned();
+    root.set_path(path.strip_suffix("/v1").unwrap_or(&path));
+    root
+}
+
 fn join(base: &Url, leaf: &str) -> Url {
     let mut url = base.clone();
-    let path = format!("{}/{leaf}", url.path().trim_end_matches('/'));
+    let path = format!(
+        "{}/{}",
+        url.path().trim_end_matches('/'),
+        leaf.trim_start_matches('/')
+    );
     url.set_path(&path);
     url
 }
@@ -178,6 +233,25 @@ mod tests {
         assert_eq!(
             target.models_url().as_str(),
             "http://127.0.0.1:8000/v1/models"
+        );
+        let rerank = |route| target.rerank_url(route).as_str().to_owned();
+        assert_eq!(rerank(RerankRoute::V1), "http://127.0.0.1:8000/v1/rerank");
+        assert_eq!(rerank(RerankRoute::Bare), "http://127.0.0.1:8000/rerank");
+        assert_eq!(rerank(RerankRoute::V2), "http://127.0.0.1:8000/v2/rerank");
+    }
+
+    /// A server mounted under a prefix keeps it on every route.
+    #[test]
+    fn rerank_routes_sit_under_the_servers_root() {
+        let target = Target::parse("https://h.example/api/v1?api-version=1").unwrap();
+        assert_eq!(
+            target.rerank_url(RerankRoute::Bare).as_str(),
+            "https://h.example/api/rerank?api-version=1"
+        );
+        let bare = Target::parse("http://h:9/").unwrap();
+        assert_eq!(
+            bare.rerank_url(RerankRoute::V1).as_str(),
+            "http://h:9/v1/rerank"
         );
     }
 

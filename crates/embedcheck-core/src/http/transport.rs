@@ -163,10 +163,10 @@ impl Transport {
         }
     }
 
-    /// The body as sent: a JSON body in the vendor's field names.
+    /// The body as sent: an embeddings JSON body in the vendor's field names.
     fn payload(&self, probe: &Probe) -> Option<(Vec<u8>, &'static str)> {
         match &probe.body {
-            Body::Json(value) => Some((
+            Body::Json(value) if probe.resource == super::probe::Resource::Embeddings => Some((
                 self.access.fields.rewrite(value).to_string().into_bytes(),
                 "application/json",
             )),
@@ -177,6 +177,7 @@ impl Transport {
     fn url(&self, probe: &Probe) -> &url::Url {
         match probe.resource {
             super::probe::Resource::Embeddings => self.target.embeddings_url(),
+            super::probe::Resource::Rerank(route) => self.target.rerank_url(route),
             super::probe::Resource::Models => self.target.models_url(),
         }
     }

@@ -83,6 +83,8 @@ pub enum Shape {
     FlatError,
     /// `{"detail": …}` (FastAPI).
     DetailError,
+    /// A rerank answer (`results[]`, or TEI's bare array).
+    Rerank,
     OtherJson,
     NotJson,
     Empty,
@@ -132,10 +134,15 @@ impl Answer {
             ),
             _ => (None, None),
         };
+        let shape = shape(reply.json.as_ref(), reply.body.is_empty());
+        let items = match shape {
+            Shape::Rerank => reply.rerank().ok().map(|a| a.items.len()),
+            _ => reply.data().ok().map(<[Value]>::len),
+        };
         Answer {
             status: Some(reply.status),
-            shape: shape(reply.json.as_ref(), reply.body.is_empty()),
-            items: reply.data().ok().map(<[Value]>::len),
+            shape,
+            items,
             tokens: reply.prompt_tokens(),
             dimensions,
             encoding,
@@ -183,9 +190,10 @@ impl fmt::Display for Answer {
                 write!(f, " · base64 ({d} values)")?
             }
             (Shape::Embeddings, _, _) => write!(f, " · list")?,
+            (Shape::Rerank, _, _) => write!(f, " · {} results", self.items.unwrap_or_default())?,
             (shape, _, _) => write!(f, " · {}", shape.label())?,
         }
-        if let Some(items) = self.items.filter(|&n| n > 1) {
+        if let Some(items) = self.items.filter(|&n| n > 1 && self.shape != Shape::Rerank) {
             write!(f, " × {items}")?;
         }
         if let Some(tokens) = self.tokens {
@@ -205,6 +213,7 @@ impl Shape {
             Shape::OpenaiError => "OpenAI-shaped error",
             Shape::FlatError => "flat error",
             Shape::DetailError => "FastAPI detail error",
+            Shape::Rerank => "rerank results",
             Shape::OtherJson => "other JSON",
             Shape::NotJson => "non-JSON body",
             Shape::Empty => "empty body",
@@ -224,8 +233,14 @@ fn shape(json: Option<&Value>, empty: bool) -> Shape {
     let Some(json) = json else {
         return if empty { Shape::Empty } else { Shape::NotJson };
     };
+    let bare_results = json
+        .as_array()
+        .and_then(|items| items.first())
+        .is_some_and(|item| item.get("index").is_some());
     if json.get("data").is_some_and(Value::is_array) {
         Shape::Embeddings
+    } else if json.get("results").is_some_and(Value::is_array) || bare_results {
+        Shape::Rerank
     } else if json.pointer("/error/message").is_some() {
         Shape::OpenaiError
     } else if json.get("message").is_some() || json.get("error").is_some_and(Value::is_string) {
@@ -307,7 +322,24 @@ fn row(shown: &Logged, model: &str, b: Option<&Logged>, c: Option<&Logged>) -> P
 /// server's own model name replaced.
 fn key(logged: &Logged, model: &str) -> String {
     let exchange = &logged.exchange;
-    let resource = exchange.path.rsplit('/').next().unwrap_or_default();
+    // The resource: `embeddings` wherever the base path puts it; a rerank route with
+    // its version (`v1/rerank`, `/rerank`, `v2/rerank` are different routes).
+    let resource = if exchange.path.ends_with("/rerank") {
+        let mut tail = exchange.path.rsplitn(3, '/');
+        let (last, version) = (tail.next(), tail.next());
+        format!(
+            "{}/{}",
+            version.unwrap_or_default(),
+            last.unwrap_or_default()
+        )
+    } else {
+        exchange
+            .path
+            .rsplit('/')
+            .next()
+            .unwrap_or_default()
+            .to_owned()
+    };
     let body = exchange.request_body.as_deref().unwrap_or_default();
     let body = if model.is_empty() {
         body.to_owned()
@@ -324,6 +356,13 @@ pub(crate) fn describe(logged: &Logged, model: &str) -> String {
         return format!("{} {}", exchange.method, exchange.path);
     };
     match serde_json::from_str::<Value>(body) {
+        Ok(Value::Object(fields)) if exchange.path.ends_with("/rerank") => {
+            format!(
+                "rerank at {}: {}",
+                exchange.path,
+                describe_rerank(&fields, model)
+            )
+        }
         Ok(Value::Object(fields)) => describe_fields(&fields, model),
         Ok(other) => format!("JSON body {}", excerpt::cut(&other.to_string(), 40)),
         Err(_) => format!("raw body {}", excerpt::cut(body, 40)),
@@ -342,6 +381,31 @@ fn describe_fields(fields: &serde_json::Map<String, Value>, model: &str) -> Stri
     }
     for (name, value) in fields {
         if name != "input" && name != "model" {
+            parts.push(format!("{name}: {}", excerpt::cut(&value.to_string(), 40)));
+        }
+    }
+    parts.join(", ")
+}
+
+/// `5 documents, query "What is the capital…"`, then every other field but the model.
+fn describe_rerank(fields: &serde_json::Map<String, Value>, model: &str) -> String {
+    let mut parts = vec![match fields.get("documents") {
+        Some(Value::Array(documents)) => format!("{} documents", array_len(documents)),
+        Some(other) => format!("documents: {}", excerpt::cut(&other.to_string(), 40)),
+        None => "no documents".to_owned(),
+    }];
+    match fields.get("query") {
+        Some(Value::String(q)) => parts.push(format!("query \"{}\"", excerpt::cut(q, 32))),
+        Some(other) => parts.push(format!("query: {}", excerpt::cut(&other.to_string(), 40))),
+        None => parts.push("no query".to_owned()),
+    }
+    for (name, value) in fields {
+        let shown = match name.as_str() {
+            "documents" | "query" => false,
+            "model" => value.as_str() != Some(model),
+            _ => true,
+        };
+        if shown {
             parts.push(format!("{name}: {}", excerpt::cut(&value.to_string(), 40)));
         }
     }

@@ -16,15 +16,19 @@
 //! | `encoding` | `base64` (ENC-003) | — (the candidate's own fact) |
 //! | `error_shape` | a body without `input` | the same body |
 //! | `server_errors` | every request of the audit | every request of the audit |
+//! | `rerank` | `rerank.routes`, `rerank.scale` (RRS-009, RRQ-005) | the portable rerank request at the baseline's route |
 //!
 //! The replayed requests are the clauses' own (from `session::requests`), so when
 //! the two servers agree on the parameters the session cache answers them.
 
 use super::behaviour::{Answer, BehaviourDiff};
 use crate::clauses::TEMPLATE_COSINE;
-use crate::http::{Body, Encoding, Exchange, Probe, Reply};
-use crate::session::facts::{self, BareIs, Base64, FieldHandling, InputLimit, OverlengthPolicy};
+use crate::http::{Body, Encoding, Exchange, Probe, Reply, RerankRoute};
+use crate::session::facts::{
+    self, BareIs, Base64, FieldHandling, InputLimit, OverlengthPolicy, ScoreScale,
+};
 use crate::session::requests::{QUERY, SENTENCE, body, words};
+use crate::session::rerank as rerank_requests;
 use crate::session::{Facts, Session};
 use crate::vectors::cosine;
 use serde::Serialize;
@@ -41,17 +45,19 @@ pub enum Topic {
     Encoding,
     ErrorShape,
     ServerErrors,
+    Rerank,
 }
 
 impl Topic {
     /// Every topic, in the order reports show them.
-    pub const ALL: [Topic; 6] = [
+    pub const ALL: [Topic; 7] = [
         Topic::Matryoshka,
         Topic::Instruction,
         Topic::Overlength,
         Topic::Encoding,
         Topic::ErrorShape,
         Topic::ServerErrors,
+        Topic::Rerank,
     ];
 
     /// The topic as report.json spells it.
@@ -63,6 +69,7 @@ impl Topic {
             Topic::Encoding => "encoding",
             Topic::ErrorShape => "error_shape",
             Topic::ServerErrors => "server_errors",
+            Topic::Rerank => "rerank",
         }
     }
 }
@@ -120,6 +127,10 @@ pub(crate) struct Findings {
     pub candidate_encoding: Option<Encoding>,
     /// Requests the candidate answered 5xx and the baseline did not.
     pub server_errors: Vec<(String, u16)>,
+    /// The rerank route the baseline's clients call, and where the candidate serves it.
+    pub rerank_routes: Option<(RerankRoute, Option<RerankRoute>)>,
+    /// The rerank scales of baseline and candidate, when they differ.
+    pub rerank_scales: Option<(ScoreScale, ScoreScale)>,
 }
 
 /// One server of the pair: its session (for replays) and what its audit learned.
@@ -138,6 +149,7 @@ pub async fn judge(b: Side<'_>, c: Side<'_>, diff: &BehaviourDiff) -> Vec<Expect
         encoding(b, c),
         error_shape(b, c).await,
         server_errors(diff),
+        rerank(b, c).await,
     ]
 }
 
@@ -541,6 +553,124 @@ fn server_errors(diff: &BehaviourDiff) -> Expectation {
         rows.is_empty(),
     );
     e.findings.server_errors = rows;
+    e
+}
+
+/// The rerank facts of one side: the route its clauses used and its scale.
+fn rerank_of(f: &Facts) -> (Option<RerankRoute>, Option<ScoreScale>) {
+    (
+        f.rerank.routes.as_ref().and_then(|r| r.value.used),
+        f.rerank.scale.as_ref().map(|s| s.value),
+    )
+}
+
+fn rerank_text(f: &Facts, reply: Option<&Arc<Reply>>) -> String {
+    let (used, scale) = rerank_of(f);
+    let Some(routes) = &f.rerank.routes else {
+        return "not probed (the rerank clauses did not run)".to_owned();
+    };
+    let tried: Vec<String> = routes
+        .value
+        .tried
+        .iter()
+        .map(|a| format!("{} {}", a.route.path(), a.status))
+        .collect();
+    match used {
+        None => format!("not served ({})", tried.join(", ")),
+        Some(route) => {
+            let first = reply
+                .filter(|r| r.is_success())
+                .and_then(|r| r.rerank().ok())
+                .and_then(|a| a.order().first().copied().flatten())
+                .map(|i| format!(", document {i} first"))
+                .unwrap_or_default();
+            let scale = scale.map_or("scale not measured".to_owned(), |s| s.to_string());
+            format!("served at {}: {scale}{first}", route.path())
+        }
+    }
+}
+
+/// Kendall's tau between the two servers' scores of the same documents: 1 when they
+/// order every pair alike; `None` unless both answered every document.
+fn order_agreement(b: Option<&Reply>, c: Option<&Reply>) -> Option<f64> {
+    let n = rerank_requests::DOCUMENTS.len();
+    let scores = |r: Option<&Reply>| r?.rerank().ok()?.all_scores(n).ok();
+    let (x, y) = (scores(b)?, scores(c)?);
+    let mut sum = 0.0;
+    let mut pairs = 0.0;
+    for i in 0..n {
+        for j in i + 1..n {
+            sum += ((x[i] - x[j]).signum() * (y[i] - y[j]).signum()).clamp(-1.0, 1.0);
+            pairs += 1.0;
+        }
+    }
+    Some(sum / pairs)
+}
+
+/// A rerank client of the baseline calls its route and may threshold on its scale
+/// (Dify's `score_threshold`, Open WebUI's relevance threshold): the candidate must
+/// answer the portable request at that route, on the same scale, with the same
+/// document first. The study left this unmeasured: Dynamo's vLLM backend had no rerank
+/// handler.
+async fn rerank(b: Side<'_>, c: Side<'_>) -> Expectation {
+    let (b_route, b_scale) = rerank_of(b.facts);
+    let (c_route, c_scale) = rerank_of(c.facts);
+    let Some(route) = b_route else {
+        return expectation(
+            Topic::Rerank,
+            None,
+            rerank_text(b.facts, None),
+            rerank_text(c.facts, None),
+            true,
+        );
+    };
+    let portable = |s: &Session| rerank_requests::probe(route, rerank_requests::plain_body(s));
+    let b_reply = replay(b.session, portable(b.session)).await;
+    let c_reply = replay(c.session, portable(c.session)).await;
+    let first = |r: &Option<Arc<Reply>>| {
+        r.as_deref()
+            .filter(|r| r.is_success())
+            .and_then(|r| r.rerank().ok())
+            .and_then(|a| a.order().first().copied().flatten())
+    };
+    let answered = c_reply.as_deref().is_some_and(Reply::is_success);
+    let agreement = order_agreement(b_reply.as_deref(), c_reply.as_deref());
+    let same_scale = match (b_scale, c_scale) {
+        (Some(x), Some(y)) => x == y,
+        _ => true,
+    };
+    let kept = answered && same_scale && first(&b_reply) == first(&c_reply);
+    let relies_on = Some(format!(
+        "rerank at {}{}",
+        route.path(),
+        b_scale.map_or(String::new(), |s| format!(", scores as {s}"))
+    ));
+    let mut candidate = rerank_text(c.facts, c_reply.as_ref());
+    if let Some(tau) = agreement {
+        candidate.push_str(&format!(
+            "; Kendall's tau {tau:.2} with the baseline's order of the same documents"
+        ));
+    }
+    if !answered {
+        candidate = format!(
+            "{} at {}; {candidate}",
+            answer(c_reply.as_ref()),
+            route.path()
+        );
+    }
+    let mut e = expectation(
+        Topic::Rerank,
+        relies_on,
+        rerank_text(b.facts, b_reply.as_ref()),
+        candidate,
+        kept,
+    );
+    e.findings.rerank_routes = Some((route, c_route));
+    e.findings.rerank_scales = match (b_scale, c_scale) {
+        (Some(x), Some(y)) if x != y => Some((x, y)),
+        _ => None,
+    };
+    e.evidence = evidence(&[b_reply.as_ref(), c_reply.as_ref()]);
     e
 }
 

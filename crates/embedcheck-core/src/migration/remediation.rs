@@ -93,12 +93,29 @@ fn for_expectation(e: &Expectation, retrieval: &Retrieval) -> Option<Remedy> {
             "read error messages from `error.message`, a top-level `message` and `detail` alike",
             seen,
         ),
+        Topic::Rerank => remedy("rerank", rerank_action(e), seen),
         Topic::ServerErrors => remedy(
             "server_errors",
             "do not retry 5xx answers to these requests: they are client mistakes the candidate reports as server errors",
             server_error_evidence(e),
         ),
     })
+}
+
+/// What a rerank client changes: its route, its score threshold, or where it reranks.
+fn rerank_action(e: &Expectation) -> String {
+    match (e.findings.rerank_routes, e.findings.rerank_scales) {
+        (Some((_, None)), _) => "keep reranking on the baseline (or another reranker): the candidate serves no rerank route".to_owned(),
+        (Some((old, Some(new))), _) if old != new => format!(
+            "point rerank clients at {} (the candidate does not answer {}): a Cohere SDK base URL without `/v1`, or the full URL where the client takes one",
+            new.path(),
+            old.path()
+        ),
+        (_, Some((old, new))) => format!(
+            "re-tune every score threshold: the baseline answered {old}, the candidate {new}"
+        ),
+        _ => "hold the candidate's ranking against the baseline's before switching: the same request ranks another document first".to_owned(),
+    }
 }
 
 fn instruction_evidence(seen: &str, retrieval: &Retrieval) -> String {

@@ -132,6 +132,24 @@ pub enum Finding {
     ThroughSdk { finding: Box<Finding> },
     /// A deciding call got no answer.
     NotProbed { call: Call, why: String },
+    /// The rerank client's request to `path` was answered `status`: it raises.
+    RerankRaises {
+        path: &'static str,
+        status: u16,
+        message: Option<String>,
+    },
+    /// Answered 200, but the rerank client raises or returns another ranking than the
+    /// server's scores give, for `why`.
+    RerankWrong { path: &'static str, why: String },
+    /// The rerank client reads the server's ranking, `results` documents of it.
+    RerankRead { path: &'static str, results: usize },
+    /// The client filters on a threshold set on Cohere's [0, 1] scale, and the server's
+    /// scores are on another.
+    RerankThreshold {
+        scale: crate::session::facts::ScoreScale,
+    },
+    /// The rerank client's request got no answer.
+    RerankNotProbed { path: &'static str, why: String },
     /// The ids could be compared with no string answer: the text was refused.
     NotCompared { text: &'static str, why: String },
 }
@@ -144,11 +162,17 @@ impl Finding {
         match self {
             Finding::ThroughSdk { finding } => finding.severity(),
             Finding::Raises { .. }
+            | Finding::RerankRaises { .. }
+            | Finding::RerankWrong { .. }
             | Finding::DecodeError { .. }
             | Finding::WrongVectors { .. }
             | Finding::TokenIdsRefused { .. }
             | Finding::ForeignVocabulary { .. } => Severity::Breaks,
-            Finding::NotProbed { .. } | Finding::NotCompared { .. } => Severity::Unknown,
+            Finding::NotProbed { .. }
+            | Finding::NotCompared { .. }
+            | Finding::RerankNotProbed { .. } => Severity::Unknown,
+            Finding::RerankThreshold { .. } => Severity::Warning,
+            Finding::RerankRead { .. } => Severity::Note,
             Finding::Decoded { attempts, .. } if *attempts > 1 => Severity::Warning,
             Finding::RetryHazard { .. }
             | Finding::EmptyTextRefused { .. }
@@ -303,6 +327,31 @@ impl Finding {
             }
             Finding::NotCompared { text, why } => {
                 format!("{text:?} as token ids could not be compared with the text: {why}")
+            }
+            Finding::RerankRaises {
+                path,
+                status,
+                message,
+            } => format!(
+                "rerank of 5 documents: POST {path} answered {}; {release} {} (its documented base URL gives this path)",
+                answered(*status, message),
+                match client {
+                    Client::OpenWebUi =>
+                        "catches the error and returns the documents unreranked, without an error",
+                    _ => "raises",
+                }
+            ),
+            Finding::RerankWrong { path, why } => {
+                format!("rerank of 5 documents at {path}: answered 200, but {release} {why}")
+            }
+            Finding::RerankRead { path, results } => format!(
+                "rerank of 5 documents at {path}: {release} reads the server's ranking ({results} results)"
+            ),
+            Finding::RerankThreshold { scale } => format!(
+                "its relevance threshold is set on Cohere's [0, 1] scale, and the server's scores are {scale}: a threshold keeps all documents or none"
+            ),
+            Finding::RerankNotProbed { path, why } => {
+                format!("rerank of 5 documents at {path}: no verdict, {why}")
             }
         }
     }

@@ -26,6 +26,7 @@
 mod decode;
 mod findings;
 mod langchain;
+mod rerank;
 mod sdk;
 
 pub use decode::Wrong;
@@ -54,14 +55,40 @@ pub enum Client {
     /// LangChain's `OpenAIEmbeddings` (PyPI `langchain-openai`), on the Python SDK.
     #[serde(rename = "langchain-openai")]
     LangChainOpenAi,
+    /// The Cohere Python SDK's `Client` (v1 rerank), with the server's root as base URL.
+    #[serde(rename = "cohere-v1")]
+    CohereV1,
+    /// The Cohere Python SDK's `ClientV2`. LlamaIndex's `CohereRerank` calls it, but sends
+    /// `top_n: 2` and reads scores and indices its own way: not profiled.
+    #[serde(rename = "cohere-v2")]
+    CohereV2,
+    /// LangChain's `CohereRerank` (PyPI `langchain-cohere`), on `ClientV2`.
+    #[serde(rename = "langchain-cohere")]
+    LangChainCohere,
+    /// Dify's OpenAI-API-compatible model plugin, its rerank model.
+    #[serde(rename = "dify-openai-compatible")]
+    Dify,
+    /// Open WebUI's external reranker.
+    #[serde(rename = "open-webui-external")]
+    OpenWebUi,
 }
 
 impl Client {
-    /// Every profiled client, in the order reports show them.
-    pub const ALL: [Client; 3] = [
+    /// Every profiled embeddings client, in the order reports show them.
+    pub const EMBEDDINGS: [Client; 3] = [
         Client::OpenAiPython,
         Client::OpenAiNode,
         Client::LangChainOpenAi,
+    ];
+
+    /// Every profiled rerank client, in the order reports show them (after the
+    /// embeddings clients, and only for a server that serves rerank).
+    pub const RERANK: [Client; 5] = [
+        Client::CohereV1,
+        Client::CohereV2,
+        Client::LangChainCohere,
+        Client::Dify,
+        Client::OpenWebUi,
     ];
 
     pub fn name(self) -> &'static str {
@@ -69,6 +96,11 @@ impl Client {
             Client::OpenAiPython => "openai-python",
             Client::OpenAiNode => "openai-node",
             Client::LangChainOpenAi => "langchain-openai",
+            Client::CohereV1 => "cohere-v1",
+            Client::CohereV2 => "cohere-v2",
+            Client::LangChainCohere => "langchain-cohere",
+            Client::Dify => "dify-openai-compatible",
+            Client::OpenWebUi => "open-webui-external",
         }
     }
 
@@ -78,6 +110,11 @@ impl Client {
             Client::OpenAiPython => "3.57.0",
             Client::OpenAiNode => "7.55.0",
             Client::LangChainOpenAi => "1.7.4",
+            Client::CohereV1 | Client::CohereV2 => "5.21.1",
+            Client::LangChainCohere => "0.6.0",
+            Client::Dify => "0.0.63",
+            // No release names the code read: its commit.
+            Client::OpenWebUi => "ab233f82",
         }
     }
 }
@@ -169,13 +206,24 @@ pub(crate) async fn profile_all(s: &Session, judged: &Judged<'_>) -> Vec<ClientP
         sdk::profile(Client::OpenAiNode, &calls, judged),
         langchain::profile(s, &calls, judged).await,
     ];
+    let profiles = [profiles, rerank::profile_all(s).await].concat();
     s.take_pending();
     profiles
 }
 
-/// Every client "not probed", when the audit could not start: nothing is sent.
+/// A server that serves rerank alone: every embeddings client "not probed" for `why`,
+/// and the rerank clients profiled.
+pub(crate) async fn profile_rerank_only(s: &Session, why: &str) -> Vec<ClientProfile> {
+    s.begin_clause(STAGE);
+    let profiles = [not_probed(why), rerank::profile_all(s).await].concat();
+    s.take_pending();
+    profiles
+}
+
+/// Every embeddings client "not probed", when the audit could not start: nothing is
+/// sent (whether the server serves rerank is unknown, so no rerank client is listed).
 pub(crate) fn not_probed(why: &str) -> Vec<ClientProfile> {
-    Client::ALL
+    Client::EMBEDDINGS
         .into_iter()
         .map(|client| {
             let finding = Finding::NotProbed {
@@ -239,6 +287,6 @@ mod tests {
     fn an_unanswered_request_leaves_the_verdict_open() {
         let profiles = not_probed("failed to reach the server");
         assert!(profiles.iter().all(|p| p.works.is_none()));
-        assert_eq!(profiles.len(), Client::ALL.len());
+        assert_eq!(profiles.len(), Client::EMBEDDINGS.len());
     }
 }

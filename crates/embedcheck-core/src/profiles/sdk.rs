@@ -264,9 +264,10 @@ const FORWARDED: [(&str, &str); 3] = [
 
 /// The profile of one OpenAI SDK.
 pub(crate) fn profile(client: Client, calls: &DefaultCalls, judged: &Judged<'_>) -> ClientProfile {
+    // Only the OpenAI SDKs are profiled here: Node's decoder, else Python's.
     let decoder = match client {
         Client::OpenAiNode => Decoder::Node,
-        Client::OpenAiPython | Client::LangChainOpenAi => Decoder::Python,
+        _ => Decoder::Python,
     };
     let mut findings = Vec::new();
     let mut evidence = Vec::new();

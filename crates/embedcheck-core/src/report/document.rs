@@ -6,7 +6,7 @@
 //! matrix is a view and not a second model.
 
 use crate::audit::{RunSummary, ServerAudit};
-use crate::catalogue::ContractVersion;
+use crate::catalogue::{ContractId, ContractVersion};
 use crate::migration::Migration;
 use serde::{Deserialize, Serialize};
 
@@ -29,27 +29,85 @@ pub struct Report {
     pub contract: ContractScore,
 }
 
-/// The contract a run ran and the one it is scored against (`--contract`).
+/// The contracts a run ran and the versions it is scored against (`--contract`): the
+/// embeddings contract's at the top (as schema 1.6 had it), the rerank contract's
+/// beside it.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ContractScore {
-    /// The contract of this build: every clause of it ran.
+    /// The embeddings contract of this build: every clause of it ran.
     pub version: ContractVersion,
     /// The pinned version: only its clauses count, when earlier than `version`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub scored: Option<ContractVersion>,
+    /// The rerank contract of this build, and its pin (schema 1.8); absent from
+    /// documents written before it (the published matrix of embeddings servers).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rerank: Option<VersionScore>,
+}
+
+/// One contract's version and the one it is scored against.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct VersionScore {
+    pub version: ContractVersion,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub scored: Option<ContractVersion>,
+}
+
+impl VersionScore {
+    /// `1.2`, or `1.2, scored as 1.0`.
+    fn words(&self) -> String {
+        match self.scored {
+            Some(pinned) => format!("{}, scored as {pinned}", self.version),
+            None => self.version.to_string(),
+        }
+    }
 }
 
 impl ContractScore {
-    /// `contract 1.2`, or `contract 1.2, scored as 1.0`, for every view's header.
+    /// This build's contracts, nothing pinned.
+    pub fn this_build() -> Self {
+        let catalogue = crate::catalogue::Catalogue::shipped();
+        ContractScore {
+            version: catalogue.contract.version,
+            scored: None,
+            rerank: Some(VersionScore {
+                version: catalogue.rerank.version,
+                scored: None,
+            }),
+        }
+    }
+
+    /// This build's contracts, scored at `pins` (`--contract`).
+    pub fn pinned(pins: &[crate::catalogue::ContractPin]) -> Self {
+        let mut score = ContractScore::this_build();
+        for pin in pins {
+            match pin.contract {
+                ContractId::Embeddings => score.scored = Some(pin.version),
+                ContractId::Rerank => {
+                    if let Some(rerank) = score.rerank.as_mut() {
+                        rerank.scored = Some(pin.version);
+                    }
+                }
+            }
+        }
+        score
+    }
+
+    /// `contract 1.2 (rerank 1.0)`, or `contract 1.2, scored as 1.0 (rerank 1.0)`, for
+    /// every view's header.
     pub fn line(&self) -> String {
         format!("contract {}", self.versions())
     }
 
-    /// `1.2`, or `1.2, scored as 1.0`.
+    /// `1.2 (rerank 1.0)`, or `1.2, scored as 1.0 (rerank 1.0)`.
     pub fn versions(&self) -> String {
-        match self.scored {
-            Some(pinned) => format!("{}, scored as {pinned}", self.version),
-            None => self.version.to_string(),
+        let embeddings = VersionScore {
+            version: self.version,
+            scored: self.scored,
+        };
+        match &self.rerank {
+            Some(rerank) => format!("{} (rerank {})", embeddings.words(), rerank.words()),
+            None => embeddings.words(),
         }
     }
 }
@@ -97,10 +155,7 @@ impl Report {
             comparisons,
             summary,
             behaviour_snapshots: None,
-            contract: ContractScore {
-                version: crate::catalogue::Catalogue::shipped().contract.version,
-                scored: None,
-            },
+            contract: ContractScore::this_build(),
         }
     }
 

@@ -6,7 +6,7 @@
 //!
 //! ```json
 //! {
-//!   "schema_version": "1.7",
+//!   "schema_version": "1.8",
 //!   "tool": { "name": "embedcheck", "version": "0.1.0" },
 //!   "label": "staging", "endpoint": "http://…/v1/embeddings", "model": null,
 //!   "results": [{ "id": "RESP-001", "outcome": "pass", "evidence": [ … ], … }],
@@ -30,9 +30,11 @@ use std::collections::BTreeMap;
 /// family and the `reference_tokens` fact; 1.6 vendor-documented and flaky
 /// expectations (`documented_by`, `flaky`, `mismatch_allowed`), the gate
 /// `not_as_expected_allowed`, the model source `not_sent` and the contract version;
-/// 1.7 the conclusion `incomplete`, the gate `unjudged` and the summary's `unjudged`.
+/// 1.7 the conclusion `incomplete`, the gate `unjudged` and the summary's `unjudged`;
+/// 1.8 the rerank contract: its families, `contract.rerank`, `facts.rerank`, the
+/// migration topic `rerank` and the rerank clients.
 /// Every earlier field is still written.
-pub(crate) const REPORT_SCHEMA_VERSION: &str = "1.7";
+pub(crate) const REPORT_SCHEMA_VERSION: &str = "1.8";
 
 /// Pretty-printed JSON of the whole report, newline-terminated like any text file.
 pub fn render(report: &Report) -> String {

@@ -7,7 +7,7 @@
 //! question. `report.json` shows the facts as they are (`facts`) and, for readers of
 //! schema 1.0, rendered as one line each (`observations`).
 
-use crate::http::Exchange;
+use crate::http::{Exchange, RerankRoute, RerankShape};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::fmt;
@@ -562,6 +562,151 @@ impl fmt::Display for Noise {
     }
 }
 
+/// How one rerank route answered the portable request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct RouteAnswer {
+    pub route: RerankRoute,
+    pub status: u16,
+    /// Whether the answer shows the route is served (anything but 404, 405, 501 or a
+    /// refusal saying the model cannot rerank).
+    pub served: bool,
+}
+
+/// Where the server serves rerank: every route tried and the one the clauses use.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct RerankRoutes {
+    pub tried: Vec<RouteAnswer>,
+    /// The first route answering 200, else the first served: `None` when rerank is not
+    /// offered at all.
+    pub used: Option<RerankRoute>,
+}
+
+/// The scale a reranker's scores are on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ScoreScale {
+    /// In [0, 1], spread out: Cohere's documented scale.
+    Probability,
+    /// Raw classifier outputs: some outside [-1, 1], or below 0 beside others above 1.
+    Logit,
+    /// Cosine similarities: all in [-1, 1], some negative.
+    Cosine,
+    /// Every score within [0.5, 0.74]: a sigmoid applied to probabilities again.
+    Squeezed,
+}
+
+impl fmt::Display for ScoreScale {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            ScoreScale::Probability => "probabilities in [0, 1]",
+            ScoreScale::Logit => "raw logits (scores outside [0, 1])",
+            ScoreScale::Cosine => "cosine similarities in [-1, 1]",
+            ScoreScale::Squeezed => {
+                "probabilities squeezed into [0.5, 0.74] (a sigmoid applied twice)"
+            }
+        })
+    }
+}
+
+/// What the server does with a rerank document over the model's limit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "policy", content = "status", rename_all = "snake_case")]
+pub enum LongInputPolicy {
+    /// Answered 200: truncated, or read whole.
+    Scored,
+    /// Refused with this 4xx.
+    Refused(u16),
+    /// Answered with this status, neither 200 nor a 4xx.
+    Neither(u16),
+}
+
+/// What the rerank side of an audit learned about the server.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct RerankFacts {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub routes: Option<Fact<RerankRoutes>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shape: Option<Fact<RerankShape>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub scale: Option<Fact<ScoreScale>>,
+    /// The largest difference of one score between identical requests, relative to the
+    /// larger of 1 and the score (RRQ-003): what "the same score" is judged against.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub noise: Option<Fact<f64>>,
+    /// The order copies of one document came back in (RRQ-004).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tie_order: Option<Fact<Vec<usize>>>,
+    /// What the server did with `top_k` (RRS-008).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub top_k: Option<Fact<UnknownField>>,
+    /// What the server did with a document over the model's limit (RRL-004).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub long_document: Option<Fact<LongInputPolicy>>,
+}
+
+impl RerankFacts {
+    fn is_empty(&self) -> bool {
+        *self == RerankFacts::default()
+    }
+
+    /// Each fact as one line, under the names of `observations`.
+    fn observations(&self, put: &mut impl FnMut(&str, Option<String>)) {
+        put(
+            "rerank_routes",
+            self.routes.as_ref().map(|f| {
+                let tried: Vec<String> = f
+                    .value
+                    .tried
+                    .iter()
+                    .map(|a| format!("{} {}", a.route.path(), a.status))
+                    .collect();
+                match f.value.used {
+                    Some(route) => format!("{} used ({})", route.path(), tried.join(", ")),
+                    None => format!("not offered ({})", tried.join(", ")),
+                }
+            }),
+        );
+        put(
+            "rerank_shape",
+            self.shape.as_ref().map(|f| f.value.described().to_owned()),
+        );
+        put(
+            "rerank_scale",
+            self.scale.as_ref().map(|f| f.value.to_string()),
+        );
+        put(
+            "rerank_noise",
+            self.noise.as_ref().map(|f| {
+                format!(
+                    "identical requests' scores differ by at most {:.2e}",
+                    f.value
+                )
+            }),
+        );
+        put(
+            "rerank_ties",
+            self.tie_order.as_ref().map(|f| {
+                format!(
+                    "copies of one document come back in the order {:?}",
+                    f.value
+                )
+            }),
+        );
+        put(
+            "rerank_top_k",
+            self.top_k.as_ref().map(|f| f.value.to_string()),
+        );
+        put(
+            "rerank_long_document",
+            self.long_document.as_ref().map(|f| match f.value {
+                LongInputPolicy::Scored => "scored (200)".to_owned(),
+                LongInputPolicy::Refused(status) => format!("refused ({status})"),
+                LongInputPolicy::Neither(status) => format!("answered {status}"),
+            }),
+        );
+    }
+}
+
 /// Everything one audit learned about its server.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct Facts {
@@ -606,6 +751,9 @@ pub struct Facts {
     /// How a reference text's own token ids were embedded (REF-002, with ids in the file).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub token_ids_as_sent: Option<Fact<TokenIdsAsSent>>,
+    /// The rerank contract's own facts.
+    #[serde(skip_serializing_if = "RerankFacts::is_empty")]
+    pub rerank: RerankFacts,
 }
 
 impl Facts {
@@ -762,6 +910,7 @@ impl Facts {
             "reference_tokens",
             self.reference_tokens.as_ref().map(|f| f.value.to_string()),
         );
+        self.rerank.observations(&mut put);
         put(
             "token_ids_as_sent",
             self.token_ids_as_sent.as_ref().map(|f| f.value.to_string()),

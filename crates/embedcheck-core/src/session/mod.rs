@@ -1,10 +1,12 @@
 //! One audit's conversation with one server: the budgeted, cached, interruptible
 //! connection ([`connection`]), the run's settings, the canonical requests clauses
-//! share ([`requests`]) and the typed facts learned on the way ([`facts`]).
+//! share, embeddings' ([`requests`]) and rerank's ([`rerank`]), and the typed facts learned
+//! on the way ([`facts`]).
 
 mod connection;
 pub mod facts;
 pub(crate) mod requests;
+pub(crate) mod rerank;
 mod settings;
 
 pub(crate) use connection::Persisted;

@@ -2,7 +2,7 @@
 //! about the server instead of letting the suite detect it.
 
 use crate::declared::{DEFAULT_QUERY_TASK, Matryoshka, Overlength, QueryTemplate};
-use crate::reference::{self, Reference};
+use crate::reference::{self, Reference, RerankReference};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -46,6 +46,11 @@ pub struct Settings {
     pub rate: Option<f64>,
     /// Record each request instead of sending it (`--dry-run`).
     pub dry_run: bool,
+    /// The model to rerank with (`--rerank-model`), else `model`.
+    pub rerank_model: Option<String>,
+    /// The reranker's own scores the `rerank-scores` family compares with
+    /// (`--rerank-reference`).
+    pub rerank_reference: Option<Arc<RerankReference>>,
 }
 
 impl Default for Settings {
@@ -69,6 +74,8 @@ impl Default for Settings {
             reference_threshold: reference::DEFAULT_THRESHOLD,
             rate: None,
             dry_run: false,
+            rerank_model: None,
+            rerank_reference: None,
         }
     }
 }

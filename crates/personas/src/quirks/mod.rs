@@ -14,11 +14,13 @@ mod access;
 mod errors;
 mod fields;
 mod request;
+mod rerank;
 mod shape;
 mod success;
 mod trigger;
 mod vocabulary;
 
+pub use rerank::RerankQuirk;
 pub use trigger::Trigger;
 
 use crate::wire::{Answer, Incoming};
@@ -273,8 +275,10 @@ pub enum Quirk {
     /// the embeddings of short ones (ROCm/FastFlowLM#647; breaks CONS-004).
     ChangedAfterLongInput { bytes: usize },
     // ---- before the engine, answering with state ------------------------------------
-    /// Answers every `every`-th embeddings request (its first sending only) with 429
-    /// and no Retry-After (breaks ERR-012).
+    /// Answers about one in `every` distinct embeddings requests (its first sending
+    /// only) with 429 and no Retry-After (breaks ERR-012). Which ones is decided by a
+    /// hash of the request, not its arrival order, so concurrent clauses throttle the
+    /// same requests on every run.
     ThrottleWithoutRetryAfter { every: u64 },
     /// Serves one request at a time, behind one lock, each taking `per_request_ms`
     /// plus `per_input_ms` an input plus `per_token_us` microseconds a token of
@@ -365,6 +369,10 @@ pub enum Quirk {
         allowed: &'static [&'static str],
     },
 
+    // ---- rerank routes ----------------------------------------------------------------
+    /// A departure of the rerank route (`quirks/rerank.rs`).
+    Rerank(RerankQuirk),
+
     // ---- after: hosted vendors' error bodies ------------------------------------------
     /// Writes errors as Azure OpenAI's gateway does, `{"error": {"code": "<status>",
     /// "message"}}` with no `type` or `param`, saying "Resource not found" for 404 and
@@ -437,7 +445,7 @@ impl Quirk {
             Quirk::ThrottleWithoutRetryAfter { every } => {
                 let due = request.is_embed_post()
                     && request.repeat == 0
-                    && request.number % every == every - 1;
+                    && request.identity() % every == every - 1;
                 return due.then(|| Answer::openai_error(429, "Rate limit reached for requests"));
             }
             Quirk::Cl100kTokenIds => vocabulary::cl100k_token_ids(request),
@@ -460,6 +468,7 @@ impl Quirk {
             Quirk::LiteralField { field, allowed } => {
                 return fields::literal(request, field, allowed);
             }
+            Quirk::Rerank(quirk) => return quirk.before(request),
             Quirk::AxumRejections => return request::axum_rejection(request),
             Quirk::FastApiValidation => return request::fastapi_rejection(request),
             _ => {}
@@ -484,6 +493,7 @@ impl Quirk {
             Quirk::JinaErrors => errors::jina(request, answer, &config.model_id),
             Quirk::DetailErrors => errors::detail(answer),
             Quirk::StatusAs { from, to } if answer.status == from => answer.status = to,
+            Quirk::Rerank(quirk) => quirk.after(request, answer, config),
             Quirk::AdvertiseMaxModelLen(tokens) => {
                 success::advertise_max_model_len(request, answer, tokens)
             }

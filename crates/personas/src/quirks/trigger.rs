@@ -54,6 +54,11 @@ pub enum Trigger {
     /// A text input contains this: a model whose fp16 activations overflow on
     /// particular texts (ollama/ollama#12921).
     TextContains(&'static str),
+    /// Any `POST` to the embeddings path: a server whose model only reranks.
+    EmbedPost,
+    /// A rerank request of at least this many documents: SGLang 0.5.23 on CPU stopped
+    /// answering at 1000 (measured in the lab).
+    RerankDocumentsAtLeast(usize),
 }
 
 impl Trigger {
@@ -61,6 +66,14 @@ impl Trigger {
         match self {
             Trigger::WrongMethod => request.is_embeddings_path() && request.method != "POST",
             Trigger::NoCredentials => request.authorization.is_none(),
+            Trigger::RerankDocumentsAtLeast(n) => {
+                super::rerank::is_rerank(request)
+                    && request
+                        .json()
+                        .and_then(|b| b.get("documents")?.as_array().map(Vec::len))
+                        .is_some_and(|len| len >= n)
+            }
+            Trigger::EmbedPost => request.is_embed_post(),
             Trigger::MalformedJson => request.is_embed_post() && request.json().is_none(),
             Trigger::NotJsonContentType => {
                 request.is_embed_post() && !request.has_json_content_type()

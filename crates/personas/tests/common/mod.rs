@@ -13,7 +13,7 @@ use embedcheck_core::catalogue::{Catalogue, Clause};
 use embedcheck_core::declared::{Overlength, QueryTemplate};
 use embedcheck_core::http::Reply;
 use embedcheck_core::http::{Secret, Target, Transport};
-use embedcheck_core::reference::Reference;
+use embedcheck_core::reference::{Reference, RerankReference};
 use embedcheck_core::session::facts::{InputLimit, UsageUnit};
 use embedcheck_core::session::{Interrupt, Logged, Session, Settings};
 use embedcheck_core::verdict::Outcome;
@@ -53,6 +53,7 @@ pub fn settings(persona: &Persona, aggressive: bool) -> Settings {
         max_input_tokens: (persona.config.overlength == OverlengthPolicy::Aggregate)
             .then_some(persona.config.max_input_tokens as u64),
         reference: Some(known_answers(persona)),
+        rerank_reference: Some(rerank_known_answers(persona)),
         ..Settings::default()
     }
 }
@@ -237,6 +238,15 @@ fn cosine(a: &[f64], b: &[f64]) -> f64 {
 pub fn known_answers(persona: &Persona) -> Arc<Reference> {
     let file = personas::known_answers(&persona.config);
     Arc::new(Reference::parse(&file, "the persona's known answers").expect("a valid reference"))
+}
+
+/// The persona's reranker's own scores, as `--rerank-reference` would read them.
+pub fn rerank_known_answers(persona: &Persona) -> Arc<RerankReference> {
+    let file = personas::rerank_known_answers(&persona.config);
+    Arc::new(
+        RerankReference::parse(&file, "the persona's rerank known answers")
+            .expect("a valid rerank reference"),
+    )
 }
 
 /// `Instruct: {task}\nQuery: {text}`, which the default task fills to the reference

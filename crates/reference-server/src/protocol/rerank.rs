@@ -64,6 +64,15 @@ use crate::tokenizer::{fnv1a64, tokenize};
 /// every Cohere/Jina-style server reads alike.
 pub const RERANK_FIELDS: [&str; 5] = ["model", "query", "documents", "top_n", "return_documents"];
 
+/// Optional fields of Cohere's v1 and v2 rerank requests the reference does not
+/// implement: read as absent when `null`.
+const COHERE_OPTIONAL: [&str; 4] = [
+    "max_tokens_per_doc",
+    "max_chunks_per_doc",
+    "rank_fields",
+    "priority",
+];
+
 const DOCUMENT_EXPECTED: &str = "a string or an object with a string 'text'";
 const DOCUMENTS_EXPECTED: &str = "an array of strings or of objects with a string 'text'";
 
@@ -269,6 +278,10 @@ impl RerankRequest {
     /// Parses `body`, validating every field in the order a reader of the request meets them.
     fn from_json(body: &[u8], config: &Config) -> Result<Self, ApiError> {
         let mut fields = json_object(body)?;
+        // Cohere's own optional fields, sent as `null` by clients that leave them unset
+        // (LangChain's `CohereRerank` sends `max_tokens_per_doc: null` on every call):
+        // absent, as RRS-007 asks. With a value they are refused like any other field.
+        fields.retain(|name, value| !(value.is_null() && COHERE_OPTIONAL.contains(&name.as_str())));
         reject_unknown_fields(&fields, &RERANK_FIELDS)?;
         if let Some(model) = optional(&mut fields, "model") {
             check_model(model, &config.model_id)?;
@@ -1269,5 +1282,20 @@ mod tests {
                 return_documents: false,
             })
         );
+    }
+
+    #[test]
+    fn cohere_optional_fields_sent_as_null_are_absent() {
+        let engine = Engine::new(Config::default());
+        let (status, _) = post(
+            &engine,
+            request(json!({"documents": ["a", "b"], "max_tokens_per_doc": null})),
+        );
+        assert_eq!(status, 200);
+        let (status, body) = post(
+            &engine,
+            request(json!({"documents": ["a", "b"], "max_tokens_per_doc": 512})),
+        );
+        assert_eq!(status, 400, "{body}");
     }
 }

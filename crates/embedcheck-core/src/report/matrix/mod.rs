@@ -22,8 +22,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// The version of `specs/schemas/matrix.schema.json` this build writes.
-/// 1.1 added `agreement`; 1.2 `contract`.
-pub(crate) const MATRIX_SCHEMA_VERSION: &str = "1.2";
+/// 1.1 added `agreement`; 1.2 `contract`; 1.3 `contract.rerank`.
+pub(crate) const MATRIX_SCHEMA_VERSION: &str = "1.3";
 
 /// The levels, in the order every view shows them.
 pub(crate) const LEVELS: [&str; 3] = ["MUST", "SHOULD", "MAY"];

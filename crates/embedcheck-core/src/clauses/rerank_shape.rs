@@ -1,0 +1,495 @@
+//! rerank-shape: the Cohere and Jina shape of a rerank answer (RRS-001 … RRS-009).
+//!
+//! No standard exists; the clients people point at self-hosted rerankers read
+//! `results[].index` and `results[].relevance_score`, sorted, `top_n` of them, with the
+//! document echoed as `{"text"}` when it is echoed at all. Servers answering another
+//! shape (TEI's bare array) are named as what they are.
+
+use super::{Check, CheckResult, check};
+use crate::http::rerank::{Echo, RerankAnswer};
+use crate::http::{Body, Reply, RerankRoute, RerankShape};
+use crate::session::facts::UnknownField;
+use crate::session::rerank::{self, DOCUMENTS, QUERY};
+use crate::session::{Logged, ProbeError, Session};
+use crate::verdict::Verdict;
+use serde_json::{Value, json};
+use std::sync::Arc;
+
+pub(crate) fn checks() -> Vec<Check> {
+    vec![
+        check!("RRS-001", cohere_shape),
+        check!("RRS-002", valid_indices),
+        check!("RRS-003", finite_scores, log),
+        check!("RRS-004", sorted_by_score, log),
+        check!("RRS-005", top_n_honoured),
+        check!("RRS-006", documents_echoed_as_text, log),
+        check!("RRS-007", null_is_absent),
+        check!("RRS-008", unknown_field_never_5xx),
+        check!("RRS-009", served_at_v1),
+    ]
+}
+
+/// The skip of every rerank clause on a server that serves no rerank route: not a
+/// failure, the contract is not offered.
+pub(crate) fn not_offered(s: &Session) -> Verdict {
+    let tried: Vec<String> = s
+        .facts()
+        .rerank
+        .routes
+        .map(|f| {
+            f.value
+                .tried
+                .iter()
+                .map(|a| format!("{} {}", a.route.path(), a.status))
+                .collect()
+        })
+        .unwrap_or_default();
+    Verdict::skip(format!(
+        "rerank is not offered: no rerank route serves the portable request ({})",
+        tried.join(", ")
+    ))
+}
+
+/// The portable request's answer when it is a rerank answer in any recognised shape,
+/// else the verdict a clause that needs one returns: skip when rerank is not offered
+/// or the answer is not one (RRS-001 judges that).
+pub(crate) async fn answered(
+    s: &Session,
+) -> Result<Result<(RerankRoute, Arc<Reply>, RerankAnswer), Verdict>, ProbeError> {
+    let Some((route, reply)) = rerank::plain(s).await? else {
+        return Ok(Err(not_offered(s)));
+    };
+    if !reply.is_success() {
+        return Ok(Err(Verdict::skip(format!(
+            "the portable request was answered {} (see RRS-001)",
+            reply.summary()
+        ))
+        .with(&reply.exchange)));
+    }
+    match reply.rerank() {
+        Ok(answer) => Ok(Ok((route, reply, answer))),
+        Err(why) => Ok(Err(Verdict::skip(format!(
+            "the portable request's 200 is no rerank answer: {why} (see RRS-001)"
+        ))
+        .with(&reply.exchange))),
+    }
+}
+
+/// RRS-001: "The portable request {model, query, documents: [strings]} to the rerank
+/// route is answered 200 with a JSON object whose results is an array of objects, each
+/// with an integer index and a relevance_score; another shape is named and fails."
+async fn cohere_shape(s: &Session) -> CheckResult {
+    let Some((route, reply)) = rerank::plain(s).await? else {
+        return Ok(not_offered(s));
+    };
+    if !reply.is_success() {
+        return Ok(Verdict::fail(format!(
+            "the portable request to {} was answered {}: a Cohere-shaped client gets no ranking",
+            route.path(),
+            reply.summary()
+        ))
+        .with(&reply.exchange));
+    }
+    let answer = match reply.rerank() {
+        Ok(answer) => answer,
+        Err(why) => {
+            return Ok(
+                Verdict::fail(format!("200 without a rerank answer: {why}")).with(&reply.exchange)
+            );
+        }
+    };
+    let fact = s.detected(answer.shape, &reply.exchange);
+    s.learn(|facts| facts.rerank.shape = Some(fact));
+    if answer.shape != RerankShape::Results {
+        return Ok(Verdict::fail(format!(
+            "answered {}: clients of the Cohere shape (the Cohere SDKs, LangChain's and LlamaIndex's CohereRerank, Dify, Open WebUI, LiteLLM) read results[].index and relevance_score and get nothing",
+            answer.shape.described()
+        ))
+        .with(&reply.exchange));
+    }
+    let odd = answer
+        .items
+        .iter()
+        .enumerate()
+        .find(|(_, item)| item.position().is_none() || item.number().is_none());
+    if let Some((i, item)) = odd {
+        return Ok(Verdict::fail(format!(
+            "results[{i}] has index {} and relevance_score {}: an integer and a number are expected",
+            item.index, item.score
+        ))
+        .with(&reply.exchange));
+    }
+    Ok(Verdict::pass(format!(
+        "{} at {}: results[] of {{index, relevance_score}}, {} results for {} documents",
+        reply.status,
+        route.path(),
+        answer.items.len(),
+        DOCUMENTS.len()
+    ))
+    .with(&reply.exchange))
+}
+
+/// RRS-002: "Every result's index is an integer in [0, N) for N documents, and no index
+/// appears twice."
+async fn valid_indices(s: &Session) -> CheckResult {
+    let (_, reply, answer) = match answered(s).await? {
+        Ok(found) => found,
+        Err(verdict) => return Ok(verdict),
+    };
+    let n = DOCUMENTS.len();
+    let mut seen = vec![false; n];
+    for (i, item) in answer.items.iter().enumerate() {
+        let Some(index) = item.position().filter(|&p| p < n) else {
+            return Ok(Verdict::fail(format!(
+                "result {i} has index {} for {n} documents: a client maps it to no document, or the wrong one",
+                item.index
+            ))
+            .with(&reply.exchange));
+        };
+        if std::mem::replace(&mut seen[index], true) {
+            return Ok(Verdict::fail(format!(
+                "index {index} appears twice: a client ranks that document twice and loses another"
+            ))
+            .with(&reply.exchange));
+        }
+    }
+    Ok(Verdict::pass(format!(
+        "{} distinct indices, all in 0..{n}",
+        answer.items.len()
+    ))
+    .with(&reply.exchange))
+}
+
+/// Every rerank 200 of the run, with the number of documents its request sent.
+fn rerank_answers(s: &Session) -> Vec<(Arc<Reply>, usize, Logged)> {
+    s.log()
+        .into_iter()
+        .filter(|l| l.exchange.path.ends_with("/rerank"))
+        .filter_map(|l| {
+            let reply = l.reply.clone().filter(|r| r.is_success())?;
+            let sent: Value = serde_json::from_slice(l.request_body.as_deref()?).ok()?;
+            let n = sent.get("documents")?.as_array()?.len();
+            Some((reply, n, l))
+        })
+        .collect()
+}
+
+/// The skip of a clause judging the run's rerank answers when there are none.
+async fn no_rerank_answers(s: &Session) -> Result<Verdict, ProbeError> {
+    Ok(match answered(s).await? {
+        Err(verdict) => verdict,
+        Ok(_) => Verdict::skip("no rerank request of the run was answered 200"),
+    })
+}
+
+/// RRS-003: "Every relevance_score is a finite JSON number." Judged on every rerank
+/// answer of the run.
+async fn finite_scores(s: &Session) -> CheckResult {
+    let answers = rerank_answers(s);
+    if answers.is_empty() {
+        return no_rerank_answers(s).await;
+    }
+    let mut scores = 0;
+    for (reply, _, logged) in &answers {
+        let Ok(answer) = reply.rerank() else { continue };
+        for (i, item) in answer.items.iter().enumerate() {
+            scores += 1;
+            if !item.number().is_some_and(f64::is_finite) {
+                return Ok(Verdict::fail(format!(
+                    "in the answer to {}, result {i}'s score is {}, not a finite number",
+                    crate::session::facts::describe_request(&logged.exchange),
+                    item.score
+                ))
+                .with(&reply.exchange));
+            }
+        }
+    }
+    Ok(Verdict::pass(format!(
+        "all {scores} scores of {} rerank answers are finite numbers",
+        answers.len()
+    )))
+}
+
+/// RRS-004: "Results are sorted by relevance_score, highest first (non-increasing)."
+/// Judged on every rerank answer of the run.
+async fn sorted_by_score(s: &Session) -> CheckResult {
+    let answers = rerank_answers(s);
+    if answers.is_empty() {
+        return no_rerank_answers(s).await;
+    }
+    for (reply, _, logged) in &answers {
+        let Ok(answer) = reply.rerank() else { continue };
+        let scores: Vec<f64> = answer.items.iter().filter_map(|i| i.number()).collect();
+        if let Some(i) = scores.windows(2).position(|w| w[1] > w[0]) {
+            return Ok(Verdict::fail(format!(
+                "in the answer to {}, result {} scores {} after result {i}'s {}: the results are not sorted, and clients that keep the server's order (LlamaIndex, the Cohere SDKs) rank wrongly",
+                crate::session::facts::describe_request(&logged.exchange),
+                i + 1,
+                scores[i + 1],
+                scores[i]
+            ))
+            .with(&reply.exchange));
+        }
+    }
+    Ok(Verdict::pass(format!(
+        "all {} rerank answers of the run are sorted by score, highest first",
+        answers.len()
+    )))
+}
+
+/// The indices of the `k` best documents of a full ranking's scores.
+fn best(scores: &[f64], k: usize) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..scores.len()).collect();
+    order.sort_by(|&a, &b| scores[b].total_cmp(&scores[a]).then(a.cmp(&b)));
+    order.truncate(k);
+    order.sort_unstable();
+    order
+}
+
+/// RRS-005: "With top_n k below N there are exactly k results, the k best of the full
+/// ranking; without top_n, and with top_n above N, all N."
+async fn top_n_honoured(s: &Session) -> CheckResult {
+    let (route, plain, answer) = match answered(s).await? {
+        Ok(found) => found,
+        Err(verdict) => return Ok(verdict),
+    };
+    let n = DOCUMENTS.len();
+    let full = match answer.all_scores(n) {
+        Ok(scores) => scores,
+        Err(why) => {
+            return Ok(Verdict::fail(format!(
+                "without top_n: {why}; all {n} documents are expected"
+            ))
+            .with(&plain.exchange));
+        }
+    };
+    let mut evidence = vec![plain.exchange.clone()];
+    for (k, expected) in [(2, 2), (n + 5, n)] {
+        let request = rerank::body(s, QUERY, json!(DOCUMENTS), &[("top_n", json!(k))]);
+        let reply = s.send(rerank::probe(route, request)).await?;
+        evidence.push(reply.exchange.clone());
+        let got = match reply.rerank() {
+            Ok(answer) if reply.is_success() => answer,
+            _ => {
+                return Ok(Verdict::fail(format!(
+                    "top_n {k} for {n} documents answered {}",
+                    reply.summary()
+                ))
+                .with_all(&evidence));
+            }
+        };
+        if got.items.len() != expected {
+            return Ok(Verdict::fail(format!(
+                "top_n {k} for {n} documents gave {} results, expected {expected}: Open WebUI reads scores by position and misaligns them",
+                got.items.len()
+            ))
+            .with_all(&evidence));
+        }
+        let mut indices: Vec<usize> = got.order().into_iter().flatten().collect();
+        indices.sort_unstable();
+        if expected < n && indices != best(&full, expected) {
+            return Ok(Verdict::fail(format!(
+                "top_n {k} gave documents {indices:?}, not the {expected} best of the full ranking {:?}",
+                best(&full, expected)
+            ))
+            .with_all(&evidence));
+        }
+    }
+    Ok(Verdict::pass(format!(
+        "all {n} results without top_n and with top_n {}, the 2 best with top_n 2",
+        n + 5
+    ))
+    .with_all(&evidence))
+}
+
+/// RRS-006: "A result's document, where present, is an object {"text": the input
+/// document, unchanged}; never null and never a bare string." Judged on every rerank
+/// answer of the run, after one asking for the documents.
+async fn documents_echoed_as_text(s: &Session) -> CheckResult {
+    let (route, _, _) = match answered(s).await? {
+        Ok(found) => found,
+        Err(verdict) => return Ok(verdict),
+    };
+    let request = rerank::body(
+        s,
+        QUERY,
+        json!(DOCUMENTS),
+        &[("return_documents", json!(true))],
+    );
+    s.send(rerank::either(
+        route,
+        request,
+        "return_documents: a server may not know it",
+    ))
+    .await?;
+    let mut echoed = 0;
+    for (reply, _, logged) in rerank_answers(s) {
+        let sent: Value =
+            serde_json::from_slice(logged.request_body.as_deref().unwrap_or_default())
+                .unwrap_or_default();
+        let Ok(answer) = reply.rerank() else { continue };
+        for item in &answer.items {
+            let input = item
+                .position()
+                .and_then(|i| sent["documents"].get(i))
+                .map(|d| {
+                    d.get("text")
+                        .unwrap_or(d)
+                        .as_str()
+                        .unwrap_or_default()
+                        .to_owned()
+                });
+            let wrong = match &item.document {
+                Echo::Absent => None,
+                Echo::Text(text) if Some(text) == input.as_ref() => None,
+                Echo::Text(text) => Some(format!("{{\"text\": {text:?}}}, not the input document")),
+                Echo::Null => Some("null (LiteLLM's pydantic model answers 500 to it)".to_owned()),
+                Echo::String(_) => Some(
+                    "a bare string, not {\"text\": …} (LiteLLM's hosted_vllm transformation fails on it)"
+                        .to_owned(),
+                ),
+                Echo::Other(json) => Some(format!("{json}, not {{\"text\": …}}")),
+            };
+            if let Some(wrong) = wrong {
+                return Ok(Verdict::fail(format!(
+                    "in the answer to {}, a result's document is {wrong}",
+                    crate::session::facts::describe_request(&logged.exchange)
+                ))
+                .with(&reply.exchange));
+            }
+            echoed += usize::from(item.document != Echo::Absent);
+        }
+    }
+    Ok(Verdict::pass(format!(
+        "{echoed} echoed documents, each {{\"text\": the input}}; none null or a bare string"
+    )))
+}
+
+/// RRS-007: "top_n: null and return_documents: null are read as absent: answered 200
+/// like the request without them."
+async fn null_is_absent(s: &Session) -> CheckResult {
+    let (route, plain, _) = match answered(s).await? {
+        Ok(found) => found,
+        Err(verdict) => return Ok(verdict),
+    };
+    let mut refused = Vec::new();
+    let mut evidence = vec![plain.exchange.clone()];
+    for field in ["top_n", "return_documents"] {
+        let request = rerank::body(s, QUERY, json!(DOCUMENTS), &[(field, Value::Null)]);
+        let reply = s
+            .send(rerank::either(
+                route,
+                request,
+                format!("{field}: null, read as absent or refused"),
+            ))
+            .await?;
+        evidence.push(reply.exchange.clone());
+        let all = reply
+            .rerank()
+            .is_ok_and(|a| reply.is_success() && a.items.len() == DOCUMENTS.len());
+        if !all {
+            refused.push(format!("{field}: null answered {}", reply.summary()));
+        }
+    }
+    Ok(if refused.is_empty() {
+        Verdict::pass("top_n: null and return_documents: null read as absent (all results)")
+    } else {
+        Verdict::fail(format!(
+            "{}: the Cohere Python SDK and Dify send null for an argument the caller left unset",
+            refused.join("; ")
+        ))
+    }
+    .with_all(&evidence))
+}
+
+/// RRS-008: "A request with an unknown field (top_k) is refused with a 4xx or answered
+/// as without it; never with a 5xx."
+async fn unknown_field_never_5xx(s: &Session) -> CheckResult {
+    let (route, _, _) = match answered(s).await? {
+        Ok(found) => found,
+        Err(verdict) => return Ok(verdict),
+    };
+    let request = rerank::body(s, QUERY, json!(DOCUMENTS), &[("top_k", json!(2))]);
+    let reply = s
+        .send(rerank::invalid(
+            route,
+            Body::Json(request),
+            "unknown field top_k (Voyage's name for top_n)",
+        ))
+        .await?;
+    let handled = if reply.is_client_error() {
+        match super::judging::refused_naming(&reply, "top_k") {
+            Ok(()) => UnknownField::RefusedNaming(reply.status),
+            Err(_) => UnknownField::RefusedSilently(reply.status),
+        }
+    } else if reply.is_success() {
+        UnknownField::Ignored
+    } else {
+        return Ok(Verdict::fail(format!(
+            "top_k answered {}: an unknown field is refused with a 4xx or ignored, never 5xx",
+            reply.summary()
+        ))
+        .with(&reply.exchange));
+    };
+    let fact = s.detected(handled, &reply.exchange);
+    s.learn(|facts| facts.rerank.top_k = Some(fact));
+    let results = reply.rerank().map(|a| a.items.len()).unwrap_or_default();
+    let what = match handled {
+        UnknownField::Ignored if results == 2 => {
+            "answered as top_n 2 (the server reads Voyage's top_k)".to_owned()
+        }
+        UnknownField::Ignored => format!(
+            "ignored: {results} results for top_k 2 (a client that sends Voyage's name gets every document)"
+        ),
+        refused => refused.to_string(),
+    };
+    Ok(Verdict::pass(format!("top_k: {what}")).with(&reply.exchange))
+}
+
+/// RRS-009: "The rerank route answers at /v1/rerank; /rerank and /v2/rerank are
+/// recorded as well."
+async fn served_at_v1(s: &Session) -> CheckResult {
+    if rerank::route(s).await?.is_none() {
+        return Ok(not_offered(s));
+    }
+    let routes =
+        s.facts()
+            .rerank
+            .routes
+            .map(|f| f.value)
+            .unwrap_or(crate::session::facts::RerankRoutes {
+                tried: Vec::new(),
+                used: None,
+            });
+    let answered: Vec<String> = routes
+        .tried
+        .iter()
+        .map(|a| format!("{} {}", a.route.path(), a.status))
+        .collect();
+    let v1 = routes.tried.iter().find(|a| a.route == RerankRoute::V1);
+    // The route search's own request at /v1/rerank (answered from the run's cache).
+    let evidence = s
+        .send(rerank::probe(RerankRoute::V1, rerank::plain_body(s)))
+        .await?;
+    Ok(match v1 {
+        Some(a) if a.status == 200 => {
+            Verdict::pass(format!("served at /v1/rerank ({})", answered.join(", ")))
+        }
+        _ => Verdict::fail(format!(
+            "not served at /v1/rerank ({}): the Cohere SDK v1 and clients configured with a /v1 base URL call /v1/rerank",
+            answered.join(", ")
+        )),
+    }
+    .with(&evidence.exchange))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_best_k_of_a_ranking_are_its_highest_scores() {
+        assert_eq!(best(&[0.1, 0.9, 0.5, 0.7], 2), [1, 3]);
+        assert_eq!(best(&[0.5, 0.5, 0.1], 1), [0]);
+    }
+}

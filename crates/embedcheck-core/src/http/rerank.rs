@@ -1,0 +1,242 @@
+//! The one parser of rerank answers: the Cohere and Jina shape the contract asks for,
+//! and the shapes real servers answer instead, recognised as what they are.
+//!
+//! | shape | who answers it | what it holds |
+//! |---|---|---|
+//! | `{"results": [{index, relevance_score, document?}]}` | Cohere, Jina, vLLM, Infinity, llama.cpp, LiteLLM | the contract's |
+//! | `[{index, score, text?}]` | TEI, SGLang, Dynamo's SGLang worker | a bare array |
+//! | `{"data": [{index, relevance_score, document?}]}` | Voyage | `data` for `results` |
+//! | `{"rankings": [{index, logit}]}` | NVIDIA NIM | raw logits |
+//!
+//! Clauses of the shape read [`RerankAnswer::shape`] and each item as it came; clauses
+//! of the scores read [`RerankAnswer::scores`], which works for every recognised shape,
+//! so a server answering TEI's shape is still judged on what its scores do.
+
+use super::reply::Reply;
+use serde::Serialize;
+use serde_json::Value;
+
+/// Which shape a rerank answer has.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RerankShape {
+    /// `{"results": [...]}`: Cohere's and Jina's, the contract's.
+    Results,
+    /// A bare JSON array: TEI's and SGLang's.
+    BareArray,
+    /// `{"data": [...]}`: Voyage's.
+    Data,
+    /// `{"rankings": [...]}` with `logit`: NVIDIA NIM's.
+    Rankings,
+}
+
+impl RerankShape {
+    /// What the shape is, for reasons: `a bare array of {index, score} (TEI's and SGLang's shape)`.
+    pub(crate) fn described(self) -> &'static str {
+        match self {
+            RerankShape::Results => {
+                "results[] of {index, relevance_score} (Cohere's and Jina's shape)"
+            }
+            RerankShape::BareArray => "a bare array of {index, score} (TEI's and SGLang's shape)",
+            RerankShape::Data => "data[] of {index, relevance_score} (Voyage's shape)",
+            RerankShape::Rankings => "rankings[] of {index, logit} (NVIDIA NIM's shape)",
+        }
+    }
+}
+
+/// What a result says of its document.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum Echo {
+    Absent,
+    /// `{"text": …}`.
+    Text(String),
+    Null,
+    /// A bare string (Infinity with `return_documents`).
+    String(String),
+    /// Anything else, as JSON.
+    Other(String),
+}
+
+/// One result as it came.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct RerankItem {
+    /// The `index` value as sent.
+    pub index: Value,
+    /// The score value as sent (`relevance_score`, `score` or `logit` by shape).
+    pub score: Value,
+    pub document: Echo,
+}
+
+impl RerankItem {
+    /// The index, if it is a non-negative integer.
+    pub(crate) fn position(&self) -> Option<usize> {
+        self.index.as_u64().and_then(|i| usize::try_from(i).ok())
+    }
+
+    /// The score, if it is a JSON number.
+    pub(crate) fn number(&self) -> Option<f64> {
+        self.score.as_f64()
+    }
+}
+
+/// A rerank answer in a recognised shape.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct RerankAnswer {
+    pub shape: RerankShape,
+    pub items: Vec<RerankItem>,
+}
+
+impl RerankAnswer {
+    /// Each document's score by index, for `n` documents (`None` where no result names
+    /// it), or why the scores cannot be read: an index out of range or repeated, a score
+    /// that is not a finite number.
+    pub(crate) fn scores(&self, n: usize) -> Result<Vec<Option<f64>>, String> {
+        let mut scores = vec![None; n];
+        for (i, item) in self.items.iter().enumerate() {
+            let index = item
+                .position()
+                .filter(|&p| p < n)
+                .ok_or_else(|| format!("result {i} has index {}, not one of 0..{n}", item.index))?;
+            let score = item.number().filter(|s| s.is_finite()).ok_or_else(|| {
+                format!("result {i} has score {}, not a finite number", item.score)
+            })?;
+            if scores[index].replace(score).is_some() {
+                return Err(format!("index {index} appears twice"));
+            }
+        }
+        Ok(scores)
+    }
+
+    /// Every document's score, for `n` documents sent with all of them asked for.
+    pub(crate) fn all_scores(&self, n: usize) -> Result<Vec<f64>, String> {
+        let scores = self.scores(n)?;
+        let missing = scores.iter().filter(|s| s.is_none()).count();
+        if missing > 0 {
+            return Err(format!("{} results for {n} documents", n - missing));
+        }
+        Ok(scores.into_iter().flatten().collect())
+    }
+
+    /// The indices in the order the answer lists them.
+    pub(crate) fn order(&self) -> Vec<Option<usize>> {
+        self.items.iter().map(RerankItem::position).collect()
+    }
+}
+
+impl Reply {
+    /// The rerank answer of a 200, in whichever recognised shape, or why it is none.
+    pub(crate) fn rerank(&self) -> Result<RerankAnswer, String> {
+        let json = self
+            .json
+            .as_ref()
+            .ok_or_else(|| "the body is not JSON".to_owned())?;
+        let (shape, items, score_key) = match json {
+            Value::Array(items) => (RerankShape::BareArray, items, "score"),
+            Value::Object(map) => {
+                match (map.get("results"), map.get("data"), map.get("rankings")) {
+                    (Some(Value::Array(items)), _, _) => {
+                        (RerankShape::Results, items, "relevance_score")
+                    }
+                    (_, Some(Value::Array(items)), _) => {
+                        (RerankShape::Data, items, "relevance_score")
+                    }
+                    (_, _, Some(Value::Array(items))) => (RerankShape::Rankings, items, "logit"),
+                    _ => return Err("the body has no results array".to_owned()),
+                }
+            }
+            _ => return Err("the body is neither an object nor an array".to_owned()),
+        };
+        let items = items
+            .iter()
+            .enumerate()
+            .map(|(i, item)| {
+                item_of(item, score_key).ok_or_else(|| format!("result {i} is not an object"))
+            })
+            .collect::<Result<_, _>>()?;
+        Ok(RerankAnswer { shape, items })
+    }
+}
+
+fn item_of(item: &Value, score_key: &str) -> Option<RerankItem> {
+    let map = item.as_object()?;
+    let score = map
+        .get(score_key)
+        .or_else(|| map.get("relevance_score"))
+        .or_else(|| map.get("score"))
+        .cloned()
+        .unwrap_or(Value::Null);
+    let document = match map.get("document").or_else(|| map.get("text")) {
+        None => Echo::Absent,
+        Some(Value::Null) => Echo::Null,
+        Some(Value::String(text)) => Echo::String(text.clone()),
+        Some(Value::Object(doc)) => match doc.get("text") {
+            Some(Value::String(text)) => Echo::Text(text.clone()),
+            _ => Echo::Other(Value::Object(doc.clone()).to_string()),
+        },
+        Some(other) => Echo::Other(other.to_string()),
+    };
+    Some(RerankItem {
+        index: map.get("index").cloned().unwrap_or(Value::Null),
+        score,
+        document,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn reply(body: Value) -> Reply {
+        Reply::json_for_test(200, body)
+    }
+
+    #[test]
+    fn every_known_shape_is_recognised_and_its_scores_read() {
+        let cohere = json!({"results": [{"index": 1, "relevance_score": 0.9, "document": {"text": "b"}}, {"index": 0, "relevance_score": 0.1}]});
+        let answer = reply(cohere).rerank().unwrap();
+        assert_eq!(answer.shape, RerankShape::Results);
+        assert_eq!(answer.all_scores(2).unwrap(), [0.1, 0.9]);
+        assert_eq!(answer.items[0].document, Echo::Text("b".into()));
+        let tei = reply(json!([{"index": 0, "score": 0.7}])).rerank().unwrap();
+        assert_eq!(
+            (tei.shape, tei.all_scores(1).unwrap()),
+            (RerankShape::BareArray, vec![0.7])
+        );
+        let nim = reply(json!({"rankings": [{"index": 0, "logit": -3.5}]}))
+            .rerank()
+            .unwrap();
+        assert_eq!(
+            (nim.shape, nim.all_scores(1).unwrap()),
+            (RerankShape::Rankings, vec![-3.5])
+        );
+        let voyage =
+            reply(json!({"data": [{"index": 0, "relevance_score": 0.5, "document": "a"}]}));
+        let voyage = voyage.rerank().unwrap();
+        assert_eq!(voyage.items[0].document, Echo::String("a".into()));
+    }
+
+    #[test]
+    fn bad_indices_and_scores_are_named() {
+        let answer = |body| reply(body).rerank().unwrap().all_scores(2).unwrap_err();
+        assert_eq!(
+            answer(json!({"results": [{"index": 2, "relevance_score": 0.5}]})),
+            "result 0 has index 2, not one of 0..2"
+        );
+        assert_eq!(
+            answer(json!({"results": [{"index": 0, "relevance_score": null}]})),
+            "result 0 has score null, not a finite number"
+        );
+        assert_eq!(
+            answer(
+                json!({"results": [{"index": 0, "relevance_score": 1}, {"index": 0, "relevance_score": 1}]})
+            ),
+            "index 0 appears twice"
+        );
+        assert_eq!(
+            answer(json!({"results": [{"index": 0, "relevance_score": 1}]})),
+            "1 results for 2 documents"
+        );
+        assert!(reply(json!({"ok": true})).rerank().is_err());
+    }
+}

@@ -1,0 +1,381 @@
+//! The rerank clients' profiles: the clients people point at a self-hosted reranker,
+//! each configured as its documentation says, sending its default request and reading
+//! the answer as its source does (measured against an echo server with canned answers,
+//! `lab/clients/rerank_check.py`; the table in `lab/rerank/README.md`).
+//!
+//! | client | route (base URL as documented) | body | reads |
+//! |---|---|---|---|
+//! | cohere-v1 5.21.1 | `{root}/v1/rerank` | `{model, query, documents}` | `results[]` unvalidated: `index` through `int()`, the score as sent; order as sent |
+//! | cohere-v2 5.21.1 | `{root}/v2/rerank` | the same | the same |
+//! | langchain-cohere 0.6.0 | `{root}/v2/rerank` | `top_n: 3, max_tokens_per_doc: null` | an index past the list raises `IndexError`; order as sent |
+//! | dify-openai-compatible 0.0.63 | `{endpoint_url}/rerank`, `endpoint_url` = `…/v1` | `top_n` = N | a missing score becomes 0.0, a missing index 0; re-sorted; `score_threshold` |
+//! | open-webui-external | the URL as configured, `…/v1/rerank` | `top_n` = N | sorted by `index`, then the scores zipped to the documents by position |
+//!
+//! A profile breaks when the client raises or returns a ranking that is not the
+//! server's (scores moved to other documents, silently 0.0, wrong order kept). Profiles
+//! run only where the server serves rerank at some route: a server without rerank is
+//! no rerank client's server.
+
+use super::{Client, ClientProfile, Finding, no_answer};
+use crate::http::{Reply, RerankRoute};
+use crate::reference::{RERANK_DOCUMENTS as DOCUMENTS, RERANK_QUERY as QUERY};
+use crate::session::facts::ScoreScale;
+use crate::session::{Session, rerank};
+use serde_json::{Value, json};
+
+/// What a rerank client sends and how it reads the answer.
+struct Profile {
+    client: Client,
+    route: RerankRoute,
+    /// Fields the client adds to `{model, query, documents}`.
+    extra: fn(usize) -> Vec<(&'static str, Value)>,
+    read: fn(&Value, usize) -> Read,
+}
+
+/// What the client made of a 200.
+pub(crate) enum Read {
+    /// The client returns this ranking (document indices, best first).
+    Ranked(Vec<usize>),
+    /// The client raises, or returns something other than the server's ranking.
+    Wrong(String),
+}
+
+const PROFILES: [Profile; 5] = [
+    Profile {
+        client: Client::CohereV1,
+        route: RerankRoute::V1,
+        extra: |_| Vec::new(),
+        read: read_cohere,
+    },
+    Profile {
+        client: Client::CohereV2,
+        route: RerankRoute::V2,
+        extra: |_| Vec::new(),
+        read: read_cohere,
+    },
+    Profile {
+        client: Client::LangChainCohere,
+        route: RerankRoute::V2,
+        extra: |_| vec![("top_n", json!(3)), ("max_tokens_per_doc", Value::Null)],
+        read: read_langchain,
+    },
+    Profile {
+        client: Client::Dify,
+        route: RerankRoute::V1,
+        extra: |n| vec![("top_n", json!(n))],
+        read: read_dify,
+    },
+    Profile {
+        client: Client::OpenWebUi,
+        route: RerankRoute::V1,
+        extra: |n| vec![("top_n", json!(n))],
+        read: read_open_webui,
+    },
+];
+
+fn results(body: &Value) -> Option<&Vec<Value>> {
+    body.get("results").and_then(Value::as_array)
+}
+
+/// Python's `int()` of a JSON value, as the Cohere SDK applies it to `index`.
+fn int(value: &Value) -> Option<i64> {
+    match value {
+        Value::Number(n) => n.as_i64().or_else(|| n.as_f64().map(|f| f.trunc() as i64)),
+        Value::String(s) => s.trim().parse().ok(),
+        _ => None,
+    }
+}
+
+/// The Cohere SDKs parse without validation: `results` must be a list for the caller to
+/// iterate, each `index` goes through `int()`, and a missing or non-numeric score comes
+/// back as it is (`None`, a string), which the caller's sort or threshold then trips on.
+fn read_cohere(body: &Value, n: usize) -> Read {
+    let Some(items) = results(body) else {
+        return Read::Wrong(if body.is_array() {
+            "raises TypeError in rerank(): its response model is built from a mapping, and the answer is a bare array".to_owned()
+        } else {
+            "finds no `results` list: the response object's `results` is None, and iterating it raises TypeError".to_owned()
+        });
+    };
+    let mut ranking = Vec::new();
+    for (i, item) in items.iter().enumerate() {
+        let Some(index) = item.get("index").and_then(int) else {
+            return Read::Wrong(format!("reads result {i} without an integer index (None)"));
+        };
+        if !item.get("relevance_score").is_some_and(Value::is_number) {
+            return Read::Wrong(format!(
+                "reads result {i}'s relevance_score as {}, not a number",
+                item.get("relevance_score")
+                    .map_or("None".to_owned(), Value::to_string)
+            ));
+        }
+        match usize::try_from(index).ok().filter(|&x| x < n) {
+            Some(x) => ranking.push(x),
+            None => {
+                return Read::Wrong(format!(
+                    "returns index {index}, which names none of the {n} documents"
+                ));
+            }
+        }
+    }
+    Read::Ranked(ranking)
+}
+
+/// LangChain maps each result to `documents[index]` (an index past the list raises
+/// `IndexError`) and keeps the server's order.
+fn read_langchain(body: &Value, n: usize) -> Read {
+    match read_cohere(body, n) {
+        Read::Wrong(why) if why.starts_with("returns index") => Read::Wrong(format!(
+            "raises IndexError: the answer {}",
+            &why["returns ".len()..]
+        )),
+        other => other,
+    }
+}
+
+/// Dify's plugin reads each result with pydantic defaults (`index` 0, `relevance_score`
+/// 0.0 when missing; `null` raises `InvokeError`), drops indices outside the list and
+/// re-sorts by score.
+fn read_dify(body: &Value, n: usize) -> Read {
+    let Some(items) = results(body) else {
+        return Read::Wrong("finds no `results` list and raises InvokeError".to_owned());
+    };
+    let mut scored = Vec::new();
+    for (i, item) in items.iter().enumerate() {
+        let index = match item.get("index") {
+            None => 0,
+            Some(v) => match int(v) {
+                Some(x) => x,
+                None => {
+                    return Read::Wrong(format!("raises InvokeError on result {i}'s index {v}"));
+                }
+            },
+        };
+        let score = match item.get("relevance_score") {
+            None => {
+                return Read::Wrong(format!(
+                    "scores result {i} 0.0: it has no relevance_score, and Dify's default fills it in silently"
+                ));
+            }
+            // pydantic's lax mode reads a numeric string as its float.
+            Some(v) => match v.as_f64().or_else(|| v.as_str()?.trim().parse().ok()) {
+                Some(s) => s,
+                None => {
+                    return Read::Wrong(format!(
+                        "raises InvokeError on result {i}'s relevance_score {v}"
+                    ));
+                }
+            },
+        };
+        if let Some(x) = usize::try_from(index).ok().filter(|&x| x < n) {
+            scored.push((x, score));
+        }
+    }
+    scored.sort_by(|a, b| b.1.total_cmp(&a.1));
+    Read::Ranked(scored.into_iter().map(|(x, _)| x).collect())
+}
+
+/// Open WebUI sorts the results by `index` and gives the i-th score to the i-th
+/// document: unless the indices are exactly 0..N, scores move to other documents. It
+/// passes scores through as they come (a numeric string is compared as text, and with
+/// the default threshold 0.0 nothing filters them), and catches any error, returning
+/// the documents unreranked.
+fn read_open_webui(body: &Value, n: usize) -> Read {
+    let Some(items) = results(body) else {
+        return Read::Wrong(
+            "finds no `results` list: the documents come back unreranked, without an error"
+                .to_owned(),
+        );
+    };
+    let mut by_index: Vec<(i64, Score)> = Vec::new();
+    for (i, item) in items.iter().enumerate() {
+        let score = match item.get("relevance_score") {
+            Some(Value::Number(x)) => x.as_f64().map(Score::Number),
+            Some(Value::String(text)) => Some(Score::Text(text.clone())),
+            _ => None,
+        };
+        let (Some(index), Some(score)) = (item.get("index").and_then(int), score) else {
+            return Read::Wrong(format!(
+                "cannot sort result {i} (its index or relevance_score is missing or null): TypeError, the documents come back unreranked"
+            ));
+        };
+        by_index.push((index, score));
+    }
+    by_index.sort_by_key(|(index, _)| *index);
+    let indices: Vec<i64> = by_index.iter().map(|(index, _)| *index).collect();
+    if indices != (0..n as i64).collect::<Vec<_>>() {
+        return Read::Wrong(format!(
+            "gets indices {indices:?} for {n} documents and zips the scores to the documents by position: scores move to other documents"
+        ));
+    }
+    let mut ranking: Vec<usize> = (0..n).collect();
+    ranking.sort_by(|&a, &b| by_index[b].1.cmp_as_python(&by_index[a].1));
+    Read::Ranked(ranking)
+}
+
+/// A score as Open WebUI holds it: Python compares numbers as numbers, strings as text.
+enum Score {
+    Number(f64),
+    Text(String),
+}
+
+impl Score {
+    fn cmp_as_python(&self, other: &Score) -> std::cmp::Ordering {
+        match (self, other) {
+            (Score::Number(a), Score::Number(b)) => a.total_cmp(b),
+            (Score::Text(a), Score::Text(b)) => a.cmp(b),
+            // Python raises on mixed types; a mixed answer is not one this models.
+            (Score::Number(_), Score::Text(_)) => std::cmp::Ordering::Less,
+            (Score::Text(_), Score::Number(_)) => std::cmp::Ordering::Greater,
+        }
+    }
+}
+
+/// The server's own ranking of the canonical documents, from its answer.
+fn servers_ranking(reply: &Reply, n: usize) -> Option<Vec<usize>> {
+    let scores = reply.rerank().ok()?.all_scores(n).ok()?;
+    let mut ranking: Vec<usize> = (0..n).collect();
+    ranking.sort_by(|&a, &b| scores[b].total_cmp(&scores[a]));
+    Some(ranking)
+}
+
+/// Every rerank client's profile, where the server serves rerank; none where it does not.
+pub(crate) async fn profile_all(s: &Session) -> Vec<ClientProfile> {
+    if s.facts()
+        .rerank
+        .routes
+        .as_ref()
+        .and_then(|r| r.value.used)
+        .is_none()
+    {
+        return Vec::new();
+    }
+    let scale = s.facts().rerank.scale.map(|f| f.value);
+    let mut profiles = Vec::new();
+    for profile in &PROFILES {
+        profiles.push(profile_one(s, profile, scale).await);
+    }
+    profiles
+}
+
+async fn profile_one(s: &Session, profile: &Profile, scale: Option<ScoreScale>) -> ClientProfile {
+    let n = DOCUMENTS.len();
+    let body = rerank::body(s, QUERY, json!(DOCUMENTS), &(profile.extra)(n));
+    let path = profile.route.path();
+    let reply = match s.send(rerank::probe(profile.route, body)).await {
+        Ok(reply) => reply,
+        Err(error) => {
+            let finding = Finding::RerankNotProbed {
+                path,
+                why: no_answer(&error),
+            };
+            return ClientProfile::of(profile.client, vec![finding], Vec::new());
+        }
+    };
+    let mut findings = vec![judge(profile, path, &reply, n)];
+    // Dify filters on `score_threshold` and Open WebUI on its relevance threshold, both
+    // set on Cohere's [0, 1] scale.
+    let thresholds = matches!(profile.client, Client::Dify | Client::OpenWebUi);
+    if let Some(scale) = scale.filter(|&s| thresholds && s != ScoreScale::Probability) {
+        findings.push(Finding::RerankThreshold { scale });
+    }
+    ClientProfile::of(profile.client, findings, vec![reply.exchange.clone()])
+}
+
+fn judge(profile: &Profile, path: &'static str, reply: &Reply, n: usize) -> Finding {
+    if !reply.is_success() {
+        return Finding::RerankRaises {
+            path,
+            status: reply.status,
+            message: reply.error_message(),
+        };
+    }
+    let Some(body) = &reply.json else {
+        return Finding::RerankWrong {
+            path,
+            why: "cannot parse the body as JSON and raises".to_owned(),
+        };
+    };
+    match (profile.read)(body, n) {
+        Read::Wrong(why) => Finding::RerankWrong { path, why },
+        Read::Ranked(ranking) => {
+            // The client's ranking against the server's own (the top 3 where it asks
+            // for 3): a client that keeps the server's order ranks wrongly when the
+            // answer is not sorted.
+            let expected = servers_ranking(reply, n);
+            match expected {
+                Some(mut expected) if !ranking.is_empty() => {
+                    expected.truncate(ranking.len());
+                    if expected == ranking {
+                        Finding::RerankRead {
+                            path,
+                            results: ranking.len(),
+                        }
+                    } else {
+                        Finding::RerankWrong {
+                            path,
+                            why: format!(
+                                "returns the documents in the order {ranking:?} where the server's scores rank them {expected:?}: it keeps the order the server listed them in"
+                            ),
+                        }
+                    }
+                }
+                _ => Finding::RerankRead {
+                    path,
+                    results: ranking.len(),
+                },
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ranked(read: Read) -> Vec<usize> {
+        match read {
+            Read::Ranked(r) => r,
+            Read::Wrong(why) => panic!("{why}"),
+        }
+    }
+
+    fn wrong(read: Read) -> String {
+        match read {
+            Read::Wrong(why) => why,
+            Read::Ranked(r) => panic!("ranked {r:?}"),
+        }
+    }
+
+    #[test]
+    fn open_webui_moves_scores_when_results_are_fewer() {
+        let two = json!({"results": [{"index": 1, "relevance_score": 0.9}, {"index": 2, "relevance_score": 0.2}]});
+        assert!(wrong(read_open_webui(&two, 3)).contains("scores move"));
+        let past = json!({"results": [{"index": 1, "relevance_score": 0.9}, {"index": 3, "relevance_score": 0.2}, {"index": 0, "relevance_score": 0.1}]});
+        assert!(wrong(read_open_webui(&past, 3)).contains("[0, 1, 3]"));
+        let text = json!({"results": [{"index": 0, "relevance_score": "0.1"}, {"index": 1, "relevance_score": "0.9"}]});
+        assert_eq!(ranked(read_open_webui(&text, 2)), [1, 0]);
+        let all = json!({"results": [{"index": 2, "relevance_score": 0.1}, {"index": 0, "relevance_score": 0.9}, {"index": 1, "relevance_score": 0.5}]});
+        assert_eq!(ranked(read_open_webui(&all, 3)), [0, 1, 2]);
+    }
+
+    #[test]
+    fn dify_fills_a_missing_score_with_zero() {
+        let body = json!({"results": [{"index": 0}]});
+        assert!(wrong(read_dify(&body, 1)).contains("0.0"));
+        let strings = json!({"results": [{"index": 0, "relevance_score": "0.9"}]});
+        assert_eq!(ranked(read_dify(&strings, 1)), [0]);
+        let shuffled = json!({"results": [{"index": 1, "relevance_score": 0.1}, {"index": 0, "relevance_score": 0.9}]});
+        assert_eq!(ranked(read_dify(&shuffled, 2)), [0, 1]);
+    }
+
+    #[test]
+    fn the_cohere_sdk_takes_int_of_an_index_and_keeps_the_order() {
+        let body = json!({"results": [{"index": "1", "relevance_score": 0.2}, {"index": 0.0, "relevance_score": 0.9}]});
+        assert_eq!(ranked(read_cohere(&body, 2)), [1, 0]);
+        let bare = json!([{"index": 0, "score": 0.9}]);
+        assert!(wrong(read_cohere(&bare, 1)).contains("TypeError"));
+        let past = json!({"results": [{"index": 2, "relevance_score": 0.9}]});
+        assert!(wrong(read_langchain(&past, 2)).starts_with("raises IndexError"));
+    }
+}

@@ -1,0 +1,378 @@
+//! Quirks of rerank servers: what real ones do at `/v1/rerank`, `/rerank` and
+//! `/v2/rerank` that the reference engine does not, and deliberate breaks of the rerank
+//! clauses. Each variant's doc comment names its source (measured in the lab with the
+//! tiny cross-encoders, `lab/rerank/README.md`, or the rerank notes' sources).
+
+use crate::wire::{Answer, Incoming};
+use reference_server::{Config, embed_tokens, rerank_logit, tokenize};
+use serde_json::{Map, Value, json};
+
+/// One way a persona's rerank route departs from the reference engine's.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum RerankQuirk {
+    /// Serves no rerank route: 404 at each (OpenAI, Ollama, Dynamo with its vLLM worker,
+    /// llama-cpp-python, the lab's LitServe embeddings server).
+    NotServed,
+    /// Serves rerank only at these paths, 404 elsewhere: TEI `/rerank` only
+    /// (huggingface/text-embeddings-inference#683), llama.cpp `/rerank` and `/v1/rerank`.
+    ServedAt(&'static [&'static str]),
+    /// Answers every rerank request `status` with `message`: a model that cannot rerank
+    /// (Infinity with an embedding model: 400 "ModelNotDeployedError: … does not
+    /// support `rerank`", measured in the lab; llama-server without `--reranking`: 501
+    /// "This server does not support reranking. Start it with `--reranking`"; TEI with an
+    /// embedding model: 424 "model is not a re-ranker model").
+    CannotRerank { status: u16, message: &'static str },
+    /// Answers TEI's and SGLang's shape, a bare array of `{index, score}` (breaks RRS-001).
+    BareArray,
+    /// Lists results in input order, not by score: early llama.cpp builds (breaks
+    /// RRS-004).
+    InputOrder,
+    /// Answers all N results whatever `top_n` says (breaks RRS-005).
+    IgnoreTopN,
+    /// Puts `"document": null` in every result not asked to echo it: Infinity 0.0.78
+    /// (measured in the lab; LiteLLM's pydantic model answers 500 to it; breaks RRS-006).
+    NullDocument,
+    /// Echoes `document` as a bare string when asked to: Infinity 0.0.78 (measured).
+    DocumentAsString,
+    /// Echoes `document` as `{"text"}` in every result, asked or not: vLLM 0.32
+    /// (measured; `return_documents: false` is ignored).
+    AlwaysEchoDocuments,
+    /// Answers the classifier's raw logit instead of its sigmoid: llama-server and
+    /// SGLang (measured; breaks RRQ-005).
+    Logits,
+    /// Scores by the cosine of the engine's embeddings of query and document, in
+    /// [-1, 1]: vLLM's `/rerank` on an embedding model (measured on all-MiniLM-L6-v2).
+    Cosine,
+    /// Applies a sigmoid to the probabilities again, squeezing them into 0.5 to 0.73.
+    DoubleSigmoid,
+    /// Shifts each score by 0.01 per position in the list (breaks RRQ-001).
+    PositionDependent,
+    /// Shifts each score by 0.01 per other document sent (breaks RRQ-002).
+    NeighbourDependent,
+    /// Adds 1e-3 per result and per earlier copy to a repeated request's scores, so no
+    /// two copies agree (breaks RRQ-003).
+    NoiseOnRepeat,
+    /// Lowers each later copy of a document by 0.01: llama-server scored three copies
+    /// -0.0921, -0.0921 and -0.0884 (measured; breaks RRQ-004).
+    DuplicatesApart,
+    /// Reports each score under another document's index (the mapping reversed), as a
+    /// server that mixes up its batch order (breaks RRQ-006).
+    MisattributedScores,
+    /// Adds this to every score: not the model's own (breaks RRQ-007).
+    DriftedScores(f64),
+    /// Refuses these fields when `null` with 400, as vLLM 0.32 does for `top_n`
+    /// (`top_n: int`; Dify's null, langgenius/dify#14140; breaks RRS-007) and for
+    /// `max_tokens_per_doc` (`int = Field(default=0)`), which LangChain's
+    /// `CohereRerank` sends as `null` on every call (measured in the lab).
+    NullRefused(&'static [&'static str]),
+    /// Ignores unknown rerank fields (vLLM, Infinity, llama.cpp), `top_k` among them.
+    IgnoreUnknownFields,
+    /// Reads `top_n: 0` as all documents: vLLM 0.32.
+    TopNZeroAll,
+    /// Answers `top_n: 0` with 200 and no results: llama-server (measured; breaks
+    /// RRL-003).
+    TopNZeroEmpty,
+    /// Answers an unknown field with 500, as a Python handler passing it on (breaks
+    /// RRS-008).
+    UnknownFieldAs500,
+    /// Answers `documents: []` with 500: the home-made LitServe server, whose
+    /// `CrossEncoder.predict([])` raises (measured; breaks RRL-001).
+    EmptyListAs500,
+    /// Answers an empty-string document with 500 (breaks RRL-002).
+    EmptyDocumentAs500,
+    /// Answers a pair over the limit 500 "input (N tokens) is too large to process.
+    /// increase the physical batch size": llama-server (measured; breaks RRL-004).
+    LongAs500,
+    /// Answers every refused rerank request 500 instead of its 4xx: LiteLLM for
+    /// documents that are not strings (measured; breaks RRL-006).
+    MistakesAs500,
+    /// Writes each score as a string (breaks RRS-003).
+    ScoresAsStrings,
+    /// Numbers the last result one past the list (breaks RRS-002).
+    IndexPastTheEnd,
+}
+
+/// Whether the request is a `POST` to a rerank route.
+pub(super) fn is_rerank(request: &Incoming) -> bool {
+    request.method == "POST" && request.path.ends_with("/rerank")
+}
+
+fn fields(request: &Incoming) -> Option<Map<String, Value>> {
+    match request.json()? {
+        Value::Object(fields) if is_rerank(request) => Some(fields),
+        _ => None,
+    }
+}
+
+fn documents(fields: &Map<String, Value>) -> Vec<String> {
+    fields
+        .get("documents")
+        .and_then(Value::as_array)
+        .map(|docs| {
+            docs.iter()
+                .map(|d| {
+                    d.get("text")
+                        .unwrap_or(d)
+                        .as_str()
+                        .unwrap_or_default()
+                        .to_owned()
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn error(status: u16, message: &str) -> Answer {
+    Answer::openai_error(status, message)
+}
+
+impl RerankQuirk {
+    /// Rewrites the rerank request before the engine sees it, or answers it outright.
+    pub(crate) fn before(&self, request: &mut Incoming) -> Option<Answer> {
+        if !is_rerank(request) {
+            return None;
+        }
+        let fields = fields(request);
+        match *self {
+            RerankQuirk::NotServed => Some(error(404, "Not Found")),
+            RerankQuirk::ServedAt(paths) => {
+                (!paths.contains(&request.path.as_str())).then(|| error(404, "Not Found"))
+            }
+            RerankQuirk::CannotRerank { status, message } => Some(error(status, message)),
+            RerankQuirk::NullRefused(names) => fields.and_then(|f| {
+                let name = names.iter().find(|n| f.get(**n) == Some(&Value::Null))?;
+                Some(error(
+                    400,
+                    &format!("1 validation error: {name}: Input should be a valid integer"),
+                ))
+            }),
+            RerankQuirk::IgnoreUnknownFields => {
+                edit(request, |f| {
+                    f.retain(|k, _| reference_server::RERANK_FIELDS.contains(&k.as_str()))
+                });
+                None
+            }
+            RerankQuirk::TopNZeroAll => {
+                edit(request, |f| {
+                    if f.get("top_n") == Some(&json!(0)) {
+                        f.remove("top_n");
+                    }
+                });
+                None
+            }
+            RerankQuirk::UnknownFieldAs500 => {
+                let unknown = fields?
+                    .keys()
+                    .any(|k| !reference_server::RERANK_FIELDS.contains(&k.as_str()));
+                unknown.then(|| {
+                    error(
+                        500,
+                        "TypeError: rerank() got an unexpected keyword argument",
+                    )
+                })
+            }
+            RerankQuirk::TopNZeroEmpty => {
+                fields
+                    .filter(|f| f.get("top_n") == Some(&json!(0)))
+                    .map(|_| {
+                        Answer::json_body(
+                            200,
+                            &json!({"results": [], "usage": {"total_tokens": 0}}),
+                        )
+                    })
+            }
+            RerankQuirk::EmptyListAs500 => fields
+                .filter(|f| f.get("documents") == Some(&json!([])))
+                .map(|_| error(500, "Internal Server Error")),
+            RerankQuirk::EmptyDocumentAs500 => fields
+                .filter(|f| {
+                    f.get("documents")
+                        .and_then(Value::as_array)
+                        .is_some_and(|docs| docs.iter().any(|d| d.as_str() == Some("")))
+                })
+                .map(|_| error(500, "Internal Server Error")),
+            _ => None,
+        }
+    }
+
+    /// Rewrites the answer to a rerank request.
+    pub(crate) fn after(&self, request: &Incoming, answer: &mut Answer, config: &Config) {
+        if !is_rerank(request) {
+            return;
+        }
+        let sent = fields(request).unwrap_or_default();
+        if answer.status != 200 {
+            match *self {
+                RerankQuirk::LongAs500
+                    if answer
+                        .json()
+                        .is_some_and(|b| b.to_string().contains("maximum context length")) =>
+                {
+                    *answer = error(
+                        500,
+                        "input (600 tokens) is too large to process. increase the physical batch size",
+                    );
+                }
+                RerankQuirk::MistakesAs500
+                    if (400..500).contains(&answer.status) && answer.status != 404 =>
+                {
+                    *answer = error(
+                        500,
+                        "litellm.APIConnectionError: 'str' object has no attribute 'get'",
+                    );
+                }
+                _ => {}
+            }
+            return;
+        }
+        let Some(mut body) = answer.json() else {
+            return;
+        };
+        let query = sent
+            .get("query")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned();
+        let docs = documents(&sent);
+        let asked = sent.get("return_documents") == Some(&json!(true));
+        let Some(results) = body.get_mut("results").and_then(Value::as_array_mut) else {
+            return;
+        };
+        match *self {
+            RerankQuirk::InputOrder => results.sort_by_key(|r| r["index"].as_u64()),
+            RerankQuirk::IgnoreTopN if results.len() < docs.len() => {
+                *answer = rescored(request, config, &sent);
+                return;
+            }
+            RerankQuirk::NullDocument if !asked => {
+                results.iter_mut().for_each(|r| r["document"] = Value::Null);
+            }
+            RerankQuirk::DocumentAsString => results.iter_mut().for_each(|r| {
+                if let Some(text) = r.pointer("/document/text").cloned() {
+                    r["document"] = text;
+                }
+            }),
+            RerankQuirk::AlwaysEchoDocuments => results.iter_mut().for_each(|r| {
+                let text = r["index"]
+                    .as_u64()
+                    .and_then(|i| docs.get(i as usize))
+                    .cloned();
+                r["document"] = json!({"text": text, "multi_modal": null});
+            }),
+            RerankQuirk::Logits => rescore(results, |i| rerank_logit(&query, &docs[i], config)),
+            RerankQuirk::Cosine => {
+                // As many results as the engine gave (its top_n, as other quirks left
+                // it), the best by cosine, not by the engine's own scores.
+                let keep = results.len();
+                let mut all = rescored(request, config, &sent);
+                if let Some(mut full) = all.json() {
+                    if let Some(every) = full.get_mut("results").and_then(Value::as_array_mut) {
+                        rescore(every, |i| cosine_of(&query, &docs[i], config));
+                        every.truncate(keep);
+                    }
+                    all.set_json(&full);
+                }
+                *answer = all;
+                return;
+            }
+            RerankQuirk::DoubleSigmoid => map_scores(results, |_, s| 1.0 / (1.0 + (-s).exp())),
+            // Both shifts stay within [0, 1], so only the clause they break fails.
+            RerankQuirk::PositionDependent => {
+                map_scores(results, |i, s| (s + 0.01 * i as f64).min(1.0))
+            }
+            RerankQuirk::NeighbourDependent => {
+                let others = docs.len().saturating_sub(1) as f64;
+                map_scores(results, |_, s| (s + 0.01 * others).min(1.0));
+            }
+            RerankQuirk::NoiseOnRepeat if request.repeat > 0 => {
+                let repeat = request.repeat as f64;
+                map_scores(results, |i, s| s + 1e-3 * repeat * (i + 1) as f64);
+            }
+            RerankQuirk::DuplicatesApart => map_scores(results, |i, s| {
+                let copies = docs[..i].iter().filter(|d| **d == docs[i]).count();
+                s - 0.01 * copies as f64
+            }),
+            RerankQuirk::MisattributedScores => {
+                let n = docs.len() as u64;
+                results
+                    .iter_mut()
+                    .for_each(|r| r["index"] = json!(n - 1 - r["index"].as_u64().unwrap_or(0)));
+            }
+            RerankQuirk::DriftedScores(delta) => map_scores(results, |_, s| s + delta),
+            RerankQuirk::ScoresAsStrings => results
+                .iter_mut()
+                .for_each(|r| r["relevance_score"] = json!(r["relevance_score"].to_string())),
+            RerankQuirk::IndexPastTheEnd => {
+                if let Some(last) = results.last_mut() {
+                    last["index"] = json!(docs.len());
+                }
+            }
+            _ => {}
+        }
+        if let RerankQuirk::BareArray = *self {
+            let bare: Vec<Value> = results
+                .iter()
+                .map(|r| json!({"index": r["index"], "score": r["relevance_score"]}))
+                .collect();
+            body = Value::Array(bare);
+        }
+        answer.set_json(&body);
+    }
+}
+
+/// The same request answered with every document (`top_n` left out). Only called after
+/// the engine answered the request 200, so fields it does not read (which a quirk
+/// before it stripped) are left out too.
+fn rescored(request: &Incoming, config: &Config, sent: &Map<String, Value>) -> Answer {
+    let mut all = sent.clone();
+    all.retain(|k, _| reference_server::RERANK_FIELDS.contains(&k.as_str()));
+    all.remove("top_n");
+    let retried = Incoming {
+        body: Value::Object(all).to_string().into_bytes(),
+        ..request.clone()
+    };
+    Answer::from(reference_server::Engine::new(config.clone()).handle(&retried.as_engine_request()))
+}
+
+/// Sets each result's score from its document's index, then sorts by it.
+fn rescore(results: &mut [Value], score: impl Fn(usize) -> f64) {
+    for r in results.iter_mut() {
+        if let Some(i) = r["index"].as_u64() {
+            r["relevance_score"] = json!(score(i as usize));
+        }
+    }
+    results.sort_by(|a, b| {
+        let s = |v: &Value| v["relevance_score"].as_f64().unwrap_or_default();
+        s(b).total_cmp(&s(a))
+    });
+}
+
+/// Maps each result's score by its document's index, then sorts by the new scores.
+fn map_scores(results: &mut [Value], map: impl Fn(usize, f64) -> f64) {
+    for r in results.iter_mut() {
+        if let (Some(i), Some(s)) = (r["index"].as_u64(), r["relevance_score"].as_f64()) {
+            r["relevance_score"] = json!(map(i as usize, s));
+        }
+    }
+    results.sort_by(|a, b| {
+        let s = |v: &Value| v["relevance_score"].as_f64().unwrap_or_default();
+        s(b).total_cmp(&s(a))
+    });
+}
+
+/// The cosine of the engine's embeddings of two texts.
+fn cosine_of(a: &str, b: &str, config: &Config) -> f64 {
+    let embed = |t: &str| embed_tokens(&tokenize(t, config.vocab_size), config.native_dimensions);
+    let (x, y) = (embed(a), embed(b));
+    x.iter()
+        .zip(&y)
+        .map(|(p, q)| f64::from(*p) * f64::from(*q))
+        .sum()
+}
+
+fn edit(request: &mut Incoming, change: impl FnOnce(&mut Map<String, Value>)) {
+    if let Some(mut f) = fields(request) {
+        change(&mut f);
+        request.body = Value::Object(f).to_string().into_bytes();
+    }
+}
