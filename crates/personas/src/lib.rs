@@ -43,6 +43,7 @@ pub use known_answers::{known_answers, rerank_known_answers};
 pub use persona::{API_KEY, Persona, PersonaServer};
 pub use quirks::{Quirk, RerankQuirk, Trigger};
 pub use real::{
-    asymmetric_cpu, dynamo_vllm, infinity, infinity_reranker, litellm, llama_cpp, old_fastapi,
-    ollama, openai, real_servers, reference, rerank_servers, serial_cpu, tei, vllm, vllm_reranker,
+    asymmetric_cpu, dynamo_vllm, infinity, infinity_reranker, litellm, litellm_reranker,
+    litserve_reranker, llama_cpp, old_fastapi, ollama, openai, real_servers, reference,
+    rerank_servers, serial_cpu, tei, vllm, vllm_reranker,
 };

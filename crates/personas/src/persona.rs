@@ -130,6 +130,8 @@ struct Memory {
     crashed: bool,
     /// When a `Quirk::Serial` server's lock is next free.
     free_at: Option<Instant>,
+    /// Until when a `Quirk::Cooldown` server's backend is cooling down.
+    cool_until: Option<Instant>,
 }
 
 impl Memory {
@@ -194,8 +196,25 @@ impl Respond for Responder {
             *self.compute.lock().unwrap_or_else(|e| e.into_inner()) += cost;
             start + cost - now
         });
+        let cooldown = self.cooldown();
+        if let Some(until) = memory.cool_until.filter(|until| Instant::now() < *until)
+            && incoming.method == "POST"
+        {
+            let left = until.saturating_duration_since(Instant::now()).as_secs() + 1;
+            return Answer::openai_error(
+                429,
+                &format!("No deployments available for selected model, Try again in {left} seconds. cooldown_list=['all_deployments_in_cooldown']"),
+            )
+            .into_template();
+        }
         drop(memory);
-        let template = self.answer(incoming).into_template();
+        let post = incoming.method == "POST";
+        let answer = self.answer(incoming);
+        if let Some(cooldown) = cooldown.filter(|_| post && cools_down(&answer)) {
+            let mut memory = self.memory.lock().unwrap_or_else(|e| e.into_inner());
+            memory.cool_until = Some(Instant::now() + cooldown);
+        }
+        let template = answer.into_template();
         match wait {
             Some(wait) => template.set_delay(wait),
             None => template,
@@ -242,11 +261,27 @@ impl Responder {
         )
     }
 
+    /// How long a `Quirk::Cooldown` server's backend cools down after a failure.
+    fn cooldown(&self) -> Option<Duration> {
+        self.quirks.iter().find_map(|q| match *q {
+            Quirk::Cooldown { millis } => Some(Duration::from_millis(millis)),
+            _ => None,
+        })
+    }
+
     fn crashes_on(&self, request: &Incoming) -> bool {
         self.quirks
             .iter()
             .any(|q| matches!(q, Quirk::CrashOn(trigger) if trigger.fires(request)))
     }
+}
+
+/// Whether LiteLLM's router cools its deployment down after this answer: a backend
+/// 401, 402, 404, 408, 429 or 5xx, except a connection error.
+fn cools_down(answer: &Answer) -> bool {
+    let connection_error = String::from_utf8_lossy(&answer.body).contains("APIConnectionError");
+    (matches!(answer.status, 401 | 402 | 404 | 408 | 429) || answer.status >= 500)
+        && !connection_error
 }
 
 /// A crashed server's answer: none within any client's timeout. (wiremock cannot

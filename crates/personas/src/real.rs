@@ -40,7 +40,12 @@ pub fn real_servers() -> Vec<Persona> {
 /// the tiny cross-encoders (`lab/rerank/README.md`), in a stable order. Their model
 /// does not embed, so the suite audits them on rerank alone.
 pub fn rerank_servers() -> Vec<Persona> {
-    vec![vllm_reranker(), infinity_reranker()]
+    vec![
+        vllm_reranker(),
+        infinity_reranker(),
+        litellm_reranker(),
+        litserve_reranker(),
+    ]
 }
 
 /// The lab's tiny cross-encoder: 512 positions, [CLS] q [SEP] d [SEP].
@@ -93,6 +98,55 @@ pub fn infinity_reranker() -> Persona {
             Quirk::Rerank(RerankQuirk::ServedAt(&["/v1/rerank"])),
             Quirk::Rerank(RerankQuirk::NullDocument),
             Quirk::Rerank(RerankQuirk::DocumentAsString),
+            Quirk::Rerank(RerankQuirk::IgnoreUnknownFields),
+        ],
+    }
+}
+
+/// LiteLLM 1.106.2's proxy in front of [`vllm_reranker`] (`hosted_vllm`, one
+/// deployment), as measured in the lab: vLLM's rerank answers passed on (documents
+/// echoed, `top_k` ignored, `top_n: 0` read as all), while `null` fields are dropped
+/// before vLLM sees them; documents that are not strings answered 500
+/// `APIConnectionError`; the embeddings request, which vLLM answers 404, cools the
+/// deployment down, and every `POST` is answered 429 without Retry-After until it is
+/// over (5 s in LiteLLM; 1.5 s here, to keep the test short).
+pub fn litellm_reranker() -> Persona {
+    Persona {
+        name: "litellm_reranker",
+        config: cross_encoder(OverlengthPolicy::Reject),
+        quirks: vec![
+            Quirk::ErrorWhen {
+                trigger: Trigger::EmbedPost,
+                status: 404,
+                message: "litellm.NotFoundError: Hosted_vllmException - Not Found",
+            },
+            Quirk::Cooldown { millis: 1500 },
+            Quirk::Rerank(RerankQuirk::NonStringDocumentsAs500),
+            Quirk::Rerank(RerankQuirk::AlwaysEchoDocuments),
+            Quirk::Rerank(RerankQuirk::IgnoreUnknownFields),
+            Quirk::Rerank(RerankQuirk::TopNZeroAll),
+        ],
+    }
+}
+
+/// The lab's home-made LitServe rerank server (sentence-transformers' `CrossEncoder`
+/// behind LitServe 0.2.19): `/v1/rerank` and `/rerank`, no models listing and no
+/// embeddings route, `documents: []` answered 500 (`CrossEncoder.predict([])`
+/// raises). Measured in the lab; audited with `--rerank-model`, as nothing lists the
+/// model.
+pub fn litserve_reranker() -> Persona {
+    Persona {
+        name: "litserve_reranker",
+        config: cross_encoder(OverlengthPolicy::Truncate),
+        quirks: vec![
+            Quirk::NoModelsRoute,
+            Quirk::ErrorWhen {
+                trigger: Trigger::EmbedPost,
+                status: 404,
+                message: "Not Found",
+            },
+            Quirk::Rerank(RerankQuirk::ServedAt(&["/v1/rerank", "/rerank"])),
+            Quirk::Rerank(RerankQuirk::EmptyListAs500),
             Quirk::Rerank(RerankQuirk::IgnoreUnknownFields),
         ],
     }

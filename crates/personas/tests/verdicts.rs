@@ -33,6 +33,8 @@ use std::fmt::Write;
 #[case::asymmetric_cpu(personas::asymmetric_cpu())]
 #[case::vllm_reranker(personas::vllm_reranker())]
 #[case::infinity_reranker(personas::infinity_reranker())]
+#[case::litellm_reranker(personas::litellm_reranker())]
+#[case::litserve_reranker(personas::litserve_reranker())]
 #[tokio::test]
 async fn verdicts_of_real_server_personas(#[case] persona: Persona) {
     let settings = common::settings(&persona, false);

@@ -231,25 +231,10 @@ async fn offered(session: &Session) -> Result<Offered, String> {
         Ok(Some(_)) => Ok(Offered::RerankOnly(why)),
         Ok(None) => Err(format!(
             "{why}, and no rerank route serves the portable request ({}): check --endpoint",
-            rerank_tried(session)
+            rerank::tried(session)
         )),
         Err(e) => Err(format!("{why}; the rerank routes: {e}")),
     }
-}
-
-/// `/v1/rerank 404, /rerank 404, /v2/rerank 404`.
-fn rerank_tried(session: &Session) -> String {
-    let tried = session
-        .facts()
-        .rerank
-        .routes
-        .map(|f| f.value.tried)
-        .unwrap_or_default();
-    let tried: Vec<String> = tried
-        .iter()
-        .map(|a| format!("{} {}", a.route.path(), a.status))
-        .collect();
-    tried.join(", ")
 }
 
 /// Results for clauses of a contract the server does not offer: skipped, not failed.
@@ -291,8 +276,9 @@ async fn rejected_key_in_disguise(session: &Session, reply: &Reply) -> Result<()
 }
 
 /// Learns the model: `--model`, else nothing when requests carry none (a vendor whose
-/// URL names the deployment), else the first id of `GET /models`. Only the last asks
-/// for the models route: an endpoint without one is audited with `--model`.
+/// URL names the deployment), else the first id of `GET /models`, else
+/// `--rerank-model`. Only the last two ask for the models route: an endpoint without
+/// one is audited with `--model` or `--rerank-model`.
 async fn resolve_model(session: &mut Session) -> Result<(), String> {
     if session.settings().dry_run && session.settings().model.is_none() {
         // Nothing is sent, so nothing can name the model: the plan says MODEL.
@@ -325,15 +311,23 @@ async fn resolve_model(session: &mut Session) -> Result<(), String> {
         let listing = format!("GET {}", session.transport().target().models_url().path());
         return Err(redirected(&listing, &reply));
     }
-    match first {
-        Some(model) if reply.is_success() => {
+    match (first, session.settings().rerank_model.clone()) {
+        (Some(model), _) if reply.is_success() => {
             let fact = session.detected(ModelSource::FirstListed, &reply.exchange);
             session.learn(|facts| facts.model_source = Some(fact));
             session.set_model(model);
             Ok(())
         }
-        _ => Err(format!(
-            "could not learn the model: GET {} answered {}; pass --model",
+        // A rerank server need not list its models (LitServe, Infinity without its
+        // `/v1` prefix): the model the user named for rerank names the run's.
+        (_, Some(model)) => {
+            let fact = Fact::declared(ModelSource::RerankModel, "--rerank-model");
+            session.learn(|facts| facts.model_source = Some(fact));
+            session.set_model(model);
+            Ok(())
+        }
+        (_, None) => Err(format!(
+            "could not learn the model: GET {} answered {}; pass --model (or --rerank-model to audit a rerank server)",
             session.transport().target().models_url().path(),
             reply.summary()
         )),

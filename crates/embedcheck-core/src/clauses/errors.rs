@@ -6,10 +6,11 @@
 
 use super::judging;
 use super::{Check, CheckResult, check};
+use crate::http::probe::Resource;
 use crate::http::{AskedWait, Body, Probe, Reply, Validity};
 use crate::schemas::Schemas;
 use crate::session::requests::{self, SENTENCE, body};
-use crate::session::{Persisted, ProbeError, Session};
+use crate::session::{Logged, Persisted, ProbeError, Session, Throttled};
 use crate::verdict::Verdict;
 use serde_json::json;
 use std::sync::Arc;
@@ -137,12 +138,27 @@ async fn unknown_model(s: &Session) -> CheckResult {
     Ok(expect_client_error(&reply, "unknown model"))
 }
 
+/// The run's requests to the embeddings endpoint (and the models listing): the rerank
+/// contract judges its own requests, so a rerank answer never fails an embeddings
+/// clause.
+fn embeddings_log(s: &Session) -> Vec<Logged> {
+    s.log().into_iter().filter(|l| !l.is_rerank()).collect()
+}
+
+/// The run's throttling answers to requests outside the rerank contract.
+fn embeddings_throttled(s: &Session) -> Vec<Throttled> {
+    s.throttled()
+        .into_iter()
+        .filter(|t| !matches!(t.resource, Resource::Rerank(_)))
+        .collect()
+}
+
 /// Every error answer of the run, after making sure the standard error probes were
 /// sent (so these clauses also judge something when run alone).
 async fn error_replies(s: &Session) -> Result<Vec<Arc<Reply>>, ProbeError> {
     s.send(malformed_json_probe(s)).await?;
     s.send(missing_input_probe(s)).await?;
-    Ok(s.log()
+    Ok(embeddings_log(s)
         .into_iter()
         .filter_map(|logged| logged.reply)
         .filter(|r| r.status >= 400)
@@ -211,7 +227,7 @@ async fn error_bodies_are_openai_shaped(s: &Session) -> CheckResult {
 async fn no_retry_hazard(s: &Session) -> CheckResult {
     s.send(malformed_json_probe(s)).await?;
     s.send(missing_input_probe(s)).await?;
-    let log = s.log();
+    let log = embeddings_log(s);
     let invalid: Vec<(&str, &Arc<Reply>)> = log
         .iter()
         .filter_map(|logged| match (&logged.validity, &logged.reply) {
@@ -261,7 +277,7 @@ async fn no_retry_hazard(s: &Session) -> CheckResult {
 /// particular valid texts: ollama/ollama#12921).
 async fn no_5xx_for_valid_requests(s: &Session) -> CheckResult {
     requests::single(s).await?;
-    let log = s.log();
+    let log = embeddings_log(s);
     let answered: Vec<(Option<&str>, &Arc<Reply>)> = log
         .iter()
         .filter_map(|logged| {
@@ -338,7 +354,7 @@ async fn server_stays_up(s: &Session) -> CheckResult {
 async fn no_retryable_status_for_mistakes(s: &Session) -> CheckResult {
     s.send(malformed_json_probe(s)).await?;
     s.send(missing_input_probe(s)).await?;
-    let log = s.log();
+    let log = embeddings_log(s);
     let mut invalid = 0usize;
     let mut retried: Vec<(String, Arc<Reply>)> = Vec::new();
     for logged in &log {
@@ -354,7 +370,7 @@ async fn no_retryable_status_for_mistakes(s: &Session) -> CheckResult {
         .iter()
         .any(|l| l.validity == Validity::Valid && l.reply.as_ref().is_some_and(|r| r.is_success()));
     if valid_succeeded {
-        for t in s.throttled() {
+        for t in embeddings_throttled(s) {
             let how = match t.persisted {
                 Persisted::No => continue,
                 Persisted::PastRetryWait => "still 429 after the retry wait",
@@ -396,7 +412,7 @@ const MAX_RETRY_AFTER_SECONDS: f64 = 120.0;
 /// ERR-012: "Every 429 or 503 the run receives carries Retry-After (seconds or an HTTP
 /// date) or retry-after-ms of at most 120 seconds."
 async fn throttling_says_when(s: &Session) -> CheckResult {
-    let throttled = s.throttled();
+    let throttled = embeddings_throttled(s);
     if throttled.is_empty() {
         return Ok(Verdict::skip(
             "not observed: no request of the run was answered 429 or 503",

@@ -237,6 +237,11 @@ const MANY: usize = 1000;
 /// RRL-005: "A request of 1000 short documents is answered 200 with every result, or
 /// refused with a 4xx; never with a 5xx, and the server keeps answering afterwards."
 async fn many_documents(s: &Session) -> CheckResult {
+    // Another clause's request of as many documents (RRQ-007's reference case) may have
+    // taken the server down already: that request is this clause's evidence.
+    if let Some(verdict) = down_after_many(s) {
+        return Ok(verdict);
+    }
     let route = match route(s).await? {
         Ok(route) => route,
         Err(verdict) => return Ok(verdict),
@@ -295,6 +300,26 @@ async fn many_documents(s: &Session) -> CheckResult {
         ))
     }
     .with(&reply.exchange))
+}
+
+/// The failure of RRL-005 when the server stopped answering right after a rerank
+/// request of at least [`MANY`] documents, whichever clause sent it.
+fn down_after_many(s: &Session) -> Option<Verdict> {
+    let killer = s.down_after()?;
+    let logged = s
+        .log()
+        .into_iter()
+        .find(|l| l.is_rerank() && l.exchange == killer)?;
+    let sent: Value = serde_json::from_slice(logged.request_body.as_deref()?).ok()?;
+    let documents = sent.get("documents")?.as_array()?.len();
+    (documents >= MANY).then(|| {
+        Verdict::fail(format!(
+            "the server stopped answering right after a rerank request of {documents} documents ({}'s, {} bytes): refuse a request over the limit with a 4xx",
+            logged.clause.unwrap_or("the route search"),
+            logged.request_body.as_ref().map_or(0, Vec::len)
+        ))
+        .with(&killer)
+    })
 }
 
 /// RRL-006's mistakes, each with the body that makes it.

@@ -13,7 +13,7 @@ use crate::http::{Exchange, Reply, RerankRoute};
 use crate::reference::RerankCase;
 use crate::session::facts::ScoreScale;
 use crate::session::rerank::{self, ANSWER, DOCUMENTS, QUERY};
-use crate::session::{ProbeError, Session};
+use crate::session::{Logged, ProbeError, Session};
 use crate::verdict::Verdict;
 use serde_json::json;
 use std::sync::Arc;
@@ -24,7 +24,7 @@ pub(crate) fn checks() -> Vec<Check> {
         check!("RRQ-002", neighbour_independent),
         check!("RRQ-003", repeatable),
         check!("RRQ-004", duplicates_equal),
-        check!("RRQ-005", probabilities, aggregate),
+        check!("RRQ-005", probabilities, log),
         check!("RRQ-006", relevant_first),
         check!("RRQ-007", the_models_own_scores),
     ]
@@ -279,12 +279,11 @@ async fn duplicates_equal(s: &Session) -> CheckResult {
     .with(&reply.exchange))
 }
 
-/// Every score of the run's rerank answers on `route`.
 /// Every rerank answer of the run with its finite scores.
 fn run_answers(s: &Session) -> Vec<(Exchange, Vec<f64>)> {
     s.log()
         .into_iter()
-        .filter(|l| l.exchange.path.ends_with("/rerank"))
+        .filter(Logged::is_rerank)
         .filter_map(|l| {
             let answer = l.reply.filter(|r| r.is_success())?.rerank().ok()?;
             let scores: Vec<f64> = answer
@@ -344,6 +343,8 @@ async fn probabilities(s: &Session) -> CheckResult {
         Ok((_, reply, _)) => reply,
         Err(verdict) => return Ok(verdict),
     };
+    // The same answers RRS-003 counts, the request asking for the documents included.
+    super::rerank_shape::judged_answers(s).await?;
     let scores = run_scores(s);
     let scale = scale_of(&scores);
     let (low, high) = scores
@@ -489,6 +490,9 @@ fn judge_case(case: &RerankCase, got: &[f64], logits: bool) -> CaseOutcome {
     CaseOutcome::Agrees
 }
 
+/// How many differing cases RRQ-007's reason names; the rest are counted.
+const SHOWN: usize = 5;
+
 /// RRQ-007: "With a rerank reference file, for every reference case the server
 /// embeds, its ranking has the same top document and Kendall's tau of at least 0.9
 /// with the library's, and each score is within 0.0025 of the library's probability
@@ -505,26 +509,37 @@ async fn the_models_own_scores(s: &Session) -> CheckResult {
     let mut answers = Vec::new();
     for case in &reference.cases {
         let request = rerank::body(s, &case.query, json!(case.documents), &[]);
-        let reply = s
+        let sent = s
             .send(rerank::either(
                 route,
                 request,
                 format!("reference case {}", case.id),
             ))
-            .await?;
-        answers.push((case, scores(&reply, case.documents.len()), reply));
+            .await;
+        // A case that gets no answer (a server that a thousand documents take down)
+        // is not scored; the cases answered before it are still judged.
+        let reply = match sent {
+            Ok(reply) => Ok(reply),
+            Err(e @ (ProbeError::Transport(_) | ProbeError::ServerDown(_))) => Err(e.to_string()),
+            Err(other) => return Err(other),
+        };
+        answers.push((case, reply));
     }
     // The server's scale, from every score of the run: a logit server's scores of one
     // case may all happen to lie in [0, 1].
     let logits = scale_of(&run_scores(s)) == ScoreScale::Logit;
     let mut outcomes = Vec::new();
     let mut evidence = Vec::new();
-    for (case, got, reply) in &answers {
-        let outcome = match got {
-            Some(got) => judge_case(case, got, logits),
-            None => CaseOutcome::NotScored(format!("{} ({})", case.id, reply.summary())),
+    for (case, reply) in &answers {
+        let n = case.documents.len();
+        let outcome = match reply {
+            Ok(reply) => match scores(reply, n) {
+                Some(got) => judge_case(case, &got, logits),
+                None => CaseOutcome::NotScored(format!("{} ({})", case.id, reply.summary())),
+            },
+            Err(why) => CaseOutcome::NotScored(format!("{} ({n} documents: {why})", case.id)),
         };
-        if matches!(outcome, CaseOutcome::Differs(_)) {
+        if let (CaseOutcome::Differs(_), Ok(reply)) = (&outcome, reply) {
             evidence.push(reply.exchange.clone());
         }
         outcomes.push(outcome);
@@ -572,14 +587,18 @@ async fn the_models_own_scores(s: &Session) -> CheckResult {
         ))
     } else {
         Verdict::fail(format!(
-            "{} of {compared} scored reference cases differ from {made_by}: {}{unscored}",
+            "{} of {compared} scored reference cases differ from {made_by}: {}{}{unscored}",
             differs.len(),
             differs
                 .iter()
-                .take(5)
+                .take(SHOWN)
                 .map(|s| s.as_str())
                 .collect::<Vec<_>>()
-                .join("; ")
+                .join("; "),
+            match differs.len().saturating_sub(SHOWN) {
+                0 => String::new(),
+                more => format!("; and {more} more"),
+            }
         ))
         .with_all(evidence.iter().take(3))
     })

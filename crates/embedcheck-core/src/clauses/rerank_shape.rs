@@ -6,7 +6,7 @@
 //! shape (TEI's bare array) are named as what they are.
 
 use super::{Check, CheckResult, check};
-use crate::http::rerank::{Echo, RerankAnswer};
+use crate::http::rerank::{Echo, RerankAnswer, RerankItem};
 use crate::http::{Body, Reply, RerankRoute, RerankShape};
 use crate::session::facts::UnknownField;
 use crate::session::rerank::{self, DOCUMENTS, QUERY};
@@ -32,21 +32,9 @@ pub(crate) fn checks() -> Vec<Check> {
 /// The skip of every rerank clause on a server that serves no rerank route: not a
 /// failure, the contract is not offered.
 pub(crate) fn not_offered(s: &Session) -> Verdict {
-    let tried: Vec<String> = s
-        .facts()
-        .rerank
-        .routes
-        .map(|f| {
-            f.value
-                .tried
-                .iter()
-                .map(|a| format!("{} {}", a.route.path(), a.status))
-                .collect()
-        })
-        .unwrap_or_default();
     Verdict::skip(format!(
         "rerank is not offered: no rerank route serves the portable request ({})",
-        tried.join(", ")
+        rerank::tried(s)
     ))
 }
 
@@ -160,11 +148,40 @@ async fn valid_indices(s: &Session) -> CheckResult {
     .with(&reply.exchange))
 }
 
+/// The request asking for the documents back (`return_documents: true`), which a
+/// server may not know.
+async fn echo_request(s: &Session, route: RerankRoute) -> Result<Arc<Reply>, ProbeError> {
+    let request = rerank::body(
+        s,
+        QUERY,
+        json!(DOCUMENTS),
+        &[("return_documents", json!(true))],
+    );
+    s.send(rerank::either(
+        route,
+        request,
+        "return_documents: a server may not know it",
+    ))
+    .await
+}
+
+/// Every rerank 200 of the run, after the request asking for the documents back, so
+/// that every clause judging the run's answers (RRS-003, RRS-004, RRS-006, RRQ-005)
+/// judges the same ones.
+pub(crate) async fn judged_answers(
+    s: &Session,
+) -> Result<Vec<(Arc<Reply>, usize, Logged)>, ProbeError> {
+    if let Ok((route, _, _)) = answered(s).await? {
+        echo_request(s, route).await?;
+    }
+    Ok(rerank_answers(s))
+}
+
 /// Every rerank 200 of the run, with the number of documents its request sent.
 fn rerank_answers(s: &Session) -> Vec<(Arc<Reply>, usize, Logged)> {
     s.log()
         .into_iter()
-        .filter(|l| l.exchange.path.ends_with("/rerank"))
+        .filter(Logged::is_rerank)
         .filter_map(|l| {
             let reply = l.reply.clone().filter(|r| r.is_success())?;
             let sent: Value = serde_json::from_slice(l.request_body.as_deref()?).ok()?;
@@ -185,7 +202,7 @@ async fn no_rerank_answers(s: &Session) -> Result<Verdict, ProbeError> {
 /// RRS-003: "Every relevance_score is a finite JSON number." Judged on every rerank
 /// answer of the run.
 async fn finite_scores(s: &Session) -> CheckResult {
-    let answers = rerank_answers(s);
+    let answers = judged_answers(s).await?;
     if answers.is_empty() {
         return no_rerank_answers(s).await;
     }
@@ -213,7 +230,7 @@ async fn finite_scores(s: &Session) -> CheckResult {
 /// RRS-004: "Results are sorted by relevance_score, highest first (non-increasing)."
 /// Judged on every rerank answer of the run.
 async fn sorted_by_score(s: &Session) -> CheckResult {
-    let answers = rerank_answers(s);
+    let answers = judged_answers(s).await?;
     if answers.is_empty() {
         return no_rerank_answers(s).await;
     }
@@ -310,47 +327,20 @@ async fn documents_echoed_as_text(s: &Session) -> CheckResult {
         Ok(found) => found,
         Err(verdict) => return Ok(verdict),
     };
-    let request = rerank::body(
-        s,
-        QUERY,
-        json!(DOCUMENTS),
-        &[("return_documents", json!(true))],
-    );
-    s.send(rerank::either(
-        route,
-        request,
-        "return_documents: a server may not know it",
-    ))
-    .await?;
+    let echo = echo_request(s, route).await?;
+    if echo.is_server_error() {
+        return Ok(Verdict::fail(format!(
+            "return_documents: true answered {}: a client that asks for the documents gets no ranking, and the SDKs retry the 5xx",
+            echo.summary()
+        ))
+        .with(&echo.exchange));
+    }
+    let answers = judged_answers(s).await?;
     let mut echoed = 0;
-    for (reply, _, logged) in rerank_answers(s) {
-        let sent: Value =
-            serde_json::from_slice(logged.request_body.as_deref().unwrap_or_default())
-                .unwrap_or_default();
+    for (reply, _, logged) in &answers {
         let Ok(answer) = reply.rerank() else { continue };
         for item in &answer.items {
-            let input = item
-                .position()
-                .and_then(|i| sent["documents"].get(i))
-                .map(|d| {
-                    d.get("text")
-                        .unwrap_or(d)
-                        .as_str()
-                        .unwrap_or_default()
-                        .to_owned()
-                });
-            let wrong = match &item.document {
-                Echo::Absent => None,
-                Echo::Text(text) if Some(text) == input.as_ref() => None,
-                Echo::Text(text) => Some(format!("{{\"text\": {text:?}}}, not the input document")),
-                Echo::Null => Some("null (LiteLLM's pydantic model answers 500 to it)".to_owned()),
-                Echo::String(_) => Some(
-                    "a bare string, not {\"text\": …} (LiteLLM's hosted_vllm transformation fails on it)"
-                        .to_owned(),
-                ),
-                Echo::Other(json) => Some(format!("{json}, not {{\"text\": …}}")),
-            };
-            if let Some(wrong) = wrong {
+            if let Some(wrong) = wrong_echo(item, logged) {
                 return Ok(Verdict::fail(format!(
                     "in the answer to {}, a result's document is {wrong}",
                     crate::session::facts::describe_request(&logged.exchange)
@@ -360,9 +350,47 @@ async fn documents_echoed_as_text(s: &Session) -> CheckResult {
             echoed += usize::from(item.document != Echo::Absent);
         }
     }
+    if echoed == 0 {
+        return Ok(Verdict::skip(format!(
+            "no document echoed in {} rerank answers (return_documents: true answered {}): nothing to judge",
+            answers.len(),
+            echo.summary()
+        ))
+        .with(&echo.exchange));
+    }
     Ok(Verdict::pass(format!(
-        "{echoed} echoed documents, each {{\"text\": the input}}; none null or a bare string"
-    )))
+        "{echoed} echoed documents in {} rerank answers, each {{\"text\": the input}}; none null or a bare string",
+        answers.len()
+    ))
+    .with(&echo.exchange))
+}
+
+/// What is wrong with a result's echoed document, against the documents its request
+/// sent; `None` when it is absent or `{"text": the input}`.
+fn wrong_echo(item: &RerankItem, logged: &Logged) -> Option<String> {
+    let sent: Value = serde_json::from_slice(logged.request_body.as_deref().unwrap_or_default())
+        .unwrap_or_default();
+    let input = item
+        .position()
+        .and_then(|i| sent["documents"].get(i))
+        .map(|d| {
+            d.get("text")
+                .unwrap_or(d)
+                .as_str()
+                .unwrap_or_default()
+                .to_owned()
+        });
+    match &item.document {
+        Echo::Absent => None,
+        Echo::Text(text) if Some(text) == input.as_ref() => None,
+        Echo::Text(text) => Some(format!("{{\"text\": {text:?}}}, not the input document")),
+        Echo::Null => Some("null (LiteLLM's pydantic model answers 500 to it)".to_owned()),
+        Echo::String(_) => Some(
+            "a bare string, not {\"text\": …} (LiteLLM's hosted_vllm transformation fails on it)"
+                .to_owned(),
+        ),
+        Echo::Other(json) => Some(format!("{json}, not {{\"text\": …}}")),
+    }
 }
 
 /// RRS-007: "top_n: null and return_documents: null are read as absent: answered 200

@@ -475,6 +475,7 @@ mod tests {
         reply.exchange.millis = 1;
         Logged {
             validity: Validity::Valid,
+            resource: crate::http::probe::Resource::Embeddings,
             exchange: reply.exchange.clone(),
             reply: Some(std::sync::Arc::new(reply)),
             clause: None,

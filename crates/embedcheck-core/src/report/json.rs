@@ -32,7 +32,7 @@ use std::collections::BTreeMap;
 /// `not_as_expected_allowed`, the model source `not_sent` and the contract version;
 /// 1.7 the conclusion `incomplete`, the gate `unjudged` and the summary's `unjudged`;
 /// 1.8 the rerank contract: its families, `contract.rerank`, `facts.rerank`, the
-/// migration topic `rerank` and the rerank clients.
+/// migration topic `rerank`, the rerank clients and the model source `rerank_model`.
 /// Every earlier field is still written.
 pub(crate) const REPORT_SCHEMA_VERSION: &str = "1.8";
 

@@ -13,6 +13,7 @@
 use super::facts::{Fact, Facts, Learned, describe_request};
 use super::settings::Settings;
 use crate::http::Exchange;
+use crate::http::probe::Resource;
 use crate::http::{AskedWait, Deadline, Pace, Probe, Reply, Transport, TransportError, Validity};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -89,6 +90,8 @@ impl Interrupt {
 #[derive(Clone, Debug)]
 pub struct Logged {
     pub validity: Validity,
+    /// What the request addressed: each contract's clauses judge their own requests.
+    pub(crate) resource: Resource,
     pub exchange: Exchange,
     /// The answer, when one arrived.
     pub reply: Option<Arc<Reply>>,
@@ -98,6 +101,13 @@ pub struct Logged {
     pub request_body: Option<Vec<u8>>,
     /// How long the answer was waited for, and why (none for a dry run's record).
     pub deadline: Option<Deadline>,
+}
+
+impl Logged {
+    /// Whether the request went to a rerank route (the rerank contract's).
+    pub(crate) fn is_rerank(&self) -> bool {
+        matches!(self.resource, Resource::Rerank(_))
+    }
 }
 
 /// The audit's connection to one server.
@@ -129,9 +139,11 @@ pub struct Session {
     unanswered_in_a_row: AtomicU64,
     /// Why the session stopped sending, once it has.
     stalled: Mutex<Option<String>>,
-    /// The last valid request that succeeded: the control that tells throttling from
-    /// a refusal dressed as a 429.
-    last_valid_success: Mutex<Option<Probe>>,
+    /// The last valid request that succeeded, per resource: the control that tells
+    /// throttling from a refusal dressed as a 429. Per resource, because a gateway
+    /// throttles one backend while it answers another (LiteLLM answers `GET /models`
+    /// itself while its only rerank deployment cools down after failed requests).
+    last_valid_success: Mutex<HashMap<Resource, Probe>>,
     /// Which budget refused a request, once one has.
     budget_spent: Mutex<Option<ProbeError>>,
     /// When the next request may leave under `--rate`.
@@ -165,6 +177,7 @@ enum Drained {
 #[derive(Clone, Debug)]
 pub(crate) struct Throttled {
     pub validity: Validity,
+    pub resource: Resource,
     pub reply: Arc<Reply>,
     pub persisted: Persisted,
 }
@@ -357,6 +370,7 @@ impl Session {
             let mut list = lock(&self.throttled);
             list.push(Throttled {
                 validity: probe.validity.clone(),
+                resource: probe.resource,
                 reply: Arc::new(reply.clone()),
                 persisted: Persisted::No,
             });
@@ -374,7 +388,7 @@ impl Session {
 
     /// A 429 may be a refusal dressed as throttling (a quota answer to a request that
     /// can never succeed: a client mistake, an input too long). It is, when the last
-    /// valid request that succeeded, sent again right after it, succeeds again against
+    /// valid request to the same resource that succeeded, sent again right after it, succeeds again against
     /// the wait the 429 asked for, and the same request sent again at once is answered
     /// 429 again: that answer comes back as
     /// the request's own (kept as persisted for ERR-011), without waiting out a
@@ -382,7 +396,8 @@ impl Session {
     /// as usual. (A limiter that lets one request through per window would be taken for
     /// a refusal here; one that asks for the wait it enforces is not.)
     async fn refused_with_429(&self, probe: &Probe) -> Result<Option<Reply>, ProbeError> {
-        let Some(control) = lock(&self.last_valid_success).clone().map(Probe::fresh) else {
+        let control = lock(&self.last_valid_success).get(&probe.resource).cloned();
+        let Some(control) = control.map(Probe::fresh) else {
             return Ok(None);
         };
         if probe.cache_key() == control.cache_key() {
@@ -453,7 +468,7 @@ impl Session {
                     lock(&self.pace).learn(probe.work(), took);
                 }
                 if reply.is_success() && probe.validity == Validity::Valid {
-                    *lock(&self.last_valid_success) = Some(probe.clone());
+                    lock(&self.last_valid_success).insert(probe.resource, probe.clone());
                 }
                 let tokens = self.tokens_spent(probe, &reply);
                 self.note_overrun(probe, tokens);
@@ -657,6 +672,7 @@ impl Session {
         lock(&self.pending).push(exchange.clone());
         let logged = Logged {
             validity: probe.validity.clone(),
+            resource: probe.resource,
             exchange,
             reply,
             clause: *lock(&self.current_clause),

@@ -56,6 +56,9 @@ pub enum ModelSource {
     FirstListed,
     /// None: the vendor's URL names the deployment and requests carry no `model`.
     NotSent,
+    /// `--rerank-model`, where `GET /models` named none (a rerank server without a
+    /// models listing).
+    RerankModel,
 }
 
 /// Whether `dimensions` below the native size is honoured, and why that is believed.
@@ -824,6 +827,7 @@ impl Facts {
                 ModelSource::NotSent => {
                     "none sent: the vendor's URL names the deployment".to_owned()
                 }
+                ModelSource::RerankModel => "--rerank-model (GET /models named none)".to_owned(),
             }),
         );
         put(

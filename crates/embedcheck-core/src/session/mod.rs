@@ -9,8 +9,8 @@ pub(crate) mod requests;
 pub(crate) mod rerank;
 mod settings;
 
-pub(crate) use connection::Persisted;
 pub use connection::{Interrupt, Logged, ProbeError, Session};
+pub(crate) use connection::{Persisted, Throttled};
 pub(crate) use facts::Fact;
 pub use facts::Facts;
 pub use settings::{DEFAULT_CASES, Settings};

@@ -91,6 +91,46 @@ pub(crate) async fn plain(s: &Session) -> Result<Option<(RerankRoute, Arc<Reply>
     Ok(Some((route, s.send(probe(route, plain_body(s))).await?)))
 }
 
+/// What the route search got at each route, with what the server said where it
+/// refused to rerank (a 404 says nothing more than its status), so the user reads
+/// the fix the server names:
+/// `/v1/rerank 501, /rerank 501, /v2/rerank 404; the server says: "This server does
+/// not support reranking. Start it with `--reranking`"`.
+pub(crate) fn tried(s: &Session) -> String {
+    let Some(routes) = s.facts().rerank.routes else {
+        return "not tried".to_owned();
+    };
+    let statuses: Vec<String> = routes
+        .value
+        .tried
+        .iter()
+        .map(|a| format!("{} {}", a.route.path(), a.status))
+        .collect();
+    let mut said: Vec<String> = Vec::new();
+    for logged in s.log() {
+        let rerank = logged.is_rerank();
+        let refusal = logged
+            .reply
+            .filter(|r| rerank && !serves(r) && !matches!(r.status, 404 | 405))
+            .and_then(|r| r.error_message());
+        if let Some(message) = refusal.filter(|m| !said.contains(m)) {
+            said.push(message);
+        }
+    }
+    let said: Vec<String> = said
+        .iter()
+        .map(|m| format!("{:?}", crate::http::excerpt::cut(m, 160)))
+        .collect();
+    match said.as_slice() {
+        [] => statuses.join(", "),
+        _ => format!(
+            "{}; the server says: {}",
+            statuses.join(", "),
+            said.join(", ")
+        ),
+    }
+}
+
 /// Words of a refusal that says the route exists but the model cannot rerank
 /// (Infinity and vLLM serving an embedding model, llama.cpp without `--reranking`).
 const CANNOT_RERANK: [&str; 5] = [

@@ -114,6 +114,7 @@ mod tests {
         reply.exchange.millis = 17;
         Logged {
             validity: Validity::Valid,
+            resource: crate::http::probe::Resource::Embeddings,
             exchange: reply.exchange.clone(),
             reply: Some(Arc::new(reply)),
             clause,

@@ -292,6 +292,16 @@ pub enum Quirk {
         per_input_ms: u64,
         per_token_us: u64,
     },
+    /// Puts its one backend in a cooldown of `millis` after a request the backend
+    /// failed, as LiteLLM's router does (`_is_cooldown_required`: a backend 401, 402,
+    /// 404, 408, 429 or 5xx other than an `APIConnectionError`; 5 s by default, from
+    /// `DEFAULT_COOLDOWN_TIME_SECONDS`): meanwhile every `POST` is answered 429 "No
+    /// deployments available for selected model" without Retry-After, while `GET
+    /// /models`, which the proxy answers itself, is 200. Measured in the lab with
+    /// LiteLLM 1.106.2 in front of vLLM serving a cross-encoder: the embeddings request
+    /// (vLLM 404) cooled the rerank deployment down. Stateful, so the persona's
+    /// responder applies it.
+    Cooldown { millis: u64 },
     // ---- before the engine: requests (client profiles) -----------------------------
     /// Reads token-id input in OpenAI's vocabulary, cl100k_base (the tokenizer of
     /// `text-embedding-3-*`), as OpenAI does: a token array whose every id is in a small

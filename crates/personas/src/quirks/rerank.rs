@@ -37,6 +37,9 @@ pub enum RerankQuirk {
     /// Echoes `document` as `{"text"}` in every result, asked or not: vLLM 0.32
     /// (measured; `return_documents: false` is ignored).
     AlwaysEchoDocuments,
+    /// Never echoes a document, even when asked to: llama-server (measured; it reads
+    /// no `return_documents`).
+    NeverEchoDocuments,
     /// Answers the classifier's raw logit instead of its sigmoid: llama-server and
     /// SGLang (measured; breaks RRQ-005).
     Logits,
@@ -80,12 +83,20 @@ pub enum RerankQuirk {
     EmptyListAs500,
     /// Answers an empty-string document with 500 (breaks RRL-002).
     EmptyDocumentAs500,
+    /// Answers `return_documents: true` with 500: LiteLLM 1.106.2's `hosted_vllm`
+    /// transformation in front of Infinity, which echoes a bare string ("'str' object
+    /// has no attribute 'get'", measured in the lab; breaks RRS-006).
+    ReturnDocumentsAs500,
     /// Answers a pair over the limit 500 "input (N tokens) is too large to process.
     /// increase the physical batch size": llama-server (measured; breaks RRL-004).
     LongAs500,
     /// Answers every refused rerank request 500 instead of its 4xx: LiteLLM for
     /// documents that are not strings (measured; breaks RRL-006).
     MistakesAs500,
+    /// Answers `documents` that are not a list of strings (a string, numbers) with 500
+    /// `APIConnectionError`: LiteLLM 1.106.2 in front of vLLM or Infinity (measured;
+    /// breaks RRL-006).
+    NonStringDocumentsAs500,
     /// Writes each score as a string (breaks RRS-003).
     ScoresAsStrings,
     /// Numbers the last result one past the list (breaks RRS-002).
@@ -184,6 +195,27 @@ impl RerankQuirk {
             RerankQuirk::EmptyListAs500 => fields
                 .filter(|f| f.get("documents") == Some(&json!([])))
                 .map(|_| error(500, "Internal Server Error")),
+            RerankQuirk::NonStringDocumentsAs500 => fields
+                .filter(|f| {
+                    f.get("documents").is_some_and(|docs| {
+                        docs.as_array()
+                            .is_none_or(|docs| docs.iter().any(|d| !d.is_string()))
+                    })
+                })
+                .map(|_| {
+                    error(
+                        500,
+                        "litellm.APIConnectionError: Hosted_vllmException - documents must be strings",
+                    )
+                }),
+            RerankQuirk::ReturnDocumentsAs500 => fields
+                .filter(|f| f.get("return_documents") == Some(&json!(true)))
+                .map(|_| {
+                    error(
+                        500,
+                        "litellm.APIConnectionError: 'str' object has no attribute 'get'",
+                    )
+                }),
             RerankQuirk::EmptyDocumentAs500 => fields
                 .filter(|f| {
                     f.get("documents")
@@ -258,6 +290,11 @@ impl RerankQuirk {
                     .and_then(|i| docs.get(i as usize))
                     .cloned();
                 r["document"] = json!({"text": text, "multi_modal": null});
+            }),
+            RerankQuirk::NeverEchoDocuments => results.iter_mut().for_each(|r| {
+                if let Some(result) = r.as_object_mut() {
+                    result.remove("document");
+                }
             }),
             RerankQuirk::Logits => rescore(results, |i| rerank_logit(&query, &docs[i], config)),
             RerankQuirk::Cosine => {

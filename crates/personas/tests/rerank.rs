@@ -1,0 +1,193 @@
+//! Rerank verdicts that depend on how a server fails, not on one answer: a gateway
+//! whose backend cools down, a server that a thousand documents take down, a request
+//! for the documents answered 500, a server that neither embeds nor reranks, and a
+//! rerank server that lists no model. Each was a wrong verdict on a real server in the
+//! lab (`lab/rerank/README.md`).
+
+mod common;
+
+use embedcheck_core::audit::ServerAudit;
+use embedcheck_core::catalogue::{Catalogue, Clause, ContractId};
+use embedcheck_core::reference::RerankReference;
+use embedcheck_core::verdict::Outcome;
+use personas::{Persona, Quirk, RerankQuirk, Trigger};
+use reference_server::{Config, rerank_logit, rerank_score};
+use serde_json::json;
+use std::sync::Arc;
+
+/// Every rerank clause, in catalogue order.
+fn rerank_clauses() -> Vec<&'static Clause> {
+    Catalogue::shipped()
+        .clauses
+        .iter()
+        .filter(|c| c.contract() == ContractId::Rerank)
+        .collect()
+}
+
+fn result<'a>(audit: &'a ServerAudit, id: &str) -> (Outcome, &'a str) {
+    let r = audit
+        .results
+        .iter()
+        .find(|r| r.id == id)
+        .unwrap_or_else(|| panic!("{id} ran"));
+    (r.outcome, r.reason.as_str())
+}
+
+fn reference_with(name: &'static str, quirks: &[Quirk]) -> Persona {
+    Persona {
+        name,
+        config: Config::default(),
+        quirks: quirks.to_vec(),
+    }
+}
+
+/// The persona's rerank known answers plus a case of `n` short documents, as the lab's
+/// reference file holds one (`many-1000`).
+fn known_answers_with_many(persona: &Persona, n: usize) -> Arc<RerankReference> {
+    let config = &persona.config;
+    let query = "When does the market open?";
+    let documents: Vec<String> = (0..n)
+        .map(|i| format!("Note {i}: the stalls open at eight."))
+        .collect();
+    let case = json!({
+        "id": format!("many-{n}"),
+        "query": query,
+        "documents": documents,
+        "raw": documents.iter().map(|d| rerank_logit(query, d, config)).collect::<Vec<_>>(),
+        "scores": documents.iter().map(|d| rerank_score(query, d, config)).collect::<Vec<_>>(),
+    });
+    let file = format!("{}{case}\n", personas::rerank_known_answers(config));
+    Arc::new(RerankReference::parse(&file, "known answers with many documents").expect("valid"))
+}
+
+/// LiteLLM in front of vLLM: the embeddings request cools the only deployment down and
+/// the rerank requests after it get 429 without Retry-After while `GET /models` is
+/// answered. That is throttling, waited out, never the rerank route's answer.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_gateway_cooling_its_backend_down_is_waited_out() {
+    let persona = personas::litellm_reranker();
+    let settings = common::settings(&persona, false);
+    let audit = common::audit_with(&persona, settings, &common::every_clause()).await;
+    for id in ["RRS-001", "RRS-009"] {
+        let (outcome, reason) = result(&audit, id);
+        assert_eq!(outcome, Outcome::Pass, "{id}: {reason}");
+    }
+    let (outcome, reason) = result(&audit, "RRL-006");
+    assert_eq!(outcome, Outcome::Fail, "{reason}");
+}
+
+/// SGLang on CPU stops answering at 1000 documents: when RRQ-007's reference case of
+/// 1000 documents is what takes it down, RRQ-007 still judges the cases answered
+/// before it and RRL-005 fails on that request, naming its size.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_many_documents_take_down_fails_rrl_005_whoever_sent_them() {
+    let persona = reference_with(
+        "many_documents_crash",
+        &[Quirk::CrashOn(Trigger::RerankDocumentsAtLeast(1000))],
+    );
+    let mut settings = common::settings(&persona, false);
+    settings.rerank_reference = Some(known_answers_with_many(&persona, 1000));
+    let audit = common::audit_with(&persona, settings, &rerank_clauses()).await;
+    let (outcome, reason) = result(&audit, "RRL-005");
+    assert_eq!(outcome, Outcome::Fail, "{reason}");
+    assert!(reason.contains("1000 documents"), "{reason}");
+    assert!(reason.contains("RRQ-007"), "{reason}");
+    let (outcome, reason) = result(&audit, "RRQ-007");
+    assert_eq!(outcome, Outcome::Pass, "{reason}");
+    assert!(
+        reason.contains("not scored: many-1000 (1000 documents"),
+        "{reason}"
+    );
+}
+
+/// LiteLLM's `hosted_vllm` transformation in front of Infinity answers
+/// `return_documents: true` with 500: RRS-006 fails on it. A server that never echoes
+/// a document gives RRS-006 nothing to judge: skip, not pass.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn documents_asked_for_and_answered_500_fail_rrs_006_and_none_echoed_skips() {
+    let ids = ["RRS-006"];
+    let clauses: Vec<&Clause> = rerank_clauses()
+        .into_iter()
+        .filter(|c| ids.contains(&c.id.as_str()))
+        .collect();
+    let broken = reference_with(
+        "return_documents_500",
+        &[Quirk::Rerank(RerankQuirk::ReturnDocumentsAs500)],
+    );
+    let audit = common::audit_with(&broken, common::settings(&broken, false), &clauses).await;
+    let (outcome, reason) = result(&audit, "RRS-006");
+    assert_eq!(outcome, Outcome::Fail, "{reason}");
+    assert!(
+        reason.contains("return_documents: true answered 500"),
+        "{reason}"
+    );
+
+    let silent = reference_with(
+        "never_echoes",
+        &[Quirk::Rerank(RerankQuirk::NeverEchoDocuments)],
+    );
+    let audit = common::audit_with(&silent, common::settings(&silent, false), &clauses).await;
+    let (outcome, reason) = result(&audit, "RRS-006");
+    assert_eq!(outcome, Outcome::Skip, "{reason}");
+    assert!(reason.contains("no document echoed"), "{reason}");
+
+    let keeper = reference_with("reference", &[]);
+    let audit = common::audit_with(&keeper, common::settings(&keeper, false), &clauses).await;
+    let (outcome, reason) = result(&audit, "RRS-006");
+    assert_eq!(outcome, Outcome::Pass, "{reason}");
+}
+
+/// llama-server started without `--embeddings` and `--reranking` answers 501 on
+/// every route: the run is not audited, and the message carries the server's own fix.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_offering_neither_contract_says_what_the_server_said() {
+    let persona = reference_with(
+        "llama_server_without_flags",
+        &[
+            Quirk::ErrorWhen {
+                trigger: Trigger::EmbedPost,
+                status: 501,
+                message: "This server does not support embeddings. Start it with `--embeddings`",
+            },
+            Quirk::Rerank(RerankQuirk::CannotRerank {
+                status: 501,
+                message: "This server does not support reranking. Start it with `--reranking`",
+            }),
+        ],
+    );
+    let audit = common::audit_with(
+        &persona,
+        common::settings(&persona, false),
+        &common::every_clause(),
+    )
+    .await;
+    let aborted = audit.aborted.expect("not audited");
+    assert!(
+        aborted.contains("Start it with `--embeddings`"),
+        "{aborted}"
+    );
+    assert!(aborted.contains("Start it with `--reranking`"), "{aborted}");
+}
+
+/// A rerank server without a models listing is audited with `--rerank-model`, which
+/// names the run's model; without it the run says which option to pass.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rerank_server_listing_no_model_is_audited_with_rerank_model() {
+    let persona = personas::litserve_reranker();
+    let settings = common::settings(&persona, false);
+    assert!(settings.rerank_model.is_some());
+    let audit = common::audit_with(&persona, settings.clone(), &rerank_clauses()).await;
+    assert!(audit.aborted.is_none(), "{:?}", audit.aborted);
+    let (outcome, reason) = result(&audit, "RRS-001");
+    assert_eq!(outcome, Outcome::Pass, "{reason}");
+    let (outcome, reason) = result(&audit, "RRL-001");
+    assert_eq!(outcome, Outcome::Fail, "{reason}");
+
+    let without = embedcheck_core::session::Settings {
+        rerank_model: None,
+        ..settings
+    };
+    let audit = common::audit_with(&persona, without, &rerank_clauses()).await;
+    let aborted = audit.aborted.expect("not audited");
+    assert!(aborted.contains("--rerank-model"), "{aborted}");
+}
