@@ -19,6 +19,7 @@
 //! it) are kept as they are.
 
 use serde::Deserialize;
+use serde::de::DeserializeOwned;
 use std::path::Path;
 use thiserror::Error;
 
@@ -191,35 +192,21 @@ pub enum ReferenceError {
 impl Reference {
     /// Reads a reference file.
     pub fn load(path: &Path) -> Result<Reference, ReferenceError> {
-        let text = std::fs::read_to_string(path).map_err(|source| ReferenceError::Read {
-            path: path.display().to_string(),
-            source,
-        })?;
+        let text = read(path)?;
         Reference::parse(&text, &path.display().to_string())
     }
 
     /// Parses the JSON Lines of a reference file; `origin` names it in errors.
     pub fn parse(text: &str, origin: &str) -> Result<Reference, ReferenceError> {
-        let mut lines = text
-            .lines()
-            .enumerate()
-            .filter(|(_, l)| !l.trim().is_empty());
-        let bad = |line: usize, why: String| ReferenceError::Line {
-            origin: origin.to_owned(),
-            line: line + 1,
-            why,
-        };
-        let (n, first) = lines
-            .next()
-            .ok_or_else(|| bad(0, "empty: expected a header line".to_owned()))?;
-        let header: Header = serde_json::from_str(first)
-            .map_err(|e| bad(n, format!("not a header {{model, library, version}}: {e}")))?;
+        let lines = JsonLines::of(text, origin);
+        let (header, records) = lines.read::<Header, KnownAnswer>(
+            "a header {model, library, version}",
+            "a text line {text, embedding}",
+        )?;
         let mut answers: Vec<KnownAnswer> = Vec::new();
-        for (n, line) in lines {
-            let answer: KnownAnswer = serde_json::from_str(line)
-                .map_err(|e| bad(n, format!("not a text line {{text, embedding}}: {e}")))?;
+        for (n, answer) in records {
             if answer.embedding.is_empty() || answer.embedding.iter().any(|x| !x.is_finite()) {
-                return Err(bad(n, "the embedding is empty or not finite".to_owned()));
+                return Err(lines.bad(n, "the embedding is empty or not finite".to_owned()));
             }
             if let Some(expected) = answers.first().map(|a| a.embedding.len())
                 && expected != answer.embedding.len()
@@ -232,9 +219,6 @@ impl Reference {
                 });
             }
             answers.push(answer);
-        }
-        if answers.is_empty() {
-            return Err(ReferenceError::NoTexts(origin.to_owned()));
         }
         Ok(Reference {
             header,
@@ -309,51 +293,29 @@ pub struct RerankCase {
 impl RerankReference {
     /// Reads a rerank reference file.
     pub fn load(path: &Path) -> Result<RerankReference, ReferenceError> {
-        let text = std::fs::read_to_string(path).map_err(|source| ReferenceError::Read {
-            path: path.display().to_string(),
-            source,
-        })?;
+        let text = read(path)?;
         RerankReference::parse(&text, &path.display().to_string())
     }
 
     /// Parses the JSON Lines of a rerank reference file; `origin` names it in errors.
     pub fn parse(text: &str, origin: &str) -> Result<RerankReference, ReferenceError> {
-        let mut lines = text
-            .lines()
-            .enumerate()
-            .filter(|(_, l)| !l.trim().is_empty());
-        let bad = |line: usize, why: String| ReferenceError::Line {
-            origin: origin.to_owned(),
-            line: line + 1,
-            why,
-        };
-        let (n, first) = lines
-            .next()
-            .ok_or_else(|| bad(0, "empty: expected a header line".to_owned()))?;
-        let header: RerankHeader = serde_json::from_str(first).map_err(|e| {
-            bad(
-                n,
-                format!("not a rerank header {{kind, model, library, version}}: {e}"),
-            )
-        })?;
+        let lines = JsonLines::of(text, origin);
+        let (header, cases) = lines.read::<RerankHeader, RerankCase>(
+            "a rerank header {kind, model, library, version}",
+            "a case {id, query, documents, raw, scores}",
+        )?;
         if header.kind != "rerank" {
-            return Err(bad(
-                n,
+            let first = lines.first_line();
+            return Err(lines.bad(
+                first,
                 format!("kind {:?}, expected \"rerank\"", header.kind),
             ));
         }
-        let mut cases = Vec::new();
-        for (n, line) in lines {
-            let case: RerankCase = serde_json::from_str(line).map_err(|e| {
-                bad(
-                    n,
-                    format!("not a case {{id, query, documents, raw, scores}}: {e}"),
-                )
-            })?;
+        for (n, case) in &cases {
             let count = case.documents.len();
             if count == 0 || case.raw.len() != count || case.scores.len() != count {
-                return Err(bad(
-                    n,
+                return Err(lines.bad(
+                    *n,
                     format!(
                         "{} documents, {} raw and {} scores: one of each per document",
                         count,
@@ -362,14 +324,10 @@ impl RerankReference {
                     ),
                 ));
             }
-            cases.push(case);
-        }
-        if cases.is_empty() {
-            return Err(ReferenceError::NoTexts(origin.to_owned()));
         }
         Ok(RerankReference {
             header,
-            cases,
+            cases: cases.into_iter().map(|(_, case)| case).collect(),
             origin: origin.to_owned(),
         })
     }
@@ -377,6 +335,73 @@ impl RerankReference {
     /// Who made the scores, as reasons name it: `sentence-transformers 3.4.1`.
     pub fn made_by(&self) -> String {
         format!("{} {}", self.header.library, self.header.version)
+    }
+}
+
+/// Reads a reference file's text.
+fn read(path: &Path) -> Result<String, ReferenceError> {
+    std::fs::read_to_string(path).map_err(|source| ReferenceError::Read {
+        path: path.display().to_string(),
+        source,
+    })
+}
+
+/// The one reader of both reference files' layout: JSON Lines, a header first, then
+/// at least one record; blank lines skipped; errors name the file and the line.
+struct JsonLines<'a> {
+    /// The non-blank lines with their 0-based line numbers.
+    lines: Vec<(usize, &'a str)>,
+    origin: &'a str,
+}
+
+impl<'a> JsonLines<'a> {
+    fn of(text: &'a str, origin: &'a str) -> Self {
+        let lines = text
+            .lines()
+            .enumerate()
+            .filter(|(_, l)| !l.trim().is_empty())
+            .collect();
+        JsonLines { lines, origin }
+    }
+
+    /// An error at 0-based line `line`.
+    fn bad(&self, line: usize, why: String) -> ReferenceError {
+        ReferenceError::Line {
+            origin: self.origin.to_owned(),
+            line: line + 1,
+            why,
+        }
+    }
+
+    /// The header line's 0-based number.
+    fn first_line(&self) -> usize {
+        self.lines.first().map_or(0, |(n, _)| *n)
+    }
+
+    /// The header and every record with its line number; `header` and `record` say
+    /// what each line should be, for errors.
+    fn read<H: DeserializeOwned, R: DeserializeOwned>(
+        &self,
+        header: &str,
+        record: &str,
+    ) -> Result<(H, Vec<(usize, R)>), ReferenceError> {
+        let Some(&(n, first)) = self.lines.first() else {
+            return Err(self.bad(0, "empty: expected a header line".to_owned()));
+        };
+        let head =
+            serde_json::from_str(first).map_err(|e| self.bad(n, format!("not {header}: {e}")))?;
+        let records = self.lines[1..]
+            .iter()
+            .map(|&(n, line)| {
+                serde_json::from_str(line)
+                    .map(|r| (n, r))
+                    .map_err(|e| self.bad(n, format!("not {record}: {e}")))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        if records.is_empty() {
+            return Err(ReferenceError::NoTexts(self.origin.to_owned()));
+        }
+        Ok((head, records))
     }
 }
 
