@@ -489,11 +489,7 @@ async fn served_at_v1(s: &Session) -> CheckResult {
                 tried: Vec::new(),
                 used: None,
             });
-    let answered: Vec<String> = routes
-        .tried
-        .iter()
-        .map(|a| format!("{} {}", a.route.path(), a.status))
-        .collect();
+    let answered = routes.statuses();
     let v1 = routes.tried.iter().find(|a| a.route == RerankRoute::V1);
     // The route search's own request at /v1/rerank (answered from the run's cache).
     let evidence = s
@@ -501,11 +497,10 @@ async fn served_at_v1(s: &Session) -> CheckResult {
         .await?;
     Ok(match v1 {
         Some(a) if a.status == 200 => {
-            Verdict::pass(format!("served at /v1/rerank ({})", answered.join(", ")))
+            Verdict::pass(format!("served at /v1/rerank ({answered})"))
         }
         _ => Verdict::fail(format!(
-            "not served at /v1/rerank ({}): the Cohere SDK v1 and clients configured with a /v1 base URL call /v1/rerank",
-            answered.join(", ")
+            "not served at /v1/rerank ({answered}): the Cohere SDK v1 and clients configured with a /v1 base URL call /v1/rerank"
         )),
     }
     .with(&evidence.exchange))

@@ -569,14 +569,9 @@ fn rerank_text(f: &Facts, reply: Option<&Arc<Reply>>) -> String {
     let Some(routes) = &f.rerank.routes else {
         return "not probed (the rerank clauses did not run)".to_owned();
     };
-    let tried: Vec<String> = routes
-        .value
-        .tried
-        .iter()
-        .map(|a| format!("{} {}", a.route.path(), a.status))
-        .collect();
+    let tried = routes.value.statuses();
     match used {
-        None => format!("not served ({})", tried.join(", ")),
+        None => format!("not served ({tried})"),
         Some(route) => {
             let first = reply
                 .filter(|r| r.is_success())

@@ -584,6 +584,18 @@ pub struct RerankRoutes {
     pub used: Option<RerankRoute>,
 }
 
+impl RerankRoutes {
+    /// Each route tried with its answer's status: `/v1/rerank 404, /rerank 200, …`.
+    pub(crate) fn statuses(&self) -> String {
+        let tried: Vec<String> = self
+            .tried
+            .iter()
+            .map(|a| format!("{} {}", a.route.path(), a.status))
+            .collect();
+        tried.join(", ")
+    }
+}
+
 /// The scale a reranker's scores are on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -657,15 +669,10 @@ impl RerankFacts {
         put(
             "rerank_routes",
             self.routes.as_ref().map(|f| {
-                let tried: Vec<String> = f
-                    .value
-                    .tried
-                    .iter()
-                    .map(|a| format!("{} {}", a.route.path(), a.status))
-                    .collect();
+                let tried = f.value.statuses();
                 match f.value.used {
-                    Some(route) => format!("{} used ({})", route.path(), tried.join(", ")),
-                    None => format!("not offered ({})", tried.join(", ")),
+                    Some(route) => format!("{} used ({tried})", route.path()),
+                    None => format!("not offered ({tried})"),
                 }
             }),
         );

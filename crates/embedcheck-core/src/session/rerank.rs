@@ -100,12 +100,7 @@ pub(crate) fn tried(s: &Session) -> String {
     let Some(routes) = s.facts().rerank.routes else {
         return "not tried".to_owned();
     };
-    let statuses: Vec<String> = routes
-        .value
-        .tried
-        .iter()
-        .map(|a| format!("{} {}", a.route.path(), a.status))
-        .collect();
+    let statuses = routes.value.statuses();
     let mut said: Vec<String> = Vec::new();
     for logged in s.log() {
         let rerank = logged.is_rerank();
@@ -122,12 +117,8 @@ pub(crate) fn tried(s: &Session) -> String {
         .map(|m| format!("{:?}", crate::http::excerpt::cut(m, 160)))
         .collect();
     match said.as_slice() {
-        [] => statuses.join(", "),
-        _ => format!(
-            "{}; the server says: {}",
-            statuses.join(", "),
-            said.join(", ")
-        ),
+        [] => statuses,
+        _ => format!("{statuses}; the server says: {}", said.join(", ")),
     }
 }
 
