@@ -78,7 +78,8 @@ async fn a_gateway_cooling_its_backend_down_is_waited_out() {
 
 /// SGLang on CPU stops answering at 1000 documents: when RRQ-007's reference case of
 /// 1000 documents is what takes it down, RRQ-007 still judges the cases answered
-/// before it and RRL-005 fails on that request, naming its size.
+/// before it, RRL-005 fails on that request, naming its size, and the clauses judging
+/// the run's answers judge those the server gave before it went down.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_server_that_many_documents_take_down_fails_rrl_005_whoever_sent_them() {
     let persona = reference_with(
@@ -98,6 +99,11 @@ async fn a_server_that_many_documents_take_down_fails_rrl_005_whoever_sent_them(
         reason.contains("not scored: many-1000 (1000 documents"),
         "{reason}"
     );
+    // The clauses judging the run's answers judge those given before the crash.
+    for id in ["RRS-003", "RRS-004", "RRQ-005"] {
+        let (outcome, reason) = result(&audit, id);
+        assert_eq!(outcome, Outcome::Pass, "{id}: {reason}");
+    }
 }
 
 /// LiteLLM's `hosted_vllm` transformation in front of Infinity answers
