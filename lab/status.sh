@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Lists the lab's servers (the misconfigured variants, then the instances serving the tiny
 # Qwen3-Embedding, SERVER+MODEL): running or not, PID/PGID, port,
-# base URL and RSS of the process group.
+# base URL and RSS of the process group; then the rerank servers of lab/rerank/serve.sh
+# that are running (rerank-NAME).
 # Usage: lab/status.sh
 set -euo pipefail
 # shellcheck source=lib.sh
@@ -19,5 +20,15 @@ for server in "${ALL_SERVERS[@]}" "${VARIANT_SERVERS[@]}" "${QWEN3_SERVERS[@]}";
     row "$server" stale - - - "(run lab/stop.sh $server)"
   else
     row "$server" stopped - "$(default_port "$server")" - "installed=$installed"
+  fi
+done
+for pid in "$RUN_DIR"/rerank-*.pid; do
+  [ -e "$pid" ] || continue
+  server="$(basename "$pid" .pid)"
+  if pgid="$(running_pgid "$server")"; then
+    port="$(cat "$(port_file "$server")" 2>/dev/null || echo '?')"
+    row "$server" running "$pgid" "$port" "$(($(group_rss_kib "$pgid") / 1024))" "http://127.0.0.1:$port/v1"
+  else
+    row "$server" stale - - - "(run lab/stop.sh $server)"
   fi
 done

@@ -406,7 +406,10 @@ async fn null_is_absent(s: &Session) -> CheckResult {
         Err(verdict) => return Ok(verdict),
     };
     let mut refused = Vec::new();
-    let mut evidence = vec![plain.exchange.clone()];
+    // The refused requests lead the evidence (views show the first one's curl), the
+    // plain request's answer after them.
+    let mut evidence = Vec::new();
+    let mut answered = Vec::new();
     for field in ["top_n", "return_documents"] {
         let request = rerank::body(s, QUERY, json!(DOCUMENTS), &[(field, Value::Null)]);
         let reply = s
@@ -416,14 +419,18 @@ async fn null_is_absent(s: &Session) -> CheckResult {
                 format!("{field}: null, read as absent or refused"),
             ))
             .await?;
-        evidence.push(reply.exchange.clone());
         let all = reply
             .rerank()
             .is_ok_and(|a| reply.is_success() && a.items.len() == DOCUMENTS.len());
-        if !all {
+        if all {
+            answered.push(reply.exchange.clone());
+        } else {
             refused.push(format!("{field}: null answered {}", reply.summary()));
+            evidence.push(reply.exchange.clone());
         }
     }
+    evidence.extend(answered);
+    evidence.push(plain.exchange.clone());
     Ok(if refused.is_empty() {
         Verdict::pass("top_n: null and return_documents: null read as absent (all results)")
     } else {

@@ -417,35 +417,50 @@ mod tests {
         }
     }
 
-    /// The published table of real servers cannot drift from its data: its Markdown and
+    /// The published tables of real servers (the embeddings servers', and the rerank
+    /// servers' under `rerank/`) cannot drift from their data: each one's Markdown and
     /// HTML are exactly what its JSON renders to. After a change to the views, run this
     /// test with `EMBEDCHECK_RENDER_PUBLISHED=1` to render them again from the JSON
     /// (the data stays as the lab measured it).
     #[test]
-    fn the_published_compatibility_table_is_what_its_json_renders_to() {
-        const JSON: &str = include_str!("../../../../../docs/compatibility/matrix.json");
-        const MARKDOWN: &str = include_str!("../../../../../docs/compatibility/matrix.md");
-        const HTML: &str = include_str!("../../../../../docs/compatibility/matrix.html");
-        let document = Document::parse(JSON).expect("the published matrix.json parses");
-        assert_eq!(
-            document.render(),
-            JSON,
-            "matrix.json is not in this build's form"
-        );
-        if std::env::var_os("EMBEDCHECK_RENDER_PUBLISHED").is_some() {
-            let dir =
-                std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/compatibility");
-            std::fs::write(dir.join("matrix.md"), markdown::render(&document)).unwrap();
-            std::fs::write(dir.join("matrix.html"), html::render(&document)).unwrap();
-            return;
+    fn the_published_compatibility_tables_are_what_their_json_renders_to() {
+        const TABLES: [(&str, &str, &str, &str); 2] = [
+            (
+                "",
+                include_str!("../../../../../docs/compatibility/matrix.json"),
+                include_str!("../../../../../docs/compatibility/matrix.md"),
+                include_str!("../../../../../docs/compatibility/matrix.html"),
+            ),
+            (
+                "rerank",
+                include_str!("../../../../../docs/compatibility/rerank/matrix.json"),
+                include_str!("../../../../../docs/compatibility/rerank/matrix.md"),
+                include_str!("../../../../../docs/compatibility/rerank/matrix.html"),
+            ),
+        ];
+        for (sub, json, md, page) in TABLES {
+            let document = Document::parse(json).expect("the published matrix.json parses");
+            assert_eq!(
+                document.render(),
+                json,
+                "{sub}/matrix.json is not in this build's form"
+            );
+            if std::env::var_os("EMBEDCHECK_RENDER_PUBLISHED").is_some() {
+                let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                    .join("../../docs/compatibility")
+                    .join(sub);
+                std::fs::write(dir.join("matrix.md"), markdown::render(&document)).unwrap();
+                std::fs::write(dir.join("matrix.html"), html::render(&document)).unwrap();
+                continue;
+            }
+            assert!(
+                markdown::render(&document) == md,
+                "{sub}/matrix.md differs from its JSON: run lab/matrix.sh (lab/rerank/matrix.sh), or this test with EMBEDCHECK_RENDER_PUBLISHED=1"
+            );
+            assert!(
+                html::render(&document) == page,
+                "{sub}/matrix.html differs from its JSON: run this test with EMBEDCHECK_RENDER_PUBLISHED=1"
+            );
         }
-        assert!(
-            markdown::render(&document) == MARKDOWN,
-            "matrix.md differs from its JSON: run lab/matrix.sh, or this test with EMBEDCHECK_RENDER_PUBLISHED=1"
-        );
-        assert!(
-            html::render(&document) == HTML,
-            "matrix.html differs from its JSON: run this test with EMBEDCHECK_RENDER_PUBLISHED=1"
-        );
     }
 }
