@@ -792,8 +792,15 @@ async fn a_serial_server_is_audited_to_the_end_past_its_timeout() {
     assert!(audit.aborted.is_none(), "{:?}", audit.aborted);
     let timed_out = log.iter().filter(|l| l.reply.is_none()).count();
     assert_eq!(timed_out, 0, "no request was given up on");
-    let longest = log.iter().map(|l| l.exchange.millis).max().unwrap_or_default();
-    assert!(longest > 5000, "the largest batch outlasts the timeout: {longest} ms");
+    let longest = log
+        .iter()
+        .map(|l| l.exchange.millis)
+        .max()
+        .unwrap_or_default();
+    assert!(
+        longest > 5000,
+        "the largest batch outlasts the timeout: {longest} ms"
+    );
     eprintln!(
         "serial_cpu: {} requests in {:.0} s",
         audit.requests_sent,
