@@ -149,6 +149,12 @@ static BREAKERS: &[Breaker] = &[
     ("RRL-005", || error_when(Trigger::RerankDocumentsAtLeast(1000), 500, "RuntimeError: The size of tensor a (4096) must match the size of tensor b (4109)")),
     // LiteLLM answers documents that are not strings with 500 (measured).
     ("RRL-006", || rerank(&[RerankQuirk::MistakesAs500])),
+    // LiteLLM 1.106.2: the embeddings 404 cools its only deployment down, and rerank
+    // requests get 429 without Retry-After meanwhile (measured).
+    ("RRL-007", || quirks(&[
+        Quirk::ErrorWhen { trigger: Trigger::EmbedPost, status: 404, message: "Not Found" },
+        Quirk::Cooldown { millis: 1500 },
+    ])),
 ];
 
 /// The persona that breaks `clause_id`, named after it.

@@ -7,7 +7,7 @@
 use super::judging;
 use super::{Check, CheckResult, check};
 use crate::http::probe::Resource;
-use crate::http::{AskedWait, Body, Probe, Reply, Validity};
+use crate::http::{Body, Probe, Reply, Validity};
 use crate::schemas::Schemas;
 use crate::session::requests::{self, SENTENCE, body};
 use crate::session::{Logged, Persisted, ProbeError, Session, Throttled};
@@ -406,54 +406,9 @@ async fn no_retryable_status_for_mistakes(s: &Session) -> CheckResult {
     .with_all(retried.iter().map(|(_, r)| &r.exchange)))
 }
 
-/// The longest Retry-After the OpenAI SDKs wait for; beyond it they do not retry.
-const MAX_RETRY_AFTER_SECONDS: f64 = 120.0;
-
 /// ERR-012: "Every 429 or 503 the run receives carries Retry-After (seconds or an HTTP
-/// date) or retry-after-ms of at most 120 seconds."
+/// date) or retry-after-ms of at most 120 seconds." Judged on the throttling answers to
+/// the embeddings requests (RRL-007 judges the rerank requests').
 async fn throttling_says_when(s: &Session) -> CheckResult {
-    let throttled = embeddings_throttled(s);
-    if throttled.is_empty() {
-        return Ok(Verdict::skip(
-            "not observed: no request of the run was answered 429 or 503",
-        ));
-    }
-    let bad: Vec<(&Arc<Reply>, String)> = throttled
-        .iter()
-        .filter_map(|t| retry_after_problem(&t.reply).map(|why| (&t.reply, why)))
-        .collect();
-    let exchanges = throttled.iter().map(|t| &t.reply.exchange);
-    Ok(match bad.first() {
-        Some((reply, why)) => Verdict::fail(format!(
-            "{} of {} throttling answers do not say when to come back; {}: {why}",
-            bad.len(),
-            throttled.len(),
-            reply.status
-        ))
-        .with_all(exchanges),
-        None => Verdict::pass(format!(
-            "all {} throttling answers carry a Retry-After of at most {MAX_RETRY_AFTER_SECONDS} s",
-            throttled.len()
-        ))
-        .with_all(exchanges),
-    })
-}
-
-/// What is wrong with a throttling answer's retry headers, if anything.
-fn retry_after_problem(reply: &Reply) -> Option<String> {
-    let wait = match reply.asked_wait() {
-        AskedWait::Seconds(seconds) => seconds,
-        // Valid, and how far ahead it is cannot be judged reliably against an unknown
-        // server clock.
-        AskedWait::HttpDate => return None,
-        AskedWait::Unreadable(v) => {
-            return Some(format!(
-                "Retry-After {v:?} is neither seconds nor an HTTP date"
-            ));
-        }
-        AskedWait::NotSaid => return Some("no Retry-After and no retry-after-ms".to_owned()),
-    };
-    (wait > MAX_RETRY_AFTER_SECONDS).then(|| {
-        format!("asks for {wait} s, beyond the {MAX_RETRY_AFTER_SECONDS} s after which the OpenAI SDKs stop retrying")
-    })
+    Ok(judging::throttling_says_when(&embeddings_throttled(s)))
 }

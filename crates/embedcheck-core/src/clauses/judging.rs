@@ -1,8 +1,8 @@
 //! Judging answers the same way in every family: refusals of client mistakes, vectors
-//! of a 200, refusals that name a field.
+//! of a 200, refusals that name a field, throttling answers that say when to come back.
 
-use crate::http::{Probe, Reply};
-use crate::session::{ProbeError, Session};
+use crate::http::{AskedWait, Probe, Reply};
+use crate::session::{ProbeError, Session, Throttled};
 use crate::verdict::Verdict;
 
 /// Sends each labelled client mistake and passes only if every one is refused with a
@@ -77,6 +77,56 @@ fn names(text: &str, field: &str) -> bool {
     text.to_lowercase()
         .split(|c: char| !(c.is_alphanumeric() || c == '_'))
         .any(|word| word == field)
+}
+
+/// The longest Retry-After the OpenAI SDKs wait for; beyond it they do not retry.
+const MAX_RETRY_AFTER_SECONDS: f64 = 120.0;
+
+/// Whether every one of a contract's throttling answers (429 or 503) says when to come
+/// back, in a Retry-After of seconds or an HTTP date or a retry-after-ms, within
+/// [`MAX_RETRY_AFTER_SECONDS`]; skip when there were none (ERR-012, RRL-007).
+pub(crate) fn throttling_says_when(throttled: &[Throttled]) -> Verdict {
+    if throttled.is_empty() {
+        return Verdict::skip("not observed: no request of the run was answered 429 or 503");
+    }
+    let bad: Vec<(&Reply, String)> = throttled
+        .iter()
+        .filter_map(|t| retry_after_problem(&t.reply).map(|why| (t.reply.as_ref(), why)))
+        .collect();
+    let exchanges = throttled.iter().map(|t| &t.reply.exchange);
+    match bad.first() {
+        Some((reply, why)) => Verdict::fail(format!(
+            "{} of {} throttling answers do not say when to come back; {}: {why}",
+            bad.len(),
+            throttled.len(),
+            reply.status
+        ))
+        .with_all(exchanges),
+        None => Verdict::pass(format!(
+            "all {} throttling answers carry a Retry-After of at most {MAX_RETRY_AFTER_SECONDS} s",
+            throttled.len()
+        ))
+        .with_all(exchanges),
+    }
+}
+
+/// What is wrong with a throttling answer's retry headers, if anything.
+fn retry_after_problem(reply: &Reply) -> Option<String> {
+    let wait = match reply.asked_wait() {
+        AskedWait::Seconds(seconds) => seconds,
+        // Valid, and how far ahead it is cannot be judged reliably against an unknown
+        // server clock.
+        AskedWait::HttpDate => return None,
+        AskedWait::Unreadable(v) => {
+            return Some(format!(
+                "Retry-After {v:?} is neither seconds nor an HTTP date"
+            ));
+        }
+        AskedWait::NotSaid => return Some("no Retry-After and no retry-after-ms".to_owned()),
+    };
+    (wait > MAX_RETRY_AFTER_SECONDS).then(|| {
+        format!("asks for {wait} s, beyond the {MAX_RETRY_AFTER_SECONDS} s after which the OpenAI SDKs stop retrying")
+    })
 }
 
 #[cfg(test)]

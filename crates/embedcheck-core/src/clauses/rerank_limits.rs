@@ -1,4 +1,4 @@
-//! rerank-limits: the edges of a rerank request (RRL-001 … RRL-006).
+//! rerank-limits: the edges of a rerank request (RRL-001 … RRL-007).
 //!
 //! Empty lists and documents, `top_n: 0`, inputs past the model's limit, a thousand
 //! documents and plain client mistakes: each may be refused or answered, but never with
@@ -7,6 +7,7 @@
 
 use super::rerank_shape::answered;
 use super::{Check, CheckResult, check};
+use crate::http::probe::Resource;
 use crate::http::{Body, Reply, RerankRoute};
 use crate::session::facts::LongInputPolicy;
 use crate::session::rerank::{self, DOCUMENTS, QUERY};
@@ -23,6 +24,7 @@ pub(crate) fn checks() -> Vec<Check> {
         check!("RRL-004", long_inputs),
         check!("RRL-005", many_documents),
         check!("RRL-006", mistakes_refused),
+        check!("RRL-007", throttling_says_when, log),
     ]
 }
 
@@ -401,4 +403,16 @@ async fn mistakes_refused(s: &Session) -> CheckResult {
         };
         Verdict::fail(format!("{}; {why}", wrong.join("; "))).with_all(evidence.iter().take(3))
     })
+}
+
+/// RRL-007: "Every 429 or 503 answered to a rerank request carries Retry-After (seconds
+/// or an HTTP date) or retry-after-ms of at most 120 seconds." Judged on the run's
+/// throttling answers to rerank requests, waited out or not.
+async fn throttling_says_when(s: &Session) -> CheckResult {
+    let throttled: Vec<_> = s
+        .throttled()
+        .into_iter()
+        .filter(|t| matches!(t.resource, Resource::Rerank(_)))
+        .collect();
+    Ok(super::judging::throttling_says_when(&throttled))
 }
