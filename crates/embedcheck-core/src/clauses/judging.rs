@@ -143,4 +143,36 @@ mod tests {
         assert!(!names("a bad request about abcd", "abc"));
         assert!(!names("invalid dimensions", "dim"));
     }
+
+    #[test]
+    fn throttling_passes_only_when_every_answer_says_when() {
+        use crate::http::RerankRoute;
+        use crate::http::Validity;
+        use crate::http::probe::Resource;
+        use crate::session::Persisted;
+        use crate::verdict::Outcome;
+        let throttled = |retry_after: Option<&str>| {
+            let mut reply =
+                Reply::json_for_test(429, serde_json::json!({"error": {"message": "slow down"}}));
+            reply.retry_after = retry_after.map(str::to_owned);
+            Throttled {
+                validity: Validity::Valid,
+                resource: Resource::Rerank(RerankRoute::V1),
+                reply: std::sync::Arc::new(reply),
+                persisted: Persisted::No,
+            }
+        };
+        let kept = throttling_says_when(&[throttled(Some("2")), throttled(Some("1.5"))]);
+        assert_eq!(kept.outcome, Outcome::Pass, "{}", kept.reason);
+        let broken = throttling_says_when(&[throttled(Some("2")), throttled(None)]);
+        assert_eq!(broken.outcome, Outcome::Fail, "{}", broken.reason);
+        assert!(
+            broken.reason.starts_with("1 of 2 throttling answers"),
+            "{}",
+            broken.reason
+        );
+        let far = throttling_says_when(&[throttled(Some("600"))]);
+        assert_eq!(far.outcome, Outcome::Fail, "{}", far.reason);
+        assert_eq!(throttling_says_when(&[]).outcome, Outcome::Skip);
+    }
 }
