@@ -334,7 +334,10 @@ impl RerankReference {
 
     /// Who made the scores, as reasons name it: `sentence-transformers 3.4.1`.
     pub fn made_by(&self) -> String {
-        format!("{} {}", self.header.library, self.header.version)
+        let RerankHeader {
+            library, version, ..
+        } = &self.header;
+        format!("{library} {version}")
     }
 }
 

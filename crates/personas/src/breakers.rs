@@ -5,6 +5,7 @@
 
 use crate::persona::{API_KEY, Persona};
 use crate::quirks::{Quirk, RerankQuirk, Trigger};
+use crate::real::COOLDOWN_MILLIS;
 use reference_server::{Config, OverlengthPolicy};
 
 /// A clause ID and the persona that breaks it.
@@ -153,7 +154,7 @@ static BREAKERS: &[Breaker] = &[
     // requests get 429 without Retry-After meanwhile (measured).
     ("RRL-007", || quirks(&[
         Quirk::ErrorWhen { trigger: Trigger::EmbedPost, status: 404, message: "Not Found" },
-        Quirk::Cooldown { millis: 1500 },
+        Quirk::Cooldown { millis: COOLDOWN_MILLIS },
     ])),
 ];
 

@@ -13,6 +13,11 @@ use reference_server::{Config, OverlengthPolicy};
 /// vLLM 0.32's rerank fields typed `int` that refuse `null`.
 const VLLM_INTEGERS: &[&str] = &["top_n", "max_tokens_per_doc"];
 
+/// How long the LiteLLM personas' backend cools down after a failure: 2 s, half-way
+/// between the ends of the suite's first two waits for a 429 without Retry-After (1 s,
+/// then 2 s more), so every run gets the same two 429s whatever the machine's pace.
+pub const COOLDOWN_MILLIS: u64 = 2000;
+
 /// The study's model: 1024 dimensions, no `is_matryoshka` in its config.json
 /// (QwenLM/Qwen3-Embedding#85), served with `--max-model-len 1024`.
 const QWEN3: &str = "Qwen/Qwen3-Embedding-0.6B";
@@ -109,7 +114,7 @@ pub fn infinity_reranker() -> Persona {
 /// before vLLM sees them; documents that are not strings answered 500
 /// `APIConnectionError`; the embeddings request, which vLLM answers 404, cools the
 /// deployment down, and every `POST` is answered 429 without Retry-After until it is
-/// over (5 s in LiteLLM; 1.5 s here, to keep the test short).
+/// over (5 s in LiteLLM; [`COOLDOWN_MILLIS`] here, to keep the test short).
 pub fn litellm_reranker() -> Persona {
     Persona {
         name: "litellm_reranker",
@@ -120,7 +125,9 @@ pub fn litellm_reranker() -> Persona {
                 status: 404,
                 message: "litellm.NotFoundError: Hosted_vllmException - Not Found",
             },
-            Quirk::Cooldown { millis: 1500 },
+            Quirk::Cooldown {
+                millis: COOLDOWN_MILLIS,
+            },
             Quirk::Rerank(RerankQuirk::NonStringDocumentsAs500),
             Quirk::Rerank(RerankQuirk::AlwaysEchoDocuments),
             Quirk::Rerank(RerankQuirk::IgnoreUnknownFields),

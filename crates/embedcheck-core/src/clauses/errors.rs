@@ -6,7 +6,6 @@
 
 use super::judging;
 use super::{Check, CheckResult, check};
-use crate::http::probe::Resource;
 use crate::http::{Body, Probe, Reply, Validity};
 use crate::schemas::Schemas;
 use crate::session::requests::{self, SENTENCE, body};
@@ -149,7 +148,7 @@ fn embeddings_log(s: &Session) -> Vec<Logged> {
 fn embeddings_throttled(s: &Session) -> Vec<Throttled> {
     s.throttled()
         .into_iter()
-        .filter(|t| !matches!(t.resource, Resource::Rerank(_)))
+        .filter(|t| !t.is_rerank())
         .collect()
 }
 

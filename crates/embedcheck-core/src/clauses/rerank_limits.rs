@@ -7,11 +7,10 @@
 
 use super::rerank_shape::answered;
 use super::{Check, CheckResult, check};
-use crate::http::probe::Resource;
 use crate::http::{Body, Reply, RerankRoute};
 use crate::session::facts::LongInputPolicy;
 use crate::session::rerank::{self, DOCUMENTS, QUERY};
-use crate::session::{ProbeError, Session};
+use crate::session::{ProbeError, Session, Throttled};
 use crate::verdict::Verdict;
 use serde_json::{Value, json};
 use std::sync::Arc;
@@ -412,7 +411,7 @@ async fn throttling_says_when(s: &Session) -> CheckResult {
     let throttled: Vec<_> = s
         .throttled()
         .into_iter()
-        .filter(|t| matches!(t.resource, Resource::Rerank(_)))
+        .filter(Throttled::is_rerank)
         .collect();
     Ok(super::judging::throttling_says_when(&throttled))
 }

@@ -182,6 +182,13 @@ pub(crate) struct Throttled {
     pub persisted: Persisted,
 }
 
+impl Throttled {
+    /// Whether the throttled request went to a rerank route (the rerank contract's).
+    pub(crate) fn is_rerank(&self) -> bool {
+        matches!(self.resource, Resource::Rerank(_))
+    }
+}
+
 /// Whether a 429 went away when waited out or retried.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Persisted {
