@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs the vendor matrix over every lab server and writes the published compatibility
-# table (matrix.json, matrix.md, matrix.html) to docs/compatibility/, with each
-# server's exact version, the model, the date and this command recorded in it.
+# table (matrix.json, matrix.md, matrix.html) to docs/compatibility/ (the tiny
+# Qwen3-Embedding's to docs/compatibility/qwen3-embedding-tiny/), with each server's exact
+# version, the model, the date and this command recorded in it.
 #
 #   lab/matrix.sh              # every server of SERVERS must be running (lab/start.sh NAME)
 #   PARALLEL=5 lab/matrix.sh   # all at once (default 1: on a 2-core host the CPU-bound
@@ -9,8 +10,9 @@
 #                              # 2048-input batch passes the timeout)
 #   SERVERS="vllm vllm-cls llamaserver-cls" OUT_DIR=lab/reports/outliers lab/matrix.sh
 #                              # another set (variants too) into another folder
-#   MODEL=qwen3tiny OUT_DIR=lab/reports/qwen3 lab/matrix.sh
-#                              # the servers of the tiny Qwen3-Embedding (SERVER+qwen3tiny)
+#   MODEL=qwen3tiny lab/matrix.sh
+#                              # the servers of the tiny Qwen3-Embedding (SERVER+qwen3tiny),
+#                              # llama-server pooling it by the mean among them
 #   SERVERS="vllm infinity vllm+qwen3tiny infinity+qwen3tiny llamaserver+qwen3tiny-noeos" lab/matrix.sh
 #                              # both models in one table
 # Every server is held against its model's own vectors (fixtures/reference/; a server of the
@@ -21,13 +23,20 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 REPO_DIR="$(cd "$LAB_DIR/.." && pwd)"
-OUT_DIR="${OUT_DIR:-$REPO_DIR/docs/compatibility}"
+PUBLISHED_DIR="$REPO_DIR/docs/compatibility"
 REPORTS_DIR_MATRIX="$LAB_DIR/reports/matrix"
 case "${MODEL:-minilm}" in
-  minilm) default_servers="vllm dynamo infinity llamacpp litellm llamaserver litserve portkey" ;;
-  qwen3tiny) default_servers="vllm+qwen3tiny dynamo+qwen3tiny infinity+qwen3tiny llamacpp+qwen3tiny llamaserver+qwen3tiny litserve+qwen3tiny" ;;
+  minilm)
+    default_servers="vllm dynamo infinity llamacpp litellm llamaserver litserve portkey"
+    default_out="$PUBLISHED_DIR"
+    ;;
+  qwen3tiny)
+    default_servers="vllm+qwen3tiny dynamo+qwen3tiny infinity+qwen3tiny llamacpp+qwen3tiny llamaserver+qwen3tiny llamaserver-mean+qwen3tiny litserve+qwen3tiny"
+    default_out="$PUBLISHED_DIR/qwen3-embedding-tiny"
+    ;;
   *) die "MODEL must be minilm or qwen3tiny (or name SERVER+MODEL instances in SERVERS)" ;;
 esac
+OUT_DIR="${OUT_DIR:-$default_out}"
 read -r -a SERVERS <<<"${SERVERS:-$default_servers}"
 SEED=7
 
@@ -82,7 +91,7 @@ references="$(for server in "${SERVERS[@]}"; do reference_of "$server"; done | s
 note="Real servers on 127.0.0.1, CPU only, serving $served, audited on $(date -u +%Y-%m-%d) with seed $SEED.
 Versions: $versions.
 Known answers: $references (sentence-transformers $SENTENCE_TRANSFORMERS_VERSION).
-Produced by lab/matrix.sh: cargo test --test conformance -- --servers SERVERS.toml --seed $SEED --parallel ${PARALLEL:-1} --timeout 120 --reference $REFERENCE"
+Produced by ${MODEL:+MODEL=$MODEL }lab/matrix.sh: cargo test --test conformance -- --servers SERVERS.toml --seed $SEED --parallel ${PARALLEL:-1} --timeout 120 --reference $REFERENCE"
 
 mkdir -p "$OUT_DIR" "$LAB_DIR/reports"
 started=$(date +%s)
@@ -91,5 +100,15 @@ started=$(date +%s)
   --report-dir "$REPORTS_DIR_MATRIX") \
   >"$LAB_DIR/reports/matrix.log" 2>&1 || true
 log "matrix: $(( $(date +%s) - started )) s wall; $(grep -c '^test .*::' "$LAB_DIR/reports/matrix.log") results"
-cp "$REPORTS_DIR_MATRIX"/matrix.{json,md,html} "$OUT_DIR/"
+# Servers' messages may quote their own files (the model's directory in the lab's state):
+# the checkout's path is cut from them, and a published table's views rendered again from
+# the JSON.
+sed "s|$REPO_DIR/||g" "$REPORTS_DIR_MATRIX/matrix.json" >"$OUT_DIR/matrix.json"
+case "$OUT_DIR" in
+  "$PUBLISHED_DIR" | "$PUBLISHED_DIR"/*)
+    (cd "$REPO_DIR" && EMBEDCHECK_RENDER_PUBLISHED=1 cargo test --quiet -p embedcheck-core --lib \
+      the_published_compatibility_tables_are_what_their_json_renders_to) >/dev/null
+    ;;
+  *) cp "$REPORTS_DIR_MATRIX"/matrix.{md,html} "$OUT_DIR/" ;;
+esac
 log "written: $OUT_DIR/matrix.{json,md,html}"

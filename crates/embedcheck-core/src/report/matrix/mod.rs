@@ -417,19 +417,26 @@ mod tests {
         }
     }
 
-    /// The published tables of real servers (the embeddings servers', and the rerank
-    /// servers' under `rerank/`) cannot drift from their data: each one's Markdown and
+    /// The published tables of real servers (the embeddings servers' of each lab model,
+    /// the tiny Qwen3-Embedding's under `qwen3-embedding-tiny/`, and the rerank servers'
+    /// under `rerank/`) cannot drift from their data: each one's Markdown and
     /// HTML are exactly what its JSON renders to. After a change to the views, run this
     /// test with `EMBEDCHECK_RENDER_PUBLISHED=1` to render them again from the JSON
     /// (the data stays as the lab measured it).
     #[test]
     fn the_published_compatibility_tables_are_what_their_json_renders_to() {
-        const TABLES: [(&str, &str, &str, &str); 2] = [
+        const TABLES: [(&str, &str, &str, &str); 3] = [
             (
                 "",
                 include_str!("../../../../../docs/compatibility/matrix.json"),
                 include_str!("../../../../../docs/compatibility/matrix.md"),
                 include_str!("../../../../../docs/compatibility/matrix.html"),
+            ),
+            (
+                "qwen3-embedding-tiny",
+                include_str!("../../../../../docs/compatibility/qwen3-embedding-tiny/matrix.json"),
+                include_str!("../../../../../docs/compatibility/qwen3-embedding-tiny/matrix.md"),
+                include_str!("../../../../../docs/compatibility/qwen3-embedding-tiny/matrix.html"),
             ),
             (
                 "rerank",
