@@ -19,6 +19,15 @@
 //! - [`verdict`], [`audit`] and [`report`]: one result model rendered as terminal, JSON, Markdown
 //!   and JUnit reports,
 
+/// `cases!(check: name => (args), …)`: one `#[test]` per case, named after it, each
+/// calling `check(args)`, so a failing case is named on its own line of the run.
+#[cfg(test)]
+macro_rules! cases {
+    ($check:ident: $($name:ident => ($($arg:expr),* $(,)?)),* $(,)?) => {
+        $(#[test] fn $name() { $check($($arg),*) })*
+    };
+}
+
 pub mod agreement;
 pub mod audit;
 pub mod catalogue;

@@ -305,11 +305,34 @@ pub(crate) mod full {
     /// Every violation of `schema_text`, as `/json/pointer: message`.
     pub(crate) fn problems(schema_text: &str, instance: &Value) -> Vec<String> {
         let schema: Value = serde_json::from_str(schema_text).expect("shipped schema is JSON");
-        let validator = jsonschema::validator_for(&schema).expect("shipped schema compiles");
-        validator
-            .iter_errors(instance)
-            .map(|e| super::problem_line(&e.instance_path().to_string(), &e))
-            .collect()
+        let (mut schemas, mut compiler) = (boon::Schemas::new(), boon::Compiler::new());
+        let location = "urn:embedcheck:schema-under-test";
+        compiler
+            .add_resource(location, schema)
+            .expect("shipped schema is a resource");
+        let index = compiler
+            .compile(location, &mut schemas)
+            .expect("shipped schema compiles");
+        let mut found = Vec::new();
+        if let Err(error) = schemas.validate(instance, index) {
+            leaves(&error, &mut found);
+        }
+        found
+    }
+
+    /// The validator nests its errors under the schema and `$ref`s that applied them;
+    /// a keyword's own error (an `anyOf` included) is the one a reader acts on.
+    fn leaves(error: &boon::ValidationError, found: &mut Vec<String>) {
+        use boon::ErrorKind::{Group, Reference, Schema};
+        match error.kind {
+            Group | Schema { .. } | Reference { .. } => {
+                error.causes.iter().for_each(|cause| leaves(cause, found));
+            }
+            _ => found.push(super::problem_line(
+                &error.instance_location.to_string(),
+                &error.kind,
+            )),
+        }
     }
 }
 

@@ -17,26 +17,40 @@ use embedcheck_core::audit::ServerAudit;
 
 use embedcheck_core::verdict::Outcome;
 use personas::Persona;
-use rstest::rstest;
 use std::fmt::Write;
 
-#[rstest]
-#[case::openai(personas::openai())]
-#[case::old_fastapi(personas::old_fastapi())]
-#[case::dynamo_vllm(personas::dynamo_vllm())]
-#[case::vllm(personas::vllm())]
-#[case::tei(personas::tei())]
-#[case::infinity(personas::infinity())]
-#[case::llama_cpp(personas::llama_cpp())]
-#[case::ollama(personas::ollama())]
-#[case::litellm(personas::litellm())]
-#[case::asymmetric_cpu(personas::asymmetric_cpu())]
-#[case::vllm_reranker(personas::vllm_reranker())]
-#[case::infinity_reranker(personas::infinity_reranker())]
-#[case::litellm_reranker(personas::litellm_reranker())]
-#[case::litserve_reranker(personas::litserve_reranker())]
-#[tokio::test]
-async fn verdicts_of_real_server_personas(#[case] persona: Persona) {
+/// One test per persona, named after it, each auditing it as
+/// [`verdicts_of_real_server_persona`] does.
+macro_rules! verdicts_of_real_server_personas {
+    ($($name:ident),* $(,)?) => {
+        mod verdicts_of_real_server_personas {
+            $(#[tokio::test]
+            async fn $name() {
+                super::verdicts_of_real_server_persona(personas::$name()).await
+            })*
+        }
+    };
+}
+
+verdicts_of_real_server_personas![
+    openai,
+    old_fastapi,
+    dynamo_vllm,
+    vllm,
+    tei,
+    infinity,
+    llama_cpp,
+    ollama,
+    litellm,
+    asymmetric_cpu,
+    vllm_reranker,
+    infinity_reranker,
+    litellm_reranker,
+    litserve_reranker,
+];
+
+/// Audits `persona` on every clause and compares its verdict table with its snapshot.
+async fn verdicts_of_real_server_persona(persona: Persona) {
     let settings = common::settings(&persona, false);
     let timeout = std::time::Duration::from_secs(10);
     let (audit, log) =
@@ -77,8 +91,8 @@ async fn aggressive_audit_names_the_probe_that_takes_tei_down() {
     assert!(cut_short > 0, "later clauses end inconclusive, naming why");
 }
 
-/// A persona added to `real_servers()` or `rerank_servers()` needs a `#[case]` above, which writes its
-/// snapshot.
+/// A persona added to `real_servers()` or `rerank_servers()` needs a line in
+/// `verdicts_of_real_server_personas!` above, which writes its snapshot.
 #[test]
 fn every_real_persona_has_a_verdict_snapshot() {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../snapshots/personas");

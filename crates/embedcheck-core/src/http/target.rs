@@ -217,14 +217,15 @@ fn without_secrets(url: &Url) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use rstest::rstest;
 
-    #[rstest]
-    #[case("http://127.0.0.1:8000/v1")]
-    #[case("http://127.0.0.1:8000/v1/")]
-    #[case("http://127.0.0.1:8000/v1/embeddings")]
-    #[case("  http://127.0.0.1:8000/v1/embeddings/ ")]
-    fn base_and_full_urls_resolve_alike(#[case] raw: &str) {
+    cases! { base_and_full_urls_resolve_alike:
+        base_url_resolves => ("http://127.0.0.1:8000/v1"),
+        base_url_with_slash_resolves => ("http://127.0.0.1:8000/v1/"),
+        full_url_resolves => ("http://127.0.0.1:8000/v1/embeddings"),
+        full_url_with_spaces_and_slash_resolves => ("  http://127.0.0.1:8000/v1/embeddings/ "),
+    }
+
+    fn base_and_full_urls_resolve_alike(raw: &str) {
         let target = Target::parse(raw).unwrap();
         assert_eq!(
             target.embeddings_url().as_str(),
@@ -281,30 +282,36 @@ mod tests {
         );
     }
 
-    #[rstest]
-    #[case("127.0.0.1:8000", "invalid endpoint URL")]
-    #[case("ftp://example.com/v1", "scheme")]
-    #[case("not a url", "invalid endpoint URL")]
-    fn bad_urls_are_one_line_errors(#[case] raw: &str, #[case] says: &str) {
+    cases! { bad_urls_are_one_line_errors:
+        a_url_without_scheme_is_refused => ("127.0.0.1:8000", "invalid endpoint URL"),
+        an_ftp_url_is_refused_for_its_scheme => ("ftp://example.com/v1", "scheme"),
+        words_are_refused => ("not a url", "invalid endpoint URL"),
+    }
+
+    fn bad_urls_are_one_line_errors(raw: &str, says: &str) {
         let err = Target::parse(raw).unwrap_err().to_string();
         assert!(err.contains(says), "{err}");
     }
 
-    #[rstest]
-    #[case("http://127.0.0.1:8000/v1", "127.0.0.1-8000")]
-    #[case("https://api.example.com/v1", "api.example.com")]
-    #[case("http://[::1]:9/v1", "---1--9")]
-    fn labels_are_safe_folder_names(#[case] raw: &str, #[case] label: &str) {
+    cases! { labels_are_safe_folder_names:
+        an_address_and_port_label_a_folder => ("http://127.0.0.1:8000/v1", "127.0.0.1-8000"),
+        a_host_name_labels_a_folder => ("https://api.example.com/v1", "api.example.com"),
+        an_ipv6_address_labels_a_folder => ("http://[::1]:9/v1", "---1--9"),
+    }
+
+    fn labels_are_safe_folder_names(raw: &str, label: &str) {
         assert_eq!(Target::parse(raw).unwrap().label(), label);
     }
 
-    #[rstest]
-    #[case("http://127.0.0.1:1/v1", true)]
-    #[case("http://localhost:1/v1", true)]
-    #[case("http://[::1]:1/v1", true)]
-    #[case("http://10.0.0.1:1/v1", false)]
-    #[case("https://api.openai.com/v1", false)]
-    fn loopback_is_recognised(#[case] raw: &str, #[case] loopback: bool) {
+    cases! { loopback_is_recognised:
+        ipv4_loopback_is_loopback => ("http://127.0.0.1:1/v1", true),
+        localhost_is_loopback => ("http://localhost:1/v1", true),
+        ipv6_loopback_is_loopback => ("http://[::1]:1/v1", true),
+        a_private_address_is_not_loopback => ("http://10.0.0.1:1/v1", false),
+        a_public_host_is_not_loopback => ("https://api.openai.com/v1", false),
+    }
+
+    fn loopback_is_recognised(raw: &str, loopback: bool) {
         assert_eq!(Target::parse(raw).unwrap().is_loopback(), loopback);
     }
 }

@@ -236,13 +236,12 @@ mod tests {
         }
     }
 
-    #[rstest::rstest]
-    #[case::lenient(false, "fail*")]
-    #[case::strict(true, "fail ")]
-    fn should_failure_is_marked_tolerated_only_without_strict(
-        #[case] strict: bool,
-        #[case] shown: &str,
-    ) {
+    cases! { should_failure_is_marked_tolerated_only_without_strict:
+        a_should_failure_is_tolerated_without_strict => (false, "fail*"),
+        a_should_failure_fails_with_strict => (true, "fail "),
+    }
+
+    fn should_failure_is_marked_tolerated_only_without_strict(strict: bool, shown: &str) {
         let mut audit = sample::audit();
         for result in &mut audit.results {
             result.level = Level::Should;

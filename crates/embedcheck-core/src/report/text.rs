@@ -149,15 +149,16 @@ pub(crate) fn one_line(text: &str, max: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use rstest::rstest;
 
-    #[rstest]
-    #[case(0, "0")]
-    #[case(999, "999")]
-    #[case(1000, "1,000")]
-    #[case(56789, "56,789")]
-    #[case(1234567, "1,234,567")]
-    fn thousands_groups_digits_by_three(#[case] n: u64, #[case] expected: &str) {
+    cases! { thousands_groups_digits_by_three:
+        zero_has_no_group => (0, "0"),
+        three_digits_have_no_group => (999, "999"),
+        four_digits_have_one_group => (1000, "1,000"),
+        five_digits_have_one_group => (56789, "56,789"),
+        seven_digits_have_two_groups => (1234567, "1,234,567"),
+    }
+
+    fn thousands_groups_digits_by_three(n: u64, expected: &str) {
         assert_eq!(thousands(n), expected);
     }
 
