@@ -3,7 +3,7 @@
 //! with the same seed, and its `matrix.html` renders in headless Chromium with every
 //! server and clause, cells that open on their evidence and filters that hide rows.
 
-mod common;
+use crate::common;
 
 use common::{out_dir, read, run};
 use personas::{Persona, PersonaServer};

@@ -5,7 +5,7 @@
 //! clause; in headless Chromium a failing cell opens on its evidence, the charts have
 //! a size on screen, and screenshots are taken at desktop and phone widths.
 
-mod common;
+use crate::common;
 
 use common::{out_dir, read, run};
 use std::path::Path;

@@ -6,7 +6,7 @@
 //! `snapshots/personas/breakers.snap`, so a breaker that fails for another reason, or
 //! starts to break more than it should, shows up in review.
 
-mod common;
+use crate::common;
 
 use embedcheck_core::audit::{ClauseResult, ServerAudit};
 use embedcheck_core::catalogue::Catalogue;

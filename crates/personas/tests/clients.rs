@@ -3,7 +3,7 @@
 //!
 //! The real clients against the same personas are `real_clients.rs`.
 
-mod common;
+use crate::common;
 
 use embedcheck_core::audit::ServerAudit;
 use embedcheck_core::http::{Secret, Target, Transport};

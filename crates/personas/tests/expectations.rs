@@ -2,7 +2,7 @@
 //! Dynamo-like persona fails the run only for new failures, and an expected failure
 //! that starts passing is reported.
 
-mod common;
+use crate::common;
 
 use embedcheck_core::audit::Gate;
 use embedcheck_core::expectations::Expectations;

@@ -7,7 +7,7 @@
 //! the audits use a small large-batch size and seed 7, and declare nothing unless a
 //! test says so.
 
-mod common;
+use crate::common;
 
 use embedcheck_core::audit::ServerAudit;
 use embedcheck_core::catalogue::{Catalogue, Clause};

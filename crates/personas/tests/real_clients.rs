@@ -8,8 +8,6 @@
 //! `lab/.state/`, or `$EMBEDCHECK_LAB_DIR`, and `lab/clients/node_modules`) and `node`;
 //! without them it prints why and passes, so CI, which has no lab, skips it.
 
-mod common;
-
 use embedcheck_core::audit::{ServerAudit, audit_server};
 use embedcheck_core::catalogue::{Catalogue, Clause};
 use embedcheck_core::http::{Secret, Target, Transport};

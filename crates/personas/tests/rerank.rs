@@ -4,7 +4,7 @@
 //! rerank server that lists no model. Each was a wrong verdict on a real server in the
 //! lab (`lab/rerank/README.md`).
 
-mod common;
+use crate::common;
 
 use embedcheck_core::audit::ServerAudit;
 use embedcheck_core::catalogue::{Catalogue, Clause, ContractId};

@@ -11,7 +11,7 @@
 //! RESP-001  pass          single and batch answers match the response schema
 //! ```
 
-mod common;
+use crate::common;
 
 use embedcheck_core::audit::ServerAudit;
 

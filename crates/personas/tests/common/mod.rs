@@ -25,19 +25,16 @@ use std::time::Duration;
 
 /// Audits `persona` on every catalogued clause with the run's settings. `aggressive`
 /// also sends the probes that may take a server down.
-#[allow(dead_code, reason = "hazards.rs audits with settings of its own")]
 pub async fn audit(persona: &Persona, aggressive: bool) -> ServerAudit {
     audit_with(persona, settings(persona, aggressive), &every_clause()).await
 }
 
 /// Every catalogued clause.
-#[allow(dead_code, reason = "not every test file audits every clause")]
 pub fn every_clause() -> Vec<&'static Clause> {
     Catalogue::shipped().clauses.iter().collect()
 }
 
 /// The settings [`audit`] audits `persona` with.
-#[allow(dead_code, reason = "hazards.rs audits with settings of its own")]
 pub fn settings(persona: &Persona, aggressive: bool) -> Settings {
     Settings {
         large_batch: 64,
@@ -98,7 +95,6 @@ pub async fn audit_logged(
 /// - a cut a reason names ("after about N words") lies within what LEN-006's own
 ///   requests show: after the most words whose replacement changed the vector, at or
 ///   before the fewest whose replacement did not.
-#[allow(dead_code, reason = "not every test file checks reasons")]
 pub fn contradictions(audit: &ServerAudit, log: &[Logged]) -> Vec<String> {
     let mut found = Vec::new();
     let outcome = |id: &str| audit.results.iter().find(|r| r.id == id);
