@@ -31,6 +31,7 @@
 //! [`Config`]: reference_server::Config
 
 mod breakers;
+mod crash;
 mod known_answers;
 mod persona;
 mod quirks;

@@ -1,5 +1,6 @@
 //! A persona and the in-process server that plays it.
 
+use crate::crash::{Front, Switch};
 use crate::quirks::Quirk;
 use crate::wire::{Answer, Incoming};
 use reference_server::{Config, Engine};
@@ -27,27 +28,63 @@ impl Persona {
     /// Serves this persona on a free port of 127.0.0.1 until the returned server is
     /// dropped.
     pub async fn start(&self) -> PersonaServer {
-        self.serve(MockServer::builder()).await
+        match self.crashes() {
+            false => self.serve(MockServer::builder(), Switch::new(), None).await,
+            true => {
+                let listener =
+                    std::net::TcpListener::bind("127.0.0.1:0").expect("a free port on 127.0.0.1");
+                self.start_on(listener).await
+            }
+        }
     }
 
     /// Serves the persona on `listener` (a fixed port, for the `serve` example).
     pub async fn start_on(&self, listener: std::net::TcpListener) -> PersonaServer {
-        self.serve(MockServer::builder().listener(listener)).await
+        if !self.crashes() {
+            return (self.serve(
+                MockServer::builder().listener(listener),
+                Switch::new(),
+                None,
+            ))
+            .await;
+        }
+        listener
+            .set_nonblocking(true)
+            .expect("a listener can be made non-blocking");
+        let listener =
+            tokio::net::TcpListener::from_std(listener).expect("a listener for the runtime");
+        let switch = Switch::new();
+        self.serve(MockServer::builder(), switch, Some(listener))
+            .await
     }
 
-    async fn serve(&self, builder: wiremock::MockServerBuilder) -> PersonaServer {
+    /// Serves the persona with wiremock; a crashing persona (`front` given) behind a
+    /// [`Front`] that `switch` takes down (see [`crate::crash`]).
+    async fn serve(
+        &self,
+        builder: wiremock::MockServerBuilder,
+        switch: Switch,
+        front: Option<tokio::net::TcpListener>,
+    ) -> PersonaServer {
         let server = builder.disable_request_recording().start().await;
-        let responder = Responder::new(self);
+        let responder = Responder::new(self, switch.clone());
         let compute = responder.compute.clone();
         Mock::given(any())
             .respond_with(responder)
             .mount(&server)
             .await;
+        let front = front.map(|listener| Front::start(listener, *server.address(), &switch));
         PersonaServer {
             server,
+            front,
             endpoint: self.endpoint(),
             compute,
         }
+    }
+
+    /// Whether a [`Quirk::CrashOn`] can take this persona down.
+    fn crashes(&self) -> bool {
+        self.quirks.iter().any(|q| matches!(q, Quirk::CrashOn(_)))
     }
 
     /// The path and query of this persona's embeddings endpoint, as its vendor
@@ -80,6 +117,8 @@ impl Persona {
 /// A running persona.
 pub struct PersonaServer {
     server: MockServer,
+    /// Where a crashing persona listens (see [`crate::crash`]).
+    front: Option<Front>,
     endpoint: String,
     compute: Arc<Mutex<Duration>>,
 }
@@ -94,18 +133,21 @@ impl PersonaServer {
 
     /// The OpenAI-style base URL, `http://127.0.0.1:PORT/v1`.
     pub fn base_url(&self) -> String {
-        format!("{}/v1", self.server.uri())
+        format!("http://{}/v1", self.addr())
     }
 
     /// The full embeddings URL the vendor documents, query included: for a persona
     /// without a vendor path `http://127.0.0.1:PORT/v1/embeddings`, for Azure
     /// `http://127.0.0.1:PORT/openai/deployments/NAME/embeddings?api-version=…`.
     pub fn endpoint_url(&self) -> String {
-        format!("{}{}", self.server.uri(), self.endpoint)
+        format!("http://{}{}", self.addr(), self.endpoint)
     }
 
     pub fn addr(&self) -> SocketAddr {
-        *self.server.address()
+        match &self.front {
+            Some(front) => front.addr(),
+            None => *self.server.address(),
+        }
     }
 }
 
@@ -116,6 +158,8 @@ struct Responder {
     memory: Mutex<Memory>,
     /// The compute a serial persona has spent, shared with its [`PersonaServer`].
     compute: Arc<Mutex<Duration>>,
+    /// Thrown when a `Quirk::CrashOn` fires: the persona's front goes down.
+    switch: Switch,
 }
 
 /// What the server remembers between requests, for quirks that depend on history.
@@ -147,12 +191,13 @@ impl Memory {
 }
 
 impl Responder {
-    fn new(persona: &Persona) -> Self {
+    fn new(persona: &Persona, switch: Switch) -> Self {
         Responder {
             engine: Engine::new(persona.config.clone()),
             quirks: persona.quirks.clone(),
             memory: Mutex::default(),
             compute: Arc::default(),
+            switch,
         }
     }
 
@@ -187,6 +232,7 @@ impl Respond for Responder {
         memory.note(&mut incoming);
         memory.crashed |= self.crashes_on(&incoming);
         if memory.crashed {
+            self.switch.crash();
             return hung();
         }
         let wait = self.serial_cost(&incoming).map(|cost| {
@@ -284,9 +330,8 @@ fn cools_down(answer: &Answer) -> bool {
         && !connection_error
 }
 
-/// A crashed server's answer: none within any client's timeout. (wiremock cannot
-/// close the socket, so the answer is held back instead; the suite's liveness check
-/// times out on it as on a dead process.)
+/// A crashed server's answer: none. The persona's [`Front`] resets the connection it
+/// was asked on; until then, wiremock holds it back.
 fn hung() -> ResponseTemplate {
     ResponseTemplate::new(503).set_delay(std::time::Duration::from_secs(120))
 }

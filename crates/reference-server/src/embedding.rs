@@ -22,9 +22,7 @@ const COMPONENT_SCALE: f64 = 1.0 / (1u64 << (COMPONENT_BITS - 1)) as f64;
 pub fn embed_tokens(ids: &[u32], dims: usize) -> Vec<f32> {
     let mut sums = vec![0i64; dims];
     for &id in ids {
-        for (sum, component) in sums.iter_mut().zip(token_components(id)) {
-            *sum += component;
-        }
+        add_token_components(&mut sums, id);
     }
     normalize(sums.iter().map(|&sum| sum as f64 * COMPONENT_SCALE))
 }
@@ -38,18 +36,26 @@ pub fn truncate_dimensions(vector: &[f32], dims: usize) -> Vec<f32> {
     normalize(prefix.iter().map(|&x| f64::from(x)))
 }
 
-/// The endless stream of integer components of one token's vector, in `[-2²³, 2²³)`.
-fn token_components(id: u32) -> impl Iterator<Item = i64> {
+/// Adds the first `sums.len()` of one token's integer components, each in `[-2²³,
+/// 2²³)`, the stream SplitMix64 seeded with the token id gives.
+///
+/// A plain loop, not iterator adapters: the personas serve this engine in unoptimised
+/// test builds, where every audit's vectors are made here and adapters cost several
+/// times the arithmetic.
+fn add_token_components(sums: &mut [i64], id: u32) {
     let mut state = u64::from(id);
-    std::iter::repeat_with(move || {
+    let mut i = 0;
+    while i < sums.len() {
         let bits = splitmix64(&mut state) >> (64 - COMPONENT_BITS);
         // `bits` is below 2²⁴, so it fits an i64 exactly.
-        bits as i64 - (1i64 << (COMPONENT_BITS - 1))
-    })
+        sums[i] += bits as i64 - (1i64 << (COMPONENT_BITS - 1));
+        i += 1;
+    }
 }
 
 /// One step of SplitMix64 (Steele, Lea & Flood 2014): a fast generator whose output is
 /// well mixed even for small, consecutive seeds such as token ids.
+#[inline(always)]
 fn splitmix64(state: &mut u64) -> u64 {
     *state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
     let mut z = *state;
@@ -90,11 +96,22 @@ mod tests {
     #[test]
     fn components_lie_in_the_half_open_unit_interval() {
         let limit = 1i64 << (COMPONENT_BITS - 1);
-        assert!(
-            token_components(7)
-                .take(10_000)
-                .all(|c| (-limit..limit).contains(&c))
-        );
+        let mut components = vec![0; 10_000];
+        add_token_components(&mut components, 7);
+        assert!(components.iter().all(|c| (-limit..limit).contains(c)));
+    }
+
+    /// A token's components are its SplitMix64 stream's top 24 bits, centred.
+    #[test]
+    fn components_are_the_top_bits_of_the_token_ids_stream() {
+        let mut components = vec![0; 3];
+        add_token_components(&mut components, 0);
+        let mut state = 0;
+        let expected: Vec<i64> = (0..3)
+            .map(|_| (splitmix64(&mut state) >> 40) as i64 - (1 << 23))
+            .collect();
+        assert_eq!(components, expected);
+        assert_eq!(components[0], 0x00e2_20a8_i64 - (1 << 23));
     }
 
     #[test]

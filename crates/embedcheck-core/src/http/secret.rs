@@ -71,13 +71,16 @@ impl Secrets {
     }
 }
 
+/// `bytes` with every `needle` replaced by `with`. Searched with `memchr`'s `memmem`,
+/// built optimised even in test builds: every answer of an audit passes here.
 fn replace_bytes(bytes: Vec<u8>, needle: &[u8], with: &[u8]) -> Vec<u8> {
-    if !bytes.windows(needle.len()).any(|w| w == needle) {
+    let finder = memchr::memmem::Finder::new(needle);
+    if needle.is_empty() || finder.find(&bytes).is_none() {
         return bytes;
     }
     let mut out = Vec::with_capacity(bytes.len());
     let mut rest = bytes.as_slice();
-    while let Some(at) = rest.windows(needle.len()).position(|w| w == needle) {
+    while let Some(at) = finder.find(rest) {
         out.extend_from_slice(&rest[..at]);
         out.extend_from_slice(with);
         rest = &rest[at + needle.len()..];

@@ -254,7 +254,11 @@ impl Transport {
         let body = self.secrets.scrub_bytes(raw.body);
         let json = serde_json::from_slice(&body).ok();
         exchange.status = Some(raw.status);
-        exchange.response_body = (!body.is_empty()).then(|| excerpt::of_body(&body));
+        // The body is parsed once: a batch's vectors are most of an audit's bytes.
+        exchange.response_body = (!body.is_empty()).then(|| match &json {
+            Some(value) => excerpt::of_json(value),
+            None => excerpt::of_body(&body),
+        });
         Reply {
             status: raw.status,
             content_type: raw.content_type,
