@@ -6,6 +6,7 @@
 //! - [`http`] and [`session`]: bounded, budgeted, polite probing of one server,
 //! - [`clauses`]: one module per clause family, each check returning a verdict with
 //!   its evidence,
+//! - [`json`]: JSON bodies parsed by serde_json's own, optimised code,
 //! - [`property`]: seeded, shrinking property tests driven inside the audit,
 //! - [`declared`]: what the user declares about the server instead of detecting it,
 //! - [`reference`]: known answers, the model's own vectors for a set of texts,
@@ -35,6 +36,7 @@ pub mod clauses;
 pub mod declared;
 pub mod expectations;
 pub mod http;
+pub mod json;
 pub mod migration;
 pub mod profiles;
 pub mod property;

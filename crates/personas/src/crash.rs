@@ -2,9 +2,9 @@
 //! down is reset without an answer, and every later connection is refused, as when
 //! TEI's process aborts on token ids that decode to nothing.
 //!
-//! wiremock can only hold an answer back, never close a socket, so a persona with a
-//! [`Quirk::CrashOn`](crate::Quirk::CrashOn) is served behind this front: it relays
-//! bytes to the persona's mock server until [`Switch::crash`], then resets every
+//! An HTTP handler can only hold an answer back, never close its socket, so a persona
+//! with a [`Quirk::CrashOn`](crate::Quirk::CrashOn) is served behind this front: it
+//! relays bytes to the persona's server until [`Switch::crash`], then resets every
 //! relayed connection and stops listening. A client learns of the crash at once, as
 //! from a real dead process, instead of after its own timeout.
 

@@ -5,7 +5,8 @@
 //! that breaks it and to pass on one that keeps it. A [`Persona`] is the reference
 //! engine ([`reference_server::Engine`], under a chosen [`Config`]) plus a list of
 //! [`Quirk`]s, each a documented deviation of a real server or a deliberate break;
-//! [`Persona::start`] serves it with wiremock on 127.0.0.1:
+//! [`Persona::start`] serves it on 127.0.0.1 ([`http`], which also serves the
+//! scripted servers of the engine's hostile-server tests):
 //!
 //! ```no_run
 //! # async fn example() {
@@ -32,6 +33,7 @@
 
 mod breakers;
 mod crash;
+pub mod http;
 mod known_answers;
 mod persona;
 mod quirks;

@@ -1,6 +1,7 @@
 //! A persona and the in-process server that plays it.
 
 use crate::crash::{Front, Switch};
+use crate::http::{Request, Response, Server};
 use crate::quirks::Quirk;
 use crate::wire::{Answer, Incoming};
 use reference_server::{Config, Engine};
@@ -8,8 +9,6 @@ use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-use wiremock::matchers::any;
-use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
 
 /// The key every persona that requires one expects, and every audit of a persona
 /// sends. Fake on purpose: personas never leave 127.0.0.1.
@@ -28,52 +27,30 @@ impl Persona {
     /// Serves this persona on a free port of 127.0.0.1 until the returned server is
     /// dropped.
     pub async fn start(&self) -> PersonaServer {
-        match self.crashes() {
-            false => self.serve(MockServer::builder(), Switch::new(), None).await,
-            true => {
-                let listener =
-                    std::net::TcpListener::bind("127.0.0.1:0").expect("a free port on 127.0.0.1");
-                self.start_on(listener).await
-            }
-        }
-    }
-
-    /// Serves the persona on `listener` (a fixed port, for the `serve` example).
-    pub async fn start_on(&self, listener: std::net::TcpListener) -> PersonaServer {
-        if !self.crashes() {
-            return (self.serve(
-                MockServer::builder().listener(listener),
-                Switch::new(),
-                None,
-            ))
-            .await;
-        }
-        listener
-            .set_nonblocking(true)
-            .expect("a listener can be made non-blocking");
         let listener =
-            tokio::net::TcpListener::from_std(listener).expect("a listener for the runtime");
-        let switch = Switch::new();
-        self.serve(MockServer::builder(), switch, Some(listener))
-            .await
+            std::net::TcpListener::bind("127.0.0.1:0").expect("a free port on 127.0.0.1");
+        self.start_on(listener).await
     }
 
-    /// Serves the persona with wiremock; a crashing persona (`front` given) behind a
-    /// [`Front`] that `switch` takes down (see [`crate::crash`]).
-    async fn serve(
-        &self,
-        builder: wiremock::MockServerBuilder,
-        switch: Switch,
-        front: Option<tokio::net::TcpListener>,
-    ) -> PersonaServer {
-        let server = builder.disable_request_recording().start().await;
+    /// Serves the persona on `listener` (a fixed port, for the `serve` example); a
+    /// crashing persona behind a [`Front`] (see [`crate::crash`]).
+    pub async fn start_on(&self, listener: std::net::TcpListener) -> PersonaServer {
+        let switch = Switch::new();
         let responder = Responder::new(self, switch.clone());
         let compute = responder.compute.clone();
-        Mock::given(any())
-            .respond_with(responder)
-            .mount(&server)
-            .await;
-        let front = front.map(|listener| Front::start(listener, *server.address(), &switch));
+        let respond = move |request: &Request| responder.respond(request);
+        let (server, front) = if self.crashes() {
+            listener
+                .set_nonblocking(true)
+                .expect("a listener can be made non-blocking");
+            let listener =
+                tokio::net::TcpListener::from_std(listener).expect("a listener for the runtime");
+            let server = Server::start(respond).await;
+            let front = Front::start(listener, server.addr(), &switch);
+            (server, Some(front))
+        } else {
+            (Server::start_on(listener, respond).await, None)
+        };
         PersonaServer {
             server,
             front,
@@ -116,7 +93,7 @@ impl Persona {
 
 /// A running persona.
 pub struct PersonaServer {
-    server: MockServer,
+    server: Server,
     /// Where a crashing persona listens (see [`crate::crash`]).
     front: Option<Front>,
     endpoint: String,
@@ -146,7 +123,7 @@ impl PersonaServer {
     pub fn addr(&self) -> SocketAddr {
         match &self.front {
             Some(front) => front.addr(),
-            None => *self.server.address(),
+            None => self.server.addr(),
         }
     }
 }
@@ -224,9 +201,9 @@ impl Responder {
     }
 }
 
-impl Respond for Responder {
-    fn respond(&self, request: &Request) -> ResponseTemplate {
-        let mut incoming = Incoming::from_wiremock(request);
+impl Responder {
+    fn respond(&self, request: &Request) -> Response {
+        let mut incoming = Incoming::from_request(request);
         // Counts from a poisoned lock are still fine for varying answers.
         let mut memory = self.memory.lock().unwrap_or_else(|e| e.into_inner());
         memory.note(&mut incoming);
@@ -251,7 +228,7 @@ impl Respond for Responder {
                 429,
                 &format!("No deployments available for selected model, Try again in {left} seconds. cooldown_list=['all_deployments_in_cooldown']"),
             )
-            .into_template();
+            .into_response();
         }
         drop(memory);
         let post = incoming.method == "POST";
@@ -260,10 +237,10 @@ impl Respond for Responder {
             let mut memory = self.memory.lock().unwrap_or_else(|e| e.into_inner());
             memory.cool_until = Some(Instant::now() + cooldown);
         }
-        let template = answer.into_template();
+        let response = answer.into_response();
         match wait {
-            Some(wait) => template.set_delay(wait),
-            None => template,
+            Some(wait) => response.delay(wait),
+            None => response,
         }
     }
 }
@@ -331,7 +308,7 @@ fn cools_down(answer: &Answer) -> bool {
 }
 
 /// A crashed server's answer: none. The persona's [`Front`] resets the connection it
-/// was asked on; until then, wiremock holds it back.
-fn hung() -> ResponseTemplate {
-    ResponseTemplate::new(503).set_delay(std::time::Duration::from_secs(120))
+/// was asked on; until then, the answer is held back.
+fn hung() -> Response {
+    Response::new(503).delay(Duration::from_secs(120))
 }

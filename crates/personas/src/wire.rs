@@ -4,10 +4,10 @@
 //! names; personas need to change bodies, statuses and content types on the way in and
 //! out, so both sides are copied into owned values first.
 
+use crate::http::{Request, Response};
 use reference_server::{HttpRequest, HttpResponse};
 use serde_json::{Map, Value, json};
 use std::hash::{DefaultHasher, Hash, Hasher};
-use wiremock::ResponseTemplate;
 
 /// A request as the persona received it.
 #[derive(Clone, Debug)]
@@ -33,29 +33,16 @@ pub(crate) struct Incoming {
 
 impl Incoming {
     /// The request, not yet numbered.
-    pub(crate) fn from_wiremock(request: &wiremock::Request) -> Self {
-        let header = |name: &str| {
-            request
-                .headers
-                .get(name)
-                .and_then(|v| v.to_str().ok())
-                .map(str::to_owned)
-        };
+    pub(crate) fn from_request(request: &Request) -> Self {
+        let header = |name: &str| request.header(name).map(str::to_owned);
         Incoming {
-            method: request.method.to_string(),
-            path: request.url.path().to_owned(),
-            query: request.url.query().map(str::to_owned),
+            method: request.method.clone(),
+            path: request.path.clone(),
+            query: request.query.clone(),
             authorization: header("authorization"),
             content_type: header("content-type"),
             body: request.body.clone(),
-            headers: request
-                .headers
-                .iter()
-                .filter_map(|(name, value)| {
-                    let value = value.to_str().ok()?;
-                    Some((name.as_str().to_ascii_lowercase(), value.to_owned()))
-                })
-                .collect(),
+            headers: request.headers.clone(),
             number: 0,
             repeat: 0,
             longest_before: 0,
@@ -137,7 +124,7 @@ impl Incoming {
 
     /// The body as JSON, if it is JSON.
     pub(crate) fn json(&self) -> Option<Value> {
-        serde_json::from_slice(&self.body).ok()
+        embedcheck_core::json::parse(&self.body)
     }
 
     /// The JSON object of an embeddings `POST`, if the body is one.
@@ -245,7 +232,7 @@ impl Answer {
     }
 
     pub(crate) fn json(&self) -> Option<Value> {
-        serde_json::from_slice(&self.body).ok()
+        embedcheck_core::json::parse(&self.body)
     }
 
     /// Replaces the body, keeping status and headers.
@@ -264,15 +251,18 @@ impl Answer {
         }
     }
 
-    pub(crate) fn into_template(self) -> ResponseTemplate {
-        let template = ResponseTemplate::new(self.status);
-        let template = if self.content_type.is_empty() {
-            template.set_body_bytes(self.body)
+    pub(crate) fn into_response(self) -> Response {
+        let response = Response::new(self.status);
+        let response = if self.content_type.is_empty() {
+            Response {
+                body: self.body,
+                ..response
+            }
         } else {
-            template.set_body_raw(self.body, &self.content_type)
+            response.body(self.body, &self.content_type)
         };
         self.headers
             .into_iter()
-            .fold(template, |t, (name, value)| t.insert_header(name, value))
+            .fold(response, |r, (name, value)| r.header(name, value))
     }
 }

@@ -2,7 +2,7 @@
 //!
 //! Nothing here knows about sockets or a web framework: [`Engine::handle`] takes the few
 //! parts of a request it needs as borrowed bytes and strings, so the same behaviour can sit
-//! behind axum (see `server`), a wiremock responder, or a persona that alters it.
+//! behind axum (see `server`) or a persona that alters it.
 
 mod error;
 mod request;

@@ -399,7 +399,7 @@ const DISTINCT_UP_TO: usize = 64;
 
 /// The string inputs of a request body, in order; empty for any other input.
 fn string_inputs(body: Option<&[u8]>) -> Vec<String> {
-    let Some(value) = body.and_then(|b| serde_json::from_slice::<serde_json::Value>(b).ok()) else {
+    let Some(value) = body.and_then(crate::json::parse) else {
         return Vec::new();
     };
     match value.get("input") {

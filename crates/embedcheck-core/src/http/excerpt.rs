@@ -13,9 +13,9 @@ const MAX_ARRAY: usize = 8;
 
 /// An excerpt of a body: JSON is summarised structurally, anything else is cut text.
 pub(crate) fn of_body(bytes: &[u8]) -> String {
-    match serde_json::from_slice::<Value>(bytes) {
-        Ok(value) => of_json(&value),
-        Err(_) => cut(&String::from_utf8_lossy(bytes), MAX_EXCERPT),
+    match crate::json::parse(bytes) {
+        Some(value) => of_json(&value),
+        None => cut(&String::from_utf8_lossy(bytes), MAX_EXCERPT),
     }
 }
 

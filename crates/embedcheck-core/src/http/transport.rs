@@ -252,7 +252,7 @@ impl Transport {
     /// scrubbed here, once, so no reason, excerpt, snapshot or report can carry it.
     fn reply(&self, raw: RawAnswer, mut exchange: Exchange) -> Reply {
         let body = self.secrets.scrub_bytes(raw.body);
-        let json = serde_json::from_slice(&body).ok();
+        let json = crate::json::parse(&body);
         exchange.status = Some(raw.status);
         // The body is parsed once: a batch's vectors are most of an audit's bytes.
         exchange.response_body = (!body.is_empty()).then(|| match &json {

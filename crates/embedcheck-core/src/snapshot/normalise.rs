@@ -44,9 +44,9 @@ pub(crate) fn exchange(
 }
 
 fn body_text(bytes: &[u8]) -> String {
-    match serde_json::from_slice::<Value>(bytes) {
-        Ok(value) => serde_json::to_string_pretty(&normalise(&value)).unwrap_or_default(),
-        Err(_) => cut(&String::from_utf8_lossy(bytes), 400),
+    match crate::json::parse(bytes) {
+        Some(value) => serde_json::to_string_pretty(&normalise(&value)).unwrap_or_default(),
+        None => cut(&String::from_utf8_lossy(bytes), 400),
     }
 }
 

@@ -10,10 +10,9 @@ use embedcheck_core::report;
 use embedcheck_core::report::{Report, Tool};
 use embedcheck_core::session::{Interrupt, Session, Settings};
 use embedcheck_core::snapshot;
+use personas::http::{Request, Response, Server};
 use reference_server::{Config, Engine, HttpRequest};
 use std::time::Duration;
-use wiremock::matchers::any;
-use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
 
 const KEY: &str = "sk-embedcheck-secret-7f3a9c2e11";
 
@@ -22,20 +21,25 @@ const KEY: &str = "sk-embedcheck-secret-7f3a9c2e11";
 /// case for leaking the key into evidence.
 struct EchoingServer(Engine);
 
-impl Respond for EchoingServer {
-    fn respond(&self, request: &Request) -> ResponseTemplate {
-        let header = |name: &str| request.headers.get(name).and_then(|v| v.to_str().ok());
+impl EchoingServer {
+    /// Serves the echoing server on a free port, keeping every request it receives.
+    async fn start(engine: Engine) -> Server {
+        let echoing = EchoingServer(engine);
+        Server::start_recording(move |request| echoing.respond(request)).await
+    }
+
+    fn respond(&self, request: &Request) -> Response {
         let authorization = ["authorization", "api-key", "x-gw-key"]
             .iter()
-            .filter_map(|name| header(name))
-            .chain(request.url.query())
+            .filter_map(|name| request.header(name))
+            .chain(request.query.as_deref())
             .collect::<Vec<_>>()
             .join(" ");
         let answer = self.0.handle(&HttpRequest {
             method: request.method.as_str(),
-            path: request.url.path(),
-            authorization: header("authorization"),
-            content_type: header("content-type"),
+            path: &request.path,
+            authorization: request.header("authorization"),
+            content_type: request.header("content-type"),
             body: &request.body,
         });
         let mut body: serde_json::Value =
@@ -46,9 +50,9 @@ impl Respond for EchoingServer {
             // An integer code, as vLLM sends: ERR-008 fails, so reproducers are rendered.
             error["code"] = serde_json::json!(answer.status);
         }
-        ResponseTemplate::new(answer.status)
-            .insert_header("x-echo", authorization.as_str())
-            .set_body_raw(body.to_string(), answer.content_type)
+        Response::new(answer.status)
+            .header("x-echo", authorization.as_str())
+            .body(body.to_string(), answer.content_type)
     }
 }
 
@@ -58,11 +62,7 @@ async fn the_key_is_sent_but_never_shown() {
         api_key: Some(KEY.to_owned()),
         ..Config::default()
     };
-    let server = MockServer::start().await;
-    Mock::given(any())
-        .respond_with(EchoingServer(Engine::new(config)))
-        .mount(&server)
-        .await;
+    let server = EchoingServer::start(Engine::new(config)).await;
     let transport = Transport::new(
         Target::parse(&format!("{}/v1", server.uri())).expect("loopback URL"),
         Some(Secret::new(KEY.to_owned())),
@@ -71,11 +71,7 @@ async fn the_key_is_sent_but_never_shown() {
     let (shown, sent) = audit_and_show(transport, &server).await;
     let with_key = sent
         .iter()
-        .filter(|r| {
-            r.headers
-                .get("authorization")
-                .is_some_and(|v| v.as_bytes().ends_with(KEY.as_bytes()))
-        })
+        .filter(|r| r.header("authorization").is_some_and(|v| v.ends_with(KEY)))
         .count();
     assert!(
         with_key > 10,
@@ -98,11 +94,7 @@ const QUERY_KEY: &str = "q-embedcheck-secret-90ab";
 /// REDACTED.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn keys_in_other_headers_and_the_query_are_sent_but_never_shown() {
-    let server = MockServer::start().await;
-    Mock::given(any())
-        .respond_with(EchoingServer(Engine::new(Config::default())))
-        .mount(&server)
-        .await;
+    let server = EchoingServer::start(Engine::new(Config::default())).await;
     let access = Access {
         key: Some(Secret::new(KEY.to_owned())),
         key_header: KeyHeader::parse("api-key").expect("a header name"),
@@ -126,11 +118,7 @@ async fn keys_in_other_headers_and_the_query_are_sent_but_never_shown() {
     let (shown, sent) = audit_and_show(transport, &server).await;
     let carried = |name: &str, value: &str| {
         sent.iter()
-            .filter(|r| {
-                r.headers
-                    .get(name)
-                    .is_some_and(|v| v.as_bytes() == value.as_bytes())
-            })
+            .filter(|r| r.header(name).is_some_and(|v| v == value))
             .count()
     };
     assert!(carried("api-key", KEY) > 10 && carried("x-gw-key", GATEWAY_KEY) > 10);
@@ -142,7 +130,7 @@ async fn keys_in_other_headers_and_the_query_are_sent_but_never_shown() {
     );
     assert!(
         sent.iter()
-            .all(|r| r.url.query().is_some_and(|q| q.contains(QUERY_KEY)))
+            .all(|r| r.query.as_ref().is_some_and(|q| q.contains(QUERY_KEY)))
     );
     for (i, text) in shown.iter().enumerate() {
         for secret in [KEY, GATEWAY_KEY, QUERY_KEY] {
@@ -166,7 +154,7 @@ async fn keys_in_other_headers_and_the_query_are_sent_but_never_shown() {
 /// Audits through `transport` on every clause and returns every output a user could
 /// see (terminal, debug forms, failure details, every report and snapshot file) and
 /// the requests the server received.
-async fn audit_and_show(transport: Transport, server: &MockServer) -> (Vec<String>, Vec<Request>) {
+async fn audit_and_show(transport: Transport, server: &Server) -> (Vec<String>, Vec<Request>) {
     let settings = Settings {
         large_batch: 16,
         seed: 3,
@@ -176,7 +164,7 @@ async fn audit_and_show(transport: Transport, server: &MockServer) -> (Vec<Strin
     let mut session = Session::new(transport, settings, Interrupt::default());
     let audit = audit_session(&mut session, "secrets".to_owned(), &clauses).await;
 
-    let sent = server.received_requests().await.unwrap_or_default();
+    let sent = server.received();
     assert!(
         audit.results.iter().any(|r| r.curl.is_some()),
         "some clause fails (integer error codes), so reproducers exist"

@@ -8,12 +8,12 @@ use embedcheck_core::catalogue::{Catalogue, Clause};
 use embedcheck_core::http::{Secret, Target, Transport};
 use embedcheck_core::session::{Interrupt, Settings};
 use embedcheck_core::verdict::Outcome;
+use personas::http::{Request, Response, Server};
 use serde_json::json;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
-use wiremock::matchers::{any, method, path};
-use wiremock::{Mock, MockServer, ResponseTemplate};
 
 /// A hang guard, not a performance target: the slowest case finishes in a few seconds.
 const NO_HANG: Duration = Duration::from_secs(120);
@@ -60,13 +60,15 @@ fn every_clause_has_a_reason(audit: &ServerAudit) {
     }
 }
 
-async fn serving(template: ResponseTemplate) -> MockServer {
-    let server = MockServer::start().await;
-    Mock::given(any())
-        .respond_with(template)
-        .mount(&server)
-        .await;
-    server
+/// A server answering every request with `response`.
+async fn serving(response: Response) -> Server {
+    Server::start(move |_| response.clone()).await
+}
+
+/// The answer to a request a test does not script: 404, as to a route the server does
+/// not have.
+fn unmatched() -> Response {
+    Response::new(404)
 }
 
 fn one_vector(values: serde_json::Value) -> serde_json::Value {
@@ -80,7 +82,7 @@ fn one_vector(values: serde_json::Value) -> serde_json::Value {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn answers_slower_than_the_timeout_end_inconclusive() {
-    let server = serving(ResponseTemplate::new(200).set_delay(Duration::from_secs(3))).await;
+    let server = serving(Response::new(200).delay(Duration::from_secs(3))).await;
     let audit = audit(&server.uri(), None).await;
     every_clause_has_a_reason(&audit);
     assert!(
@@ -97,7 +99,7 @@ async fn answers_slower_than_the_timeout_end_inconclusive() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn html_502_pages_fail_the_error_body_clause() {
     let page = "<html><body><h1>502 Bad Gateway</h1></body></html>";
-    let server = serving(ResponseTemplate::new(502).set_body_raw(page, "text/html")).await;
+    let server = serving(Response::new(502).body(page, "text/html")).await;
     let audit = audit(&server.uri(), None).await;
     every_clause_has_a_reason(&audit);
     let (in001, reason) = outcome(&audit, "IN-001");
@@ -110,11 +112,11 @@ async fn html_502_pages_fail_the_error_body_clause() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn plain_text_errors_fail_the_error_body_clause() {
-    let server = MockServer::start().await;
-    Mock::given(method("POST"))
-        .respond_with(ResponseTemplate::new(400).set_body_raw("bad request", "text/plain"))
-        .mount(&server)
-        .await;
+    let server = Server::start(|request| match request.method.as_str() {
+        "POST" => Response::new(400).body("bad request", "text/plain"),
+        _ => unmatched(),
+    })
+    .await;
     let audit = audit(&server.uri(), None).await;
     assert_eq!(outcome(&audit, "ERR-007").0, Outcome::Fail);
     assert_eq!(outcome(&audit, "ERR-008").0, Outcome::Fail);
@@ -124,7 +126,7 @@ async fn plain_text_errors_fail_the_error_body_clause() {
 async fn truncated_json_is_a_failure_not_a_crash() {
     let body = one_vector(json!([0.1, 0.2, 0.3])).to_string();
     let cut = body[..body.len() / 2].to_owned();
-    let server = serving(ResponseTemplate::new(200).set_body_raw(cut, "application/json")).await;
+    let server = serving(Response::new(200).body(cut, "application/json")).await;
     let audit = audit(&server.uri(), None).await;
     every_clause_has_a_reason(&audit);
     let (resp001, reason) = outcome(&audit, "RESP-001");
@@ -138,7 +140,7 @@ async fn nan_and_strings_inside_vectors_fail_finite_numbers() {
         r#"{"object":"list","data":[{"object":"embedding","index":0,"embedding":[0.1,NaN]}],"model":"m","usage":{"prompt_tokens":1,"total_tokens":1}}"#.to_owned(),
         one_vector(json!([0.1, "Infinity"])).to_string(),
     ] {
-        let server = serving(ResponseTemplate::new(200).set_body_raw(body, "application/json")).await;
+        let server = serving(Response::new(200).body(body, "application/json")).await;
         let audit = audit(&server.uri(), None).await;
         let (resp004, reason) = outcome(&audit, "RESP-004");
         assert_eq!(resp004, Outcome::Fail, "{reason}");
@@ -158,7 +160,7 @@ async fn wrong_length_and_duplicated_indices_fail_shape_clauses() {
         "model": "m",
         "usage": {"prompt_tokens": 4, "total_tokens": 4}
     });
-    let server = serving(ResponseTemplate::new(200).set_body_json(body)).await;
+    let server = serving(Response::new(200).json(&body)).await;
     let audit = audit(&server.uri(), None).await;
     assert_eq!(outcome(&audit, "RESP-005").0, Outcome::Fail);
     let (resp003, reason) = outcome(&audit, "RESP-003");
@@ -169,7 +171,7 @@ async fn wrong_length_and_duplicated_indices_fail_shape_clauses() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_50_mb_body_is_not_read_to_the_end() {
     let huge = format!("[{}]", vec!["0.125"; 50 * 1024 * 1024 / 6].join(","));
-    let server = serving(ResponseTemplate::new(200).set_body_raw(huge, "application/json")).await;
+    let server = serving(Response::new(200).body(huge, "application/json")).await;
     let audit = audit(&server.uri(), None).await;
     every_clause_has_a_reason(&audit);
     let (in001, reason) = outcome(&audit, "IN-001");
@@ -179,16 +181,14 @@ async fn a_50_mb_body_is_not_read_to_the_end() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_429_with_retry_after_is_waited_out() {
-    let server = MockServer::start().await;
-    Mock::given(path("/v1/embeddings"))
-        .respond_with(ResponseTemplate::new(429).insert_header("retry-after", "1"))
-        .up_to_n_times(1)
-        .mount(&server)
-        .await;
-    Mock::given(any())
-        .respond_with(ResponseTemplate::new(200).set_body_json(one_vector(json!([0.6, 0.8]))))
-        .mount(&server)
-        .await;
+    let throttled = AtomicBool::new(false);
+    let server = Server::start(move |request| match request.path.as_str() {
+        "/v1/embeddings" if !throttled.swap(true, Ordering::Relaxed) => {
+            Response::new(429).header("retry-after", "1")
+        }
+        _ => Response::new(200).json(&one_vector(json!([0.6, 0.8]))),
+    })
+    .await;
     let audit = audit(&format!("{}/v1", server.uri()), None).await;
     let (in001, reason) = outcome(&audit, "IN-001");
     assert_eq!(in001, Outcome::Pass, "{reason}");
@@ -196,15 +196,11 @@ async fn a_429_with_retry_after_is_waited_out() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn endless_429s_end_inconclusive_within_the_wait_budget() {
-    let server = MockServer::start().await;
-    Mock::given(path("/v1/embeddings"))
-        .respond_with(ResponseTemplate::new(429))
-        .mount(&server)
-        .await;
-    Mock::given(any())
-        .respond_with(ResponseTemplate::new(200).set_body_json(json!({"data": [{"id": "m"}]})))
-        .mount(&server)
-        .await;
+    let server = Server::start(|request| match request.path.as_str() {
+        "/v1/embeddings" => Response::new(429),
+        _ => Response::new(200).json(&json!({"data": [{"id": "m"}]})),
+    })
+    .await;
     let audit = audit(&format!("{}/v1", server.uri()), None).await;
     let (in001, reason) = outcome(&audit, "IN-001");
     assert_eq!(in001, Outcome::Inconclusive);
@@ -221,10 +217,9 @@ async fn endless_429s_end_inconclusive_within_the_wait_budget() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn redirects_are_not_followed_and_never_carry_the_key() {
-    let elsewhere = MockServer::start().await;
+    let elsewhere = Server::start_recording(|_| unmatched()).await;
     let server = serving(
-        ResponseTemplate::new(307)
-            .insert_header("location", format!("{}/v1/embeddings", elsewhere.uri())),
+        Response::new(307).header("location", format!("{}/v1/embeddings", elsewhere.uri())),
     )
     .await;
     let audit = audit(&server.uri(), Some("sk-hostile-secret-123")).await;
@@ -235,7 +230,7 @@ async fn redirects_are_not_followed_and_never_carry_the_key() {
         "a redirect is not the server's answer: {why}"
     );
     assert_eq!(outcome(&audit, "IN-001").0, Outcome::Inconclusive);
-    let reached = elsewhere.received_requests().await.unwrap_or_default();
+    let reached = elsewhere.received();
     assert!(
         reached.is_empty(),
         "a redirect was followed to another host"
@@ -305,9 +300,9 @@ async fn a_server_that_never_answers_ends_the_run_with_a_reason() {
 async fn ctrl_c_ends_the_run_at_once_with_a_partial_report() {
     let slow = one_vector(json!([0.6, 0.8]));
     let server = serving(
-        ResponseTemplate::new(200)
-            .set_body_json(slow)
-            .set_delay(Duration::from_millis(200)),
+        Response::new(200)
+            .json(&slow)
+            .delay(Duration::from_millis(200)),
     )
     .await;
     let transport = Transport::new(
@@ -370,11 +365,12 @@ async fn refused_access_is_not_audited_and_judges_nothing() {
         (403, &wrong_key),
         (429, &quota),
     ] {
-        let server = MockServer::start().await;
-        Mock::given(method("POST"))
-            .respond_with(ResponseTemplate::new(status).set_body_json(body))
-            .mount(&server)
-            .await;
+        let refusal = Response::new(status).json(body);
+        let server = Server::start(move |request| match request.method.as_str() {
+            "POST" => refusal.clone(),
+            _ => unmatched(),
+        })
+        .await;
         let started = std::time::Instant::now();
         let audit = audit(&format!("{}/v1", server.uri()), Some("wrong-key")).await;
         let why = audit.aborted.as_deref().expect("not audited");
@@ -396,11 +392,11 @@ async fn refused_access_is_not_audited_and_judges_nothing() {
 /// only passes are about what its answers show (it stayed up; a `GET` got a 404).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn no_clause_passes_over_nothing() {
-    let server = MockServer::start().await;
-    Mock::given(method("POST"))
-        .respond_with(ResponseTemplate::new(500).set_body_string("boom"))
-        .mount(&server)
-        .await;
+    let server = Server::start(|request| match request.method.as_str() {
+        "POST" => Response::new(500).text("boom"),
+        _ => unmatched(),
+    })
+    .await;
     let audit = audit(&format!("{}/v1", server.uri()), None).await;
     let passed: Vec<String> = audit
         .results
@@ -421,24 +417,21 @@ async fn no_clause_passes_over_nothing() {
 /// can never succeed; valid requests succeed.
 struct MistakesAs429(reference_server::Engine);
 
-impl wiremock::Respond for MistakesAs429 {
-    fn respond(&self, request: &wiremock::Request) -> ResponseTemplate {
-        let header = |name: &str| request.headers.get(name).and_then(|v| v.to_str().ok());
+impl MistakesAs429 {
+    fn respond(&self, request: &Request) -> Response {
         let answer = self.0.handle(&reference_server::HttpRequest {
             method: request.method.as_str(),
-            path: request.url.path(),
-            authorization: header("authorization"),
-            content_type: header("content-type"),
+            path: &request.path,
+            authorization: request.header("authorization"),
+            content_type: request.header("content-type"),
             body: &request.body,
         });
         if (400..500).contains(&answer.status) && request.method.as_str() == "POST" {
-            return ResponseTemplate::new(429)
-                .insert_header("retry-after", "20")
-                .set_body_json(
-                    json!({"error": {"message": "Too many requests", "type": "rate_limit"}}),
-                );
+            return Response::new(429)
+                .header("retry-after", "20")
+                .json(&json!({"error": {"message": "Too many requests", "type": "rate_limit"}}));
         }
-        ResponseTemplate::new(answer.status).set_body_raw(answer.body, answer.content_type)
+        Response::new(answer.status).body(answer.body, answer.content_type)
     }
 }
 
@@ -448,13 +441,10 @@ impl wiremock::Respond for MistakesAs429 {
 /// "every request is answered 429" with nothing judged).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_429_for_every_mistake_fails_err_011_within_seconds() {
-    let server = MockServer::start().await;
-    Mock::given(any())
-        .respond_with(MistakesAs429(reference_server::Engine::new(
-            reference_server::Config::default(),
-        )))
-        .mount(&server)
-        .await;
+    let server = MistakesAs429(reference_server::Engine::new(
+        reference_server::Config::default(),
+    ));
+    let server = Server::start(move |request| server.respond(request)).await;
     let transport = Transport::new(
         Target::parse(&format!("{}/v1", server.uri())).expect("test URL"),
         None,
@@ -499,18 +489,16 @@ async fn a_429_for_every_mistake_fails_err_011_within_seconds() {
 /// answering every request the same 400, key or none, is still audited.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_rejected_key_answered_400_is_access_refused() {
-    let server = MockServer::start().await;
-    Mock::given(method("POST"))
-        .and(wiremock::matchers::header_exists("authorization"))
-        .respond_with(ResponseTemplate::new(400).set_body_json(
-            json!({"error": {"message": "No connected db.", "type": "no_db_connection", "param": null, "code": "400"}}),
-        ))
-        .mount(&server)
-        .await;
-    Mock::given(method("POST"))
-        .respond_with(ResponseTemplate::new(500).set_body_string("Internal Server Error"))
-        .mount(&server)
-        .await;
+    let server = Server::start(|request| {
+        match (request.method.as_str(), request.header("authorization")) {
+            ("POST", Some(_)) => Response::new(400).json(
+                &json!({"error": {"message": "No connected db.", "type": "no_db_connection", "param": null, "code": "400"}}),
+            ),
+            ("POST", None) => Response::new(500).text("Internal Server Error"),
+            _ => unmatched(),
+        }
+    })
+    .await;
     let refused = audit(&format!("{}/v1", server.uri()), Some("sk-user-key")).await;
     let why = refused.aborted.as_deref().expect("not audited");
     assert!(
@@ -523,8 +511,8 @@ async fn a_rejected_key_answered_400_is_access_refused() {
         refused.requests_sent
     );
 
-    let same_for_all = serving(ResponseTemplate::new(400).set_body_json(
-        json!({"error": {"message": "input must be a list", "type": "invalid_request_error"}}),
+    let same_for_all = serving(Response::new(400).json(
+        &json!({"error": {"message": "input must be a list", "type": "invalid_request_error"}}),
     ))
     .await;
     let alike = audit(&format!("{}/v1", same_for_all.uri()), Some("sk-user-key")).await;
