@@ -344,8 +344,9 @@ async fn documents_echoed_as_text(s: &Session) -> CheckResult {
     let mut echoed = 0;
     for (reply, _, logged) in &answers {
         let Ok(answer) = reply.rerank() else { continue };
+        let sent = sent_documents(logged);
         for item in &answer.items {
-            if let Some(wrong) = wrong_echo(item, logged) {
+            if let Some(wrong) = wrong_echo(item, &sent) {
                 return Ok(Verdict::fail(format!(
                     "in the answer to {}, a result's document is {wrong}",
                     crate::session::facts::describe_request(&logged.exchange)
@@ -370,24 +371,37 @@ async fn documents_echoed_as_text(s: &Session) -> CheckResult {
     .with(&echo.exchange))
 }
 
-/// What is wrong with a result's echoed document, against the documents its request
-/// sent; `None` when it is absent or `{"text": the input}`.
-fn wrong_echo(item: &RerankItem, logged: &Logged) -> Option<String> {
-    let sent: Value = serde_json::from_slice(logged.request_body.as_deref().unwrap_or_default())
+/// The text of each document `logged`'s request sent, a bare string or `{"text": …}`,
+/// read once per answer: an answer to 1000 documents has 1000 results to judge.
+fn sent_documents(logged: &Logged) -> Vec<String> {
+    let sent = logged
+        .request_body
+        .as_deref()
+        .and_then(crate::json::parse)
         .unwrap_or_default();
-    let input = item
-        .position()
-        .and_then(|i| sent["documents"].get(i))
+    let documents = sent["documents"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or_default();
+    documents
+        .iter()
         .map(|d| {
             d.get("text")
                 .unwrap_or(d)
                 .as_str()
                 .unwrap_or_default()
                 .to_owned()
-        });
+        })
+        .collect()
+}
+
+/// What is wrong with a result's echoed document, against the documents its request
+/// `sent`; `None` when it is absent or `{"text": the input}`.
+fn wrong_echo(item: &RerankItem, sent: &[String]) -> Option<String> {
+    let input = item.position().and_then(|i| sent.get(i));
     match &item.document {
         Echo::Absent => None,
-        Echo::Text(text) if Some(text) == input.as_ref() => None,
+        Echo::Text(text) if Some(text) == input => None,
         Echo::Text(text) => Some(format!("{{\"text\": {text:?}}}, not the input document")),
         Echo::Null => Some("null (LiteLLM's pydantic model answers 500 to it)".to_owned()),
         Echo::String(_) => Some(
