@@ -63,7 +63,7 @@ fn max_cost_stops_before_the_spend_passes_it() {
         .filter(|r| {
             r["reason"]
                 .as_str()
-                .is_some_and(|t| t.contains("token budget spent"))
+                .is_some_and(|t| t.contains("token budget (--max-tokens"))
         })
         .count();
     assert!(stopped > 0, "the cap stopped some clause");

@@ -76,6 +76,28 @@ async fn a_gateway_cooling_its_backend_down_is_waited_out() {
     assert_eq!(outcome, Outcome::Fail, "{reason}");
 }
 
+/// vLLM 0.32 with all-MiniLM-L6-v2 (the lab's `vllm` piece), default options: its
+/// WordPiece vocabulary counted a short Korean probe at about nine times the suite's
+/// estimate, and that ratio priced the 10,000-word English rerank query out of the
+/// default token budget after 41,265 of 500,000 tokens (RRL-004 inconclusive, the
+/// run "not audited"). What one script or contract cost prices no other: within the
+/// default budget every clause is judged, none refused on an estimate.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn what_korean_costs_does_not_price_english_rerank_out_of_the_budget() {
+    let persona = reference_with("wordpiece_korean", &[Quirk::UsagePerCharOutsideAscii(2)]);
+    let settings = common::settings(&persona, false);
+    assert_eq!(settings.max_tokens, 500_000, "the default budget");
+    let audit = common::audit_with(&persona, settings, &common::every_clause()).await;
+    let refused: Vec<String> = audit
+        .results
+        .iter()
+        .filter(|r| r.reason.contains("token budget"))
+        .map(|r| format!("{}: {}", r.id, r.reason))
+        .collect();
+    assert!(refused.is_empty(), "{refused:#?}");
+    assert_eq!(audit.aborted, None);
+}
+
 /// SGLang on CPU stops answering at 1000 documents: when RRQ-007's reference case of
 /// 1000 documents is what takes it down, RRQ-007 still judges the cases answered
 /// before it, RRL-005 fails on that request, naming its size, and the clauses judging

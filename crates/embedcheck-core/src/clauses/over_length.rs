@@ -242,7 +242,7 @@ impl<'a> Search<'a> {
         self.sent += 1;
         match self.s.send(search_probe(self.s, text, n)).await {
             Ok(reply) => Ok(Some(reply)),
-            Err(ProbeError::TokenBudget(_)) => Ok(None),
+            Err(ProbeError::TokenBudget { .. }) => Ok(None),
             Err(other) => Err(other),
         }
     }

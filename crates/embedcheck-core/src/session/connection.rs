@@ -13,7 +13,7 @@
 use super::facts::{Fact, Facts, Learned, describe_request};
 use super::settings::Settings;
 use crate::http::Exchange;
-use crate::http::probe::Resource;
+use crate::http::probe::{Resource, Script};
 use crate::http::{AskedWait, Deadline, Pace, Probe, Reply, Transport, TransportError, Validity};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -31,8 +31,11 @@ use tokio::sync::watch;
 pub enum ProbeError {
     #[error("request budget spent ({0} requests, --max-requests)")]
     RequestBudget(u64),
-    #[error("token budget spent ({0} tokens, --max-tokens)")]
-    TokenBudget(u64),
+    /// The request would take the run past `--max-tokens`, on its estimate.
+    #[error(
+        "token budget (--max-tokens {max}): this request would need about {needed} tokens, and {spent} are spent"
+    )]
+    TokenBudget { needed: u64, spent: u64, max: u64 },
     #[error("{0}")]
     Transport(TransportError),
     #[error("still rate limited (429); the run already waited {0} s of --max-retry-wait")]
@@ -148,10 +151,13 @@ pub struct Session {
     budget_spent: Mutex<Option<ProbeError>>,
     /// When the next request may leave under `--rate`.
     next_slot: tokio::sync::Mutex<Option<tokio::time::Instant>>,
-    /// The most a server counted over the suite's estimate for one request (at least
-    /// 1): later estimates are scaled by it, so the token budget (and `--max-cost`)
-    /// is not overrun by texts that cost more tokens than their length suggests.
-    overrun: Mutex<f64>,
+    /// The most a server counted over the suite's estimate for one request, per
+    /// resource and script (at least 1): later estimates of the same kind are scaled
+    /// by it, so the token budget (and `--max-cost`) is not overrun by texts that cost
+    /// more tokens than their length suggests. Per kind, because what Korean cost a
+    /// WordPiece vocabulary (nine times its estimate) says nothing of English, nor
+    /// what embeddings cost of rerank.
+    overrun: Mutex<HashMap<(Resource, Script), f64>>,
     /// The slowest pace the server has answered at: each request's deadline grows
     /// with its work at this pace.
     pace: Mutex<Pace>,
@@ -226,7 +232,7 @@ impl Session {
             last_valid_success: Mutex::default(),
             budget_spent: Mutex::default(),
             next_slot: tokio::sync::Mutex::default(),
-            overrun: Mutex::new(1.0),
+            overrun: Mutex::default(),
             pace: Mutex::default(),
             in_flight: AtomicU64::new(0),
             gate: tokio::sync::RwLock::new(()),
@@ -632,11 +638,20 @@ impl Session {
     fn reserve(&self, probe: &Probe) -> Result<u64, ProbeError> {
         let max_requests = self.settings.max_requests;
         let max_tokens = self.settings.max_tokens;
-        let expected = (probe.estimated_tokens() as f64 * *lock(&self.overrun)).ceil() as u64;
+        let overrun = lock(&self.overrun)
+            .get(&(probe.resource, probe.script()))
+            .copied()
+            .unwrap_or(1.0);
+        let expected = (probe.estimated_tokens() as f64 * overrun).ceil() as u64;
+        let spent = self.tokens_used();
         let refusal = if self.requests_sent() >= max_requests {
             ProbeError::RequestBudget(max_requests)
-        } else if self.tokens_used() + expected > max_tokens {
-            ProbeError::TokenBudget(max_tokens)
+        } else if spent + expected > max_tokens {
+            ProbeError::TokenBudget {
+                needed: expected,
+                spent,
+                max: max_tokens,
+            }
         } else {
             return Ok(self.requests.fetch_add(1, Ordering::Relaxed));
         };
@@ -644,11 +659,15 @@ impl Session {
         Err(refusal)
     }
 
-    /// Learns how far the server's count exceeded the estimate for `probe`.
+    /// Learns how far the server's count exceeded the estimate for `probe`, for the
+    /// later probes of its resource and script.
     fn note_overrun(&self, probe: &Probe, spent: u64) {
         let estimate = probe.estimated_tokens();
         if estimate > 0 && spent > estimate {
-            let mut overrun = lock(&self.overrun);
+            let mut overruns = lock(&self.overrun);
+            let overrun = overruns
+                .entry((probe.resource, probe.script()))
+                .or_insert(1.0);
             *overrun = overrun.max(spent as f64 / estimate as f64);
         }
     }
@@ -745,6 +764,21 @@ mod tests {
     fn missing_or_dated_retry_after_backs_off() {
         assert_eq!(retry_delay(&AskedWait::NotSaid, 0), Duration::from_secs(1));
         assert_eq!(retry_delay(&AskedWait::HttpDate, 2), Duration::from_secs(4));
+    }
+
+    /// A refusal says what the request would cost and what is spent, not only that
+    /// a budget exists.
+    #[test]
+    fn a_token_budget_refusal_gives_its_figures() {
+        let refusal = ProbeError::TokenBudget {
+            needed: 65_000,
+            spent: 41_265,
+            max: 500_000,
+        };
+        assert_eq!(
+            refusal.to_string(),
+            "token budget (--max-tokens 500000): this request would need about 65000 tokens, and 41265 are spent"
+        );
     }
 
     #[test]

@@ -223,6 +223,12 @@ pub enum Quirk {
     /// Adds this many tokens per request to the usage counts, as a server that counts
     /// special tokens once per request rather than per input (breaks USE-003).
     PaddedUsage(u64),
+    /// Counts this many more tokens for every character outside ASCII in an embeddings
+    /// request's inputs, as a WordPiece vocabulary without the script splits it:
+    /// all-MiniLM-L6-v2 under vLLM 0.32 counted 35 tokens for the 15 characters of
+    /// "서울은 대한민국의 수도입니다." (the lab's `vllm` piece). Breaks no clause; the
+    /// suite's token estimates must not take Korean's cost for English's.
+    UsagePerCharOutsideAscii(u64),
     /// Adds small noise (seeded by the request number; cosine ≈ 0.9998 to the exact
     /// vector) to the answer of a request answered before, as nondeterministic GPU
     /// reductions can. The first answer stays exact, so only clauses that repeat a

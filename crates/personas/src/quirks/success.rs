@@ -84,6 +84,15 @@ pub(super) fn edit(quirk: Quirk, request: &Incoming, answer: &mut Answer, config
         Quirk::FloatUsage => map_usage(&mut body, |n| json!(n as f64)),
         Quirk::ZeroUsage => map_usage(&mut body, |_| json!(0)),
         Quirk::PaddedUsage(extra) => map_usage(&mut body, |n| json!(n + extra)),
+        Quirk::UsagePerCharOutsideAscii(per_char) => {
+            let outside: usize = request
+                .texts()
+                .iter()
+                .flatten()
+                .map(|t| t.chars().filter(|c| !c.is_ascii()).count())
+                .sum();
+            map_usage(&mut body, |n| json!(n + per_char * outside as u64));
+        }
         Quirk::UsageCountsWholeInput => {
             let tokens: usize = request
                 .texts()
