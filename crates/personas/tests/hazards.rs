@@ -72,6 +72,34 @@ fn broken(name: &'static str, quirks: &[Quirk]) -> Persona {
     persona(name, Config::default(), quirks)
 }
 
+/// TEI routes no `GET /v1/models` and answers it 404 with an empty body. The suite
+/// reads the listing for its own bookkeeping (the model's name and limit): that 404 is
+/// no answer of the embeddings contract, and ERR-007 failed every TEI server on it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_models_listing_the_suite_reads_for_itself_is_not_judged() {
+    let persona = broken("no_models_listing", &[Quirk::ModelsListingEmpty404]);
+    // Nothing lists the model, so its user names it.
+    let named = Settings {
+        model: Some(persona.config.model_id.clone()),
+        ..settings()
+    };
+    let (audit, log) = common::audit_logged(
+        &persona,
+        named,
+        &common::every_clause(),
+        std::time::Duration::from_secs(10),
+    )
+    .await;
+    let listing_refused = log.iter().any(|l| {
+        l.exchange.path.ends_with("/models") && l.reply.as_ref().is_some_and(|r| r.status == 404)
+    });
+    assert!(listing_refused, "the run asked for the models listing");
+    for id in ["ERR-007", "ERR-008", "ERR-013"] {
+        let (outcome, reason) = outcome(&audit, id);
+        assert_eq!(outcome, Outcome::Pass, "{id}: {reason}");
+    }
+}
+
 /// The reference configuration refusing over-length input.
 fn rejecting() -> Config {
     Config {

@@ -6,6 +6,7 @@
 
 use super::judging;
 use super::{Check, CheckResult, check};
+use crate::http::probe::Resource;
 use crate::http::{Body, Probe, Reply, Validity};
 use crate::schemas::Schemas;
 use crate::session::requests::{self, SENTENCE, body};
@@ -137,18 +138,22 @@ async fn unknown_model(s: &Session) -> CheckResult {
     Ok(expect_client_error(&reply, "unknown model"))
 }
 
-/// The run's requests to the embeddings endpoint (and the models listing): the rerank
-/// contract judges its own requests, so a rerank answer never fails an embeddings
-/// clause.
+/// The run's requests to the embeddings endpoint: the rerank contract judges its own
+/// requests, and the models listing is the suite's own bookkeeping (the model's name
+/// and limit), not an answer of the contract. TEI routes no `GET /v1/models`, and its
+/// empty 404 failed ERR-007 on every TEI server.
 fn embeddings_log(s: &Session) -> Vec<Logged> {
-    s.log().into_iter().filter(|l| !l.is_rerank()).collect()
+    s.log()
+        .into_iter()
+        .filter(|l| l.resource == Resource::Embeddings)
+        .collect()
 }
 
-/// The run's throttling answers to requests outside the rerank contract.
+/// The run's throttling answers to embeddings requests.
 fn embeddings_throttled(s: &Session) -> Vec<Throttled> {
     s.throttled()
         .into_iter()
-        .filter(|t| !t.is_rerank())
+        .filter(|t| t.resource == Resource::Embeddings)
         .collect()
 }
 

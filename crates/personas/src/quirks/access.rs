@@ -34,6 +34,17 @@ pub(super) fn no_models_route(request: &Incoming) -> Option<Answer> {
     matches!(request.path.as_str(), "/v1/models" | "/models").then(|| not_found(request))
 }
 
+/// 404 with an empty body for the models listing, at the engine's path or its alias.
+pub(super) fn models_listing_empty_404(request: &Incoming) -> Option<Answer> {
+    let listing = matches!(request.path.as_str(), "/v1/models" | "/models");
+    listing.then(|| Answer {
+        status: 404,
+        content_type: String::new(),
+        headers: Vec::new(),
+        body: Vec::new(),
+    })
+}
+
 /// 404 "Resource not found" unless the URL carries a non-empty `name` parameter.
 pub(super) fn require_query(request: &Incoming, name: &str) -> Option<Answer> {
     let present = request.query_value(name).is_some_and(|v| !v.is_empty());

@@ -330,6 +330,11 @@ pub enum Quirk {
     /// Answers 404 to the models listing: Azure OpenAI's deployment paths have no models
     /// route, so a client must not need one.
     NoModelsRoute,
+    /// Answers the models listing 404 with an empty body: TEI routes no
+    /// `GET /v1/models` (`router/src/http/server.rs` in
+    /// huggingface/text-embeddings-inference), and its router's fallback answers
+    /// nothing more.
+    ModelsListingEmpty404,
     /// Answers every request `307 Temporary Redirect` to this URL, as a server behind a
     /// front that redirects (FastAPI's trailing-slash redirect, http to https on many
     /// hosts) does to a client at the wrong address.
@@ -467,6 +472,7 @@ impl Quirk {
             Quirk::Cl100kTokenIds => vocabulary::cl100k_token_ids(request),
             Quirk::ServedAt(prefix) => return access::serve_at(request, prefix),
             Quirk::NoModelsRoute => return access::no_models_route(request),
+            Quirk::ModelsListingEmpty404 => return access::models_listing_empty_404(request),
             Quirk::RedirectTo(url) => return Some(access::redirect(url)),
             Quirk::RequireQuery { name, .. } => return access::require_query(request, name),
             Quirk::KeyInHeader(name) => access::key_in_header(request, name),
