@@ -311,7 +311,7 @@ fn down_after_many(s: &Session) -> Option<Verdict> {
         .log()
         .into_iter()
         .find(|l| l.is_rerank() && l.exchange == killer)?;
-    let sent: Value = serde_json::from_slice(logged.request_body.as_deref()?).ok()?;
+    let sent = crate::json::parse(logged.request_body.as_deref()?)?;
     let documents = sent.get("documents")?.as_array()?.len();
     (documents >= MANY).then(|| {
         Verdict::fail(format!(

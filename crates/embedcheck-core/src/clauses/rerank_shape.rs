@@ -189,7 +189,7 @@ fn rerank_answers(s: &Session) -> Vec<(Arc<Reply>, usize, Logged)> {
         .filter(Logged::is_rerank)
         .filter_map(|l| {
             let reply = l.reply.clone().filter(|r| r.is_success())?;
-            let sent: Value = serde_json::from_slice(l.request_body.as_deref()?).ok()?;
+            let sent = crate::json::parse(l.request_body.as_deref()?)?;
             let n = sent.get("documents")?.as_array()?.len();
             Some((reply, n, l))
         })
