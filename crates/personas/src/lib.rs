@@ -34,6 +34,7 @@
 mod breakers;
 mod crash;
 pub mod http;
+mod keep_alive;
 mod known_answers;
 mod persona;
 mod quirks;
@@ -47,6 +48,6 @@ pub use persona::{API_KEY, Persona, PersonaServer};
 pub use quirks::{Quirk, RerankQuirk, Trigger};
 pub use real::{
     asymmetric_cpu, dynamo_vllm, infinity, infinity_reranker, litellm, litellm_reranker,
-    litserve_reranker, llama_cpp, old_fastapi, ollama, openai, real_servers, reference,
-    rerank_servers, serial_cpu, tei, vllm, vllm_reranker,
+    litserve_reranker, llama_cpp, old_fastapi, ollama, openai, python_http_server, real_servers,
+    reference, rerank_servers, serial_cpu, tei, vllm, vllm_reranker,
 };

@@ -2,6 +2,7 @@
 
 use crate::crash::{Front, Switch};
 use crate::http::{Request, Response, Server};
+use crate::keep_alive;
 use crate::quirks::Quirk;
 use crate::wire::{Answer, Incoming};
 use reference_server::{Config, Engine};
@@ -39,6 +40,14 @@ impl Persona {
         let responder = Responder::new(self, switch.clone());
         let compute = responder.compute.clone();
         let respond = move |request: &Request| responder.respond(request);
+        if self.quirks.contains(&Quirk::LeavesRefusedBodyUnread) {
+            return PersonaServer {
+                server: Serving::KeepAlive(keep_alive::Server::start(listener, Arc::new(respond))),
+                front: None,
+                endpoint: self.endpoint(),
+                compute,
+            };
+        }
         let (server, front) = if self.crashes() {
             listener
                 .set_nonblocking(true)
@@ -52,7 +61,7 @@ impl Persona {
             (Server::start_on(listener, respond).await, None)
         };
         PersonaServer {
-            server,
+            server: Serving::Axum(server),
             front,
             endpoint: self.endpoint(),
             compute,
@@ -93,7 +102,7 @@ impl Persona {
 
 /// A running persona.
 pub struct PersonaServer {
-    server: Server,
+    server: Serving,
     /// Where a crashing persona listens (see [`crate::crash`]).
     front: Option<Front>,
     endpoint: String,
@@ -124,6 +133,22 @@ impl PersonaServer {
         match &self.front {
             Some(front) => front.addr(),
             None => self.server.addr(),
+        }
+    }
+}
+
+/// What serves a persona's HTTP: axum, as real Rust servers, or a Python-like
+/// keep-alive server for [`Quirk::LeavesRefusedBodyUnread`].
+enum Serving {
+    Axum(Server),
+    KeepAlive(keep_alive::Server),
+}
+
+impl Serving {
+    fn addr(&self) -> SocketAddr {
+        match self {
+            Serving::Axum(server) => server.addr(),
+            Serving::KeepAlive(server) => server.addr(),
         }
     }
 }

@@ -223,6 +223,22 @@ pub fn old_fastapi() -> Persona {
     }
 }
 
+/// A small published embeddings server on Python's `http.server` with HTTP/1.1
+/// keep-alive: its handler answers a POST to a route it does not serve (rerank among
+/// them) 404 without reading the body, which the next request on the connection is
+/// then parsed from: `400 Bad request syntax`, an HTML page (see
+/// [`Quirk::LeavesRefusedBodyUnread`]). It embeds; it does not rerank.
+pub fn python_http_server() -> Persona {
+    Persona {
+        name: "python_http_server",
+        config: Config::default(),
+        quirks: vec![
+            Quirk::LeavesRefusedBodyUnread,
+            Quirk::Rerank(RerankQuirk::NotServed),
+        ],
+    }
+}
+
 /// NVIDIA Dynamo 1.6.2 with a vLLM embedding worker, as in the study
 /// (migration-study.md; contract-notes §2.3): unknown fields (`input_type`) ignored,
 /// `null` optionals read as absent (serde); `dimensions` and over-length refused by

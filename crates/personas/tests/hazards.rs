@@ -100,6 +100,54 @@ async fn the_models_listing_the_suite_reads_for_itself_is_not_judged() {
     }
 }
 
+/// A published embeddings server on Python's `http.server` with keep-alive answers a
+/// POST to a route it does not serve 404 without reading the body, and the next
+/// request on that connection 400 "Bad request syntax". The rerank route search's
+/// second request met that 400, took `/rerank` for a served route and failed RRS-001
+/// on a server with no rerank; ERR-007 counted the HTML page. The artefact is ERR-014's
+/// finding alone, and every later request goes on a new connection.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_connection_the_server_desynchronised_is_one_finding_and_no_other_verdict() {
+    let persona = personas::python_http_server();
+    let (audit, log) = common::audit_logged(
+        &persona,
+        settings(),
+        &common::every_clause(),
+        std::time::Duration::from_secs(10),
+    )
+    .await;
+    let (outcome, reason) = outcome(&audit, "ERR-014");
+    assert_eq!(outcome, Outcome::Fail, "{reason}");
+    assert!(reason.contains("left unread"), "{reason}");
+    for result in &audit.results {
+        let rerank = result.id.starts_with("RR");
+        assert!(
+            !rerank || result.outcome == Outcome::Skip,
+            "{} judged a rerank the server does not offer: {}",
+            result.id,
+            result.reason
+        );
+        assert_ne!(
+            result.outcome,
+            Outcome::Inconclusive,
+            "{}: {}",
+            result.id,
+            result.reason
+        );
+    }
+    assert_eq!(outcome_of(&audit, "ERR-007"), Outcome::Pass);
+    let artefacts = log.iter().filter(|l| {
+        l.reply
+            .as_ref()
+            .is_some_and(|r| String::from_utf8_lossy(&r.body).contains("Bad request syntax"))
+    });
+    assert_eq!(artefacts.count(), 0, "no clause reads the artefact");
+}
+
+fn outcome_of(audit: &ServerAudit, id: &str) -> Outcome {
+    outcome(audit, id).0
+}
+
 /// The reference configuration refusing over-length input.
 fn rejecting() -> Config {
     Config {

@@ -389,7 +389,8 @@ async fn refused_access_is_not_audited_and_judges_nothing() {
 }
 
 /// No clause passes without evidence: on a server that answers every `POST` 500, the
-/// only passes are about what its answers show (it stayed up; a `GET` got a 404).
+/// only passes are about what its answers show (it stayed up; a `GET` got a 404; a 500
+/// after a 500 on one connection was a 500 on a new one too).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn no_clause_passes_over_nothing() {
     let server = Server::start(|request| match request.method.as_str() {
@@ -405,9 +406,9 @@ async fn no_clause_passes_over_nothing() {
         .map(|r| format!("{}: {}", r.id, r.reason))
         .collect();
     assert!(
-        passed
+        passed.iter().all(|p| ["ERR-010", "ERR-005", "ERR-014"]
             .iter()
-            .all(|p| p.starts_with("ERR-010") || p.starts_with("ERR-005")),
+            .any(|id| p.starts_with(id))),
         "passed without evidence: {passed:#?}"
     );
 }
@@ -505,8 +506,10 @@ async fn a_rejected_key_answered_400_is_access_refused() {
         why.contains("the same as with an obviously wrong key"),
         "{why}"
     );
+    // The key's request, the wrong key's, and the second 400 on one connection sent
+    // again on a new one (ERR-014) before it is believed.
     assert!(
-        refused.requests_sent <= 3,
+        refused.requests_sent <= 4,
         "{} requests",
         refused.requests_sent
     );

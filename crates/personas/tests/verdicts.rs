@@ -47,6 +47,7 @@ verdicts_of_real_server_personas![
     infinity_reranker,
     litellm_reranker,
     litserve_reranker,
+    python_http_server,
 ];
 
 /// Audits `persona` on every clause and compares its verdict table with its snapshot.

@@ -1,5 +1,5 @@
 //! errors: client mistakes get 4xx answers a client can act on, and no request takes
-//! the server down (ERR-001 … ERR-012).
+//! the server down (ERR-001 … ERR-014).
 //!
 //! A 5xx for a client mistake is the retry hazard: the OpenAI SDKs retry every 5xx
 //! twice, so such a server receives a request that can never succeed three times.
@@ -7,7 +7,7 @@
 use super::judging;
 use super::{Check, CheckResult, check};
 use crate::http::probe::Resource;
-use crate::http::{Body, Probe, Reply, Validity};
+use crate::http::{Body, Exchange, Probe, Reply, Validity};
 use crate::schemas::Schemas;
 use crate::session::requests::{self, SENTENCE, body};
 use crate::session::{Logged, Persisted, ProbeError, Session, Throttled};
@@ -30,6 +30,7 @@ pub(crate) fn checks() -> Vec<Check> {
         check!("ERR-011", no_retryable_status_for_mistakes, log),
         check!("ERR-012", throttling_says_when, log),
         check!("ERR-013", no_5xx_for_valid_requests, log),
+        check!("ERR-014", refusals_leave_the_connection_in_step, log),
     ]
 }
 
@@ -344,6 +345,44 @@ async fn server_stays_up(s: &Session) -> CheckResult {
             s.requests_sent()
         )),
     })
+}
+
+/// ERR-014: "A request that follows a refused request with a body on the same
+/// kept-open connection is answered as the same request on a new connection is
+/// answered."
+///
+/// The session confirms every such answer that is a refusal on a new connection
+/// before any clause sees it ([`crate::session::reuse`]); this reads what it found.
+async fn refusals_leave_the_connection_in_step(s: &Session) -> CheckResult {
+    let (desync, in_step) = s.connection_reuse();
+    if let Some(d) = desync {
+        return Ok(Verdict::fail(format!(
+            "after {} {} was refused {} and its body left unread, the next request on that connection was answered {} and the same request on a new connection {}: a pooled client gets that answer after any such refusal (read the body or close the connection, RFC 9112 §9.3)",
+            d.unread.method,
+            d.unread.path,
+            status_of(&d.unread),
+            status_of(&d.artefact),
+            status_of(&d.repeated),
+        ))
+        .with_all([&d.unread, &d.artefact, &d.repeated]));
+    }
+    let Some((_, shown)) = in_step.first() else {
+        return Ok(Verdict::skip(
+            "no request followed a refused one on the same connection (the server closes connections after refusals, or none was reused): nothing to judge",
+        ));
+    };
+    let statuses: Vec<String> = in_step.iter().map(|(s, _)| s.to_string()).collect();
+    Ok(Verdict::pass(format!(
+        "after refusals answered {}, the next request on the same connection was answered as on a new connection",
+        statuses.join(", ")
+    ))
+    .with(shown))
+}
+
+fn status_of(exchange: &Exchange) -> String {
+    exchange
+        .status
+        .map_or_else(|| "nothing".to_owned(), |s| s.to_string())
 }
 
 /// ERR-011: "No invalid request is answered with a status the OpenAI SDKs retry (408,

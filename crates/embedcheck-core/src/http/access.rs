@@ -188,6 +188,15 @@ impl Fields {
 }
 
 /// Everything about reaching the endpoint that is not its URL.
+/// Whether a client keeps connections open for later requests.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Pool {
+    /// Reuses a connection the server kept open, as every pooled client does.
+    Keep,
+    /// Opens a connection per request and closes it after the answer.
+    None,
+}
+
 #[derive(Clone, Debug, Default)]
 pub struct Access {
     pub key: Option<Secret>,
@@ -220,7 +229,11 @@ impl Access {
     /// The one HTTP client builder: a total timeout, no redirects (a redirect could
     /// carry the key elsewhere, and is itself a finding), only the named proxy, the
     /// platform's CAs plus the named one.
-    pub(crate) fn client(&self, timeout: Duration) -> Result<reqwest::Client, AccessError> {
+    pub(crate) fn client(
+        &self,
+        timeout: Duration,
+        pool: Pool,
+    ) -> Result<reqwest::Client, AccessError> {
         // reqwest needs one process-wide rustls provider; Err means it is installed.
         let _ = rustls::crypto::ring::default_provider().install_default();
         let mut builder = reqwest::Client::builder()
@@ -229,6 +242,9 @@ impl Access {
             .redirect(reqwest::redirect::Policy::none())
             .no_proxy()
             .user_agent(concat!("embedcheck/", env!("CARGO_PKG_VERSION")));
+        if pool == Pool::None {
+            builder = builder.pool_max_idle_per_host(0);
+        }
         if let Some(url) = &self.proxy {
             let proxy = reqwest::Proxy::all(url)
                 .map_err(|e| AccessError::Proxy(url.clone(), e.to_string()))?;
@@ -424,7 +440,7 @@ mod tests {
             ..Access::default()
         };
         let err = access
-            .client(Duration::from_secs(1))
+            .client(Duration::from_secs(1), Pool::Keep)
             .unwrap_err()
             .to_string();
         assert!(err.contains("ca.pem"), "{err}");

@@ -73,6 +73,19 @@ pub(crate) struct Probe {
     pub credentials: Credentials,
     /// Bypass the session cache: the clause needs a second, independent answer.
     pub fresh: bool,
+    /// Which connection carries it: a pooled one, or one opened for it alone.
+    pub connection: Connection,
+}
+
+/// Which TCP connection carries a request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Connection {
+    /// One from the pool, kept open from an earlier answer when the server allows:
+    /// what every client with a connection pool sends on.
+    Pooled,
+    /// A new one, closed after its answer: nothing an earlier request left on a
+    /// connection can change what this one is answered.
+    New,
 }
 
 impl Probe {
@@ -85,6 +98,7 @@ impl Probe {
             validity: Validity::Valid,
             credentials: Credentials::Run,
             fresh: false,
+            connection: Connection::Pooled,
         }
     }
 
@@ -146,6 +160,13 @@ impl Probe {
 
     pub(crate) fn fresh(mut self) -> Self {
         self.fresh = true;
+        self
+    }
+
+    /// The same request, not from the cache, on a connection of its own.
+    pub(crate) fn on_new_connection(mut self) -> Self {
+        self.fresh = true;
+        self.connection = Connection::New;
         self
     }
 

@@ -20,6 +20,9 @@ pub struct Reply {
     pub json: Option<Value>,
     /// How this answer appears in evidence.
     pub exchange: Exchange,
+    /// The suite's end of the TCP connection that carried it, when known: two answers
+    /// with the same address came on one connection, one after the other.
+    pub connection: Option<std::net::SocketAddr>,
 }
 
 /// The wait a throttling answer asks for, read as the OpenAI SDKs read it.
@@ -182,6 +185,7 @@ impl Reply {
                 transport_error: None,
                 curl: String::new(),
             },
+            connection: None,
         }
     }
 }

@@ -6,11 +6,11 @@
 //! per-probe number of body bytes, so a hostile or broken server can neither hang nor
 //! exhaust the suite. Headers, key and body field names come from [`Access`].
 
-use super::access::{Access, AccessError};
+use super::access::{Access, AccessError, Pool};
 use super::curl;
 use super::deadline::{CEILING, Deadline};
 use super::excerpt;
-use super::probe::{Body, Probe};
+use super::probe::{Body, Connection, Probe};
 use super::reply::Reply;
 use super::secret::{Secret, Secrets};
 use super::target::Target;
@@ -52,6 +52,8 @@ const PING_TIMEOUT: Duration = Duration::from_secs(5);
 /// The HTTP client bound to one endpoint and one way of reaching it.
 pub struct Transport {
     http: reqwest::Client,
+    /// The same client without a pool: each request on a connection of its own.
+    unpooled: reqwest::Client,
     target: Target,
     access: Access,
     secrets: Secrets,
@@ -74,7 +76,8 @@ impl Transport {
     ) -> Result<Self, AccessError> {
         Ok(Transport {
             // Each request carries its own deadline; the client's only bounds them all.
-            http: access.client(CEILING.max(timeout))?,
+            http: access.client(CEILING.max(timeout), Pool::Keep)?,
+            unpooled: access.client(CEILING.max(timeout), Pool::None)?,
             secrets: access.secrets(&target),
             target,
             access,
@@ -188,8 +191,11 @@ impl Transport {
         max_body: usize,
         deadline: &Deadline,
     ) -> Result<RawAnswer, TransportError> {
-        let mut request = self
-            .http
+        let client = match probe.connection {
+            Connection::Pooled => &self.http,
+            Connection::New => &self.unpooled,
+        };
+        let mut request = client
             .request(probe.method.clone(), self.url(probe).clone())
             .timeout(deadline.after);
         if let Some((bytes, content_type)) = self.payload(probe) {
@@ -218,6 +224,10 @@ impl Transport {
             should_retry: header(reqwest::header::HeaderName::from_static("x-should-retry")),
             location: header(reqwest::header::LOCATION),
             body: Vec::new(),
+            connection: response
+                .extensions()
+                .get::<hyper_util::client::legacy::connect::HttpInfo>()
+                .map(|info| info.local_addr()),
         };
         while let Some(chunk) = response
             .chunk()
@@ -269,6 +279,7 @@ impl Transport {
             body,
             json,
             exchange,
+            connection: raw.connection,
         }
     }
 
@@ -295,6 +306,7 @@ struct RawAnswer {
     should_retry: Option<String>,
     location: Option<String>,
     body: Vec<u8>,
+    connection: Option<std::net::SocketAddr>,
 }
 
 /// The error and its causes on one line: reqwest's own message is often just

@@ -77,7 +77,9 @@ impl Loaded {
         bodies: Vec<Vec<u8>>,
         docs_per_request: usize,
     ) -> Loaded {
-        let http = access.client(timeout).unwrap_or_default();
+        let http = access
+            .client(timeout, crate::http::access::Pool::Keep)
+            .unwrap_or_default();
         Loaded {
             label,
             http,

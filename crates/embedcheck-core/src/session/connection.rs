@@ -11,6 +11,7 @@
 //!   can judge everything the run sent.
 
 use super::facts::{Fact, Facts, Learned, describe_request};
+use super::reuse::{Desync, Reuse};
 use super::settings::Settings;
 use crate::http::Exchange;
 use crate::http::probe::{Resource, Script};
@@ -147,6 +148,8 @@ pub struct Session {
     /// throttles one backend while it answers another (LiteLLM answers `GET /models`
     /// itself while its only rerank deployment cools down after failed requests).
     last_valid_success: Mutex<HashMap<Resource, Probe>>,
+    /// What requests that followed a refusal on one connection were answered.
+    reuse: Mutex<Reuse>,
     /// Which budget refused a request, once one has.
     budget_spent: Mutex<Option<ProbeError>>,
     /// When the next request may leave under `--rate`.
@@ -231,6 +234,7 @@ impl Session {
             stalled: Mutex::default(),
             last_valid_success: Mutex::default(),
             budget_spent: Mutex::default(),
+            reuse: Mutex::default(),
             next_slot: tokio::sync::Mutex::default(),
             overrun: Mutex::default(),
             pace: Mutex::default(),
@@ -440,7 +444,65 @@ impl Session {
         lock(&self.down_after).clone()
     }
 
+    /// Sends `probe` once; an answer that may be an artefact of a connection an
+    /// earlier refusal left out of step is confirmed on a new connection first (see
+    /// [`super::reuse`]). Once the server has desynchronised a connection, every
+    /// request goes on a new one.
     async fn send_once(&self, probe: &Probe) -> Result<Reply, ProbeError> {
+        let on_new = lock(&self.reuse).is_desynchronised();
+        let probe = match on_new {
+            true => &probe.clone().on_new_connection(),
+            false => probe,
+        };
+        let reply = self.send_on_wire(probe).await?;
+        let Some(before) = lock(&self.reuse).note(probe, &reply) else {
+            return Ok(reply);
+        };
+        let repeated = self
+            .send_on_wire(&probe.clone().on_new_connection())
+            .await?;
+        if repeated.status == reply.status {
+            // The same answer twice: the log keeps one, as the server gave one.
+            self.forget(&repeated);
+            lock(&self.reuse).in_step(&before, &repeated);
+            return Ok(reply);
+        }
+        self.forget(&reply);
+        let desync = Desync {
+            unread: before,
+            artefact: reply.exchange,
+            repeated: repeated.exchange.clone(),
+        };
+        let fact = self.detected(desync.clone(), &desync.unread);
+        self.learn(|facts| facts.desynchronised = Some(fact));
+        lock(&self.reuse).desynchronised(desync);
+        Ok(repeated)
+    }
+
+    /// Takes an answer out of the log, so no clause judges it: a desynchronised
+    /// connection's artefact, or the confirmation that repeated an answer.
+    fn forget(&self, reply: &Reply) {
+        lock(&self.log).retain(|(_, logged)| {
+            logged
+                .reply
+                .as_deref()
+                .is_none_or(|r| r.connection != reply.connection || r.exchange != reply.exchange)
+        });
+    }
+
+    /// The connection a server desynchronised, and the answers that showed it in step
+    /// after refusals, for ERR-014.
+    pub(crate) fn connection_reuse(&self) -> (Option<Desync>, Vec<(u16, Exchange)>) {
+        let reuse = lock(&self.reuse);
+        let in_step = reuse
+            .in_step_after()
+            .iter()
+            .map(|(status, e)| (*status, e.clone()))
+            .collect();
+        (reuse.desync().cloned(), in_step)
+    }
+
+    async fn send_on_wire(&self, probe: &Probe) -> Result<Reply, ProbeError> {
         if self.interrupted() {
             return Err(ProbeError::Interrupted);
         }

@@ -749,6 +749,10 @@ pub struct Facts {
     /// The request after which the server stopped answering.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub server_down_after: Option<Fact<String>>,
+    /// The first connection the server desynchronised by leaving a refused request's
+    /// body unread (ERR-014): every later request went on a new connection.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub desynchronised: Option<Fact<super::reuse::Desync>>,
     /// What `usage.prompt_tokens` counts (USE-005).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub usage_unit: Option<Fact<UsageUnit>>,
@@ -911,6 +915,15 @@ impl Facts {
         put(
             "server_down_after",
             self.server_down_after.as_ref().map(|f| f.value.clone()),
+        );
+        put(
+            "desynchronised",
+            self.desynchronised.as_ref().map(|f| {
+                format!(
+                    "after {} (body left unread), every request went on a new connection",
+                    describe_request(&f.value.unread)
+                )
+            }),
         );
         put(
             "usage_counts",

@@ -7,6 +7,7 @@ mod connection;
 pub mod facts;
 pub(crate) mod requests;
 pub(crate) mod rerank;
+pub mod reuse;
 mod settings;
 
 pub use connection::{Interrupt, Logged, ProbeError, Session};

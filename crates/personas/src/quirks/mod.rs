@@ -335,6 +335,11 @@ pub enum Quirk {
     /// huggingface/text-embeddings-inference), and its router's fallback answers
     /// nothing more.
     ModelsListingEmpty404,
+    /// Served on Python's `http.server` with HTTP/1.1 keep-alive by a handler that
+    /// answers 404 without reading the request's body: the body is read as the next
+    /// request on the connection, answered `400 Bad request syntax` (see
+    /// [`crate::keep_alive`]). A published embeddings server; breaks ERR-014.
+    LeavesRefusedBodyUnread,
     /// Answers every request `307 Temporary Redirect` to this URL, as a server behind a
     /// front that redirects (FastAPI's trailing-slash redirect, http to https on many
     /// hosts) does to a client at the wrong address.
