@@ -116,7 +116,7 @@ static BREAKERS: &[Breaker] = &[
     // fp16 NaNs on particular valid texts answered 500 (ollama/ollama#12921).
     ("ERR-013", || error_when(Trigger::TextContains("ostéoporose"), 500, "failed to encode response: json: unsupported value: NaN")),
     // A server on Python's http.server with keep-alive, its unknown routes answered 404
-    // before the body is read (`keep_alive`): the rerank route search trips it.
+    // before the body is read (`python_http`): the rerank route search trips it.
     ("ERR-014", || quirks(&[Quirk::LeavesRefusedBodyUnread, Quirk::Rerank(RerankQuirk::NotServed)])),
     ("AUTH-001", || configured(keyed(), &[Quirk::ErrorWhen { trigger: Trigger::NoCredentials, status: 500, message: "KeyError: 'authorization'" }])),
     // Rerank. TEI's and SGLang's bare array of {index, score} (rerank-notes §1).

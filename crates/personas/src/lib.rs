@@ -34,9 +34,9 @@
 mod breakers;
 mod crash;
 pub mod http;
-mod keep_alive;
 mod known_answers;
 mod persona;
+mod python_http;
 mod quirks;
 pub mod real;
 pub mod vendors;

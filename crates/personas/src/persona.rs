@@ -2,7 +2,7 @@
 
 use crate::crash::{Front, Switch};
 use crate::http::{Request, Response, Server};
-use crate::keep_alive;
+use crate::python_http;
 use crate::quirks::Quirk;
 use crate::wire::{Answer, Incoming};
 use reference_server::{Config, Engine};
@@ -39,15 +39,20 @@ impl Persona {
         let switch = Switch::new();
         let responder = Responder::new(self, switch.clone());
         let compute = responder.compute.clone();
-        let respond = move |request: &Request| responder.respond(request);
-        if self.quirks.contains(&Quirk::LeavesRefusedBodyUnread) {
+        if self.on_python_http() {
+            let habits = python_http::Habits {
+                unread_404_bodies: self.quirks.contains(&Quirk::LeavesRefusedBodyUnread),
+            };
+            let respond = move |request: &Request| responder.respond_or_raise(request);
+            let server = python_http::Server::start(listener, Arc::new(respond), habits);
             return PersonaServer {
-                server: Serving::KeepAlive(keep_alive::Server::start(listener, Arc::new(respond))),
+                server: Serving::PythonHttp(server),
                 front: None,
                 endpoint: self.endpoint(),
                 compute,
             };
         }
+        let respond = move |request: &Request| responder.respond(request);
         let (server, front) = if self.crashes() {
             listener
                 .set_nonblocking(true)
@@ -66,6 +71,17 @@ impl Persona {
             endpoint: self.endpoint(),
             compute,
         }
+    }
+
+    /// Whether the persona is a Python `http.server` application (see
+    /// [`crate::python_http`]).
+    fn on_python_http(&self) -> bool {
+        self.quirks.iter().any(|q| {
+            matches!(
+                q,
+                Quirk::LeavesRefusedBodyUnread | Quirk::HandlerRaisesOn(_)
+            )
+        })
     }
 
     /// Whether a [`Quirk::CrashOn`] can take this persona down.
@@ -137,18 +153,19 @@ impl PersonaServer {
     }
 }
 
-/// What serves a persona's HTTP: axum, as real Rust servers, or a Python-like
-/// keep-alive server for [`Quirk::LeavesRefusedBodyUnread`].
+/// What serves a persona's HTTP: axum, as real Rust servers, or Python's
+/// `http.server` for a persona with its habits ([`Quirk::LeavesRefusedBodyUnread`],
+/// [`Quirk::HandlerRaisesOn`]).
 enum Serving {
     Axum(Server),
-    KeepAlive(keep_alive::Server),
+    PythonHttp(python_http::Server),
 }
 
 impl Serving {
     fn addr(&self) -> SocketAddr {
         match self {
             Serving::Axum(server) => server.addr(),
-            Serving::KeepAlive(server) => server.addr(),
+            Serving::PythonHttp(server) => server.addr(),
         }
     }
 }
@@ -227,6 +244,17 @@ impl Responder {
 }
 
 impl Responder {
+    /// The answer, or none where a [`Quirk::HandlerRaisesOn`] fires: the handler
+    /// raised, and the server closes the connection without answering.
+    fn respond_or_raise(&self, request: &Request) -> Option<Response> {
+        let incoming = Incoming::from_request(request);
+        let raises = self
+            .quirks
+            .iter()
+            .any(|q| matches!(q, Quirk::HandlerRaisesOn(trigger) if trigger.fires(&incoming)));
+        (!raises).then(|| self.respond(request))
+    }
+
     fn respond(&self, request: &Request) -> Response {
         let mut incoming = Incoming::from_request(request);
         // Counts from a poisoned lock are still fine for varying answers.

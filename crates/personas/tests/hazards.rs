@@ -144,6 +144,43 @@ async fn a_connection_the_server_desynchronised_is_one_finding_and_no_other_verd
     assert_eq!(artefacts.count(), 0, "no clause reads the artefact");
 }
 
+/// A Python `http.server` handler that raises on token ids closes the connection
+/// without answering them, and answers every other request. Sent again on a new
+/// connection with the same result, that is the server's answer: IN-003 fails naming
+/// it, where it was left inconclusive as if the suite lacked evidence.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_the_server_never_answers_fails_the_clause_that_sent_it() {
+    let persona = broken(
+        "raises_on_token_ids",
+        &[Quirk::HandlerRaisesOn(Trigger::TokenIds)],
+    );
+    let (audit, _) = common::audit_logged(
+        &persona,
+        settings(),
+        &common::every_clause(),
+        std::time::Duration::from_secs(10),
+    )
+    .await;
+    let (outcome, reason) = outcome(&audit, "IN-003");
+    assert_eq!(outcome, Outcome::Fail, "{reason}");
+    assert!(
+        reason.contains("closed the connection without a complete answer"),
+        "{reason}"
+    );
+    assert_eq!(
+        outcome_of(&audit, "ERR-010"),
+        Outcome::Pass,
+        "the server stayed up"
+    );
+    let unjudged: Vec<String> = audit
+        .results
+        .iter()
+        .filter(|r| r.outcome == Outcome::Inconclusive)
+        .map(|r| format!("{}: {}", r.id, r.reason))
+        .collect();
+    assert!(unjudged.is_empty(), "{unjudged:#?}");
+}
+
 fn outcome_of(audit: &ServerAudit, id: &str) -> Outcome {
     outcome(audit, id).0
 }

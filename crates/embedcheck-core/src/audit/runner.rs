@@ -148,6 +148,10 @@ async fn run_one(session: &Session, check: Option<&Check>) -> Verdict {
     let pending = session.take_pending();
     match outcome {
         Ok(verdict) => verdict,
+        // The server's own answer to the clause's request: no answer at all.
+        Err(error @ ProbeError::Unanswered { .. }) => {
+            Verdict::fail(error.to_string()).with_all(pending.iter().rev().take(2))
+        }
         Err(error) => inconclusive(error).with_all(pending.iter().rev().take(3)),
     }
 }

@@ -57,6 +57,13 @@ pub enum ProbeError {
     /// `--dry-run`: the request was recorded, not sent.
     #[error("dry run: nothing was sent")]
     DryRun,
+    /// The server closed the connection without answering the request, and again
+    /// when it was sent on a new connection, while it answers other requests: that is
+    /// its answer to this request, and the clause that sent it fails on it.
+    #[error(
+        "the server closed the connection without a complete answer to {request}, again on a new connection, while it answers other requests: a client gets a connection error (which the OpenAI SDKs retry twice), never an answer ({error})"
+    )]
+    Unanswered { request: String, error: String },
 }
 
 /// Ctrl-C, shared between the signal handler and every waiting probe.
@@ -454,7 +461,12 @@ impl Session {
             true => &probe.clone().on_new_connection(),
             false => probe,
         };
-        let reply = self.send_on_wire(probe).await?;
+        let reply = match self.send_on_wire(probe).await {
+            Err(ProbeError::Transport(TransportError::Broken(_))) => {
+                self.repeat_unanswered(probe).await?
+            }
+            sent => sent?,
+        };
         let Some(before) = lock(&self.reuse).note(probe, &reply) else {
             return Ok(reply);
         };
@@ -477,6 +489,30 @@ impl Session {
         self.learn(|facts| facts.desynchronised = Some(fact));
         lock(&self.reuse).desynchronised(desync);
         Ok(repeated)
+    }
+
+    /// A request whose connection closed without an answer, sent once more on a new
+    /// connection unless the server is down (ERR-010's case): an answer there was
+    /// the connection's failure, not the server's answer; a connection closed again
+    /// is the server's answer ([`ProbeError::Unanswered`]).
+    async fn repeat_unanswered(&self, probe: &Probe) -> Result<Reply, ProbeError> {
+        let again = probe.clone().on_new_connection();
+        match self.send_on_wire(&again).await {
+            Err(ProbeError::Transport(TransportError::Broken(error)))
+                if self.down_after().is_none() && self.answered_any() =>
+            {
+                Err(ProbeError::Unanswered {
+                    request: describe_request(&self.transport.planned(probe)),
+                    error,
+                })
+            }
+            sent => sent,
+        }
+    }
+
+    /// Whether any request of the run got a complete answer.
+    fn answered_any(&self) -> bool {
+        lock(&self.log).iter().any(|(_, l)| l.reply.is_some())
     }
 
     /// Takes an answer out of the log, so no clause judges it: a desynchronised
@@ -584,8 +620,7 @@ impl Session {
     /// answering (ERR-010 names the request). Only a request that passed its own
     /// deadline alone, on an idle server, counts towards the stall.
     async fn after_timeout(&self, deadline: &Deadline, alone: bool, exchange: Exchange) {
-        let answered_before = lock(&self.log).iter().any(|(_, l)| l.reply.is_some());
-        if !answered_before {
+        if !self.answered_any() {
             return self.count_unanswered(|in_a_row| {
                 format!("embeddings requests time out: {in_a_row} in a row got no answer within their deadlines (the last: {deadline})")
             });
@@ -682,8 +717,7 @@ impl Session {
     /// After a probe got no answer from a server that answered before, asks whether
     /// the server is still there: if not, that probe is the one that took it down.
     async fn note_if_down(&self, error: &TransportError, exchange: Exchange) {
-        let answered_before = lock(&self.log).iter().any(|(_, l)| l.reply.is_some());
-        if matches!(error, TransportError::BodyTooLarge(_)) || !answered_before {
+        if matches!(error, TransportError::BodyTooLarge(_)) || !self.answered_any() {
             return;
         }
         self.requests.fetch_add(1, Ordering::Relaxed);

@@ -338,8 +338,12 @@ pub enum Quirk {
     /// Served on Python's `http.server` with HTTP/1.1 keep-alive by a handler that
     /// answers 404 without reading the request's body: the body is read as the next
     /// request on the connection, answered `400 Bad request syntax` (see
-    /// [`crate::keep_alive`]). A published embeddings server; breaks ERR-014.
+    /// [`crate::python_http`]). A published embeddings server; breaks ERR-014.
     LeavesRefusedBodyUnread,
+    /// Served on Python's `http.server`, whose handler raises on requests `trigger`
+    /// fires on: the connection is closed without an answer, every other request
+    /// answered (see [`crate::python_http`]).
+    HandlerRaisesOn(Trigger),
     /// Answers every request `307 Temporary Redirect` to this URL, as a server behind a
     /// front that redirects (FastAPI's trailing-slash redirect, http to https on many
     /// hosts) does to a client at the wrong address.

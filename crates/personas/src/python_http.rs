@@ -1,13 +1,17 @@
-//! A server on Python's `http.server` with HTTP/1.1 keep-alive, whose handler answers
-//! a route it does not serve 404 without reading the request's body.
+//! A server on Python's `http.server` with HTTP/1.1 keep-alive, as small published
+//! embeddings servers are written, with two habits of such handlers.
 //!
-//! `BaseHTTPRequestHandler` reads only the request line and headers; the handler reads
+//! **A 404 that leaves the body unread.** `BaseHTTPRequestHandler` reads only the request line and headers; the handler reads
 //! the body (`rfile.read(content_length)`) where it serves the route, and a 404 branch
 //! written before that leaves the body on the connection. With `protocol_version =
 //! "HTTP/1.1"` the connection stays open, and the next request's line is read from the
 //! left-over body: `send_error(400, "Bad request syntax (...)")`, an HTML page, and
 //! the connection closed. A published embeddings server does exactly this; RFC 9112
 //! §9.3 says a server must read the body or close the connection.
+//!
+//! **A handler that raises.** An exception in `do_POST` ends the connection without an
+//! answer (`socketserver` prints the traceback and closes the socket), while the
+//! server goes on answering every other request: the persona's `None`.
 //!
 //! Every other request is answered by the persona, as on [`crate::http::Server`]. One
 //! thread per connection, as `ThreadingHTTPServer`.
@@ -19,8 +23,15 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-/// What answers each request.
-type Respond = dyn Fn(&Request) -> Response + Send + Sync;
+/// What answers each request; `None` where the handler raises.
+pub(crate) type Respond = dyn Fn(&Request) -> Option<Response> + Send + Sync;
+
+/// How the handler treats a request it refuses.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Habits {
+    /// A 404 is answered before the body is read, which stays on the connection.
+    pub(crate) unread_404_bodies: bool,
+}
 
 /// A running server; it stops accepting when dropped.
 pub(crate) struct Server {
@@ -29,8 +40,8 @@ pub(crate) struct Server {
 }
 
 impl Server {
-    /// Serves `respond` on `listener` until dropped.
-    pub(crate) fn start(listener: TcpListener, respond: Arc<Respond>) -> Self {
+    /// Serves `respond` on `listener` with `habits` until dropped.
+    pub(crate) fn start(listener: TcpListener, respond: Arc<Respond>, habits: Habits) -> Self {
         let addr = listener
             .local_addr()
             .expect("a bound listener has an address");
@@ -43,7 +54,7 @@ impl Server {
                 }
                 let respond = respond.clone();
                 if let Ok(stream) = stream {
-                    std::thread::spawn(move || serve(stream, &*respond));
+                    std::thread::spawn(move || serve(stream, &*respond, habits));
                 }
             }
         });
@@ -63,8 +74,9 @@ impl Drop for Server {
     }
 }
 
-/// Serves one connection until the client closes it or a request line is garbage.
-fn serve(stream: TcpStream, respond: &Respond) {
+/// Serves one connection until the client closes it, a request line is garbage or the
+/// handler raises.
+fn serve(stream: TcpStream, respond: &Respond, habits: Habits) {
     let _ = stream.set_read_timeout(Some(Duration::from_secs(60)));
     let _ = stream.set_nodelay(true);
     let Ok(mut writer) = stream.try_clone() else {
@@ -113,8 +125,10 @@ fn serve(stream: TcpStream, respond: &Respond) {
             headers,
             body,
         };
-        let response = respond(&request);
-        if response.status == 404 {
+        let Some(response) = respond(&request) else {
+            return;
+        };
+        if response.status == 404 && habits.unread_404_bodies {
             unread = request.body;
         }
         if let Some(delay) = response.delay {
