@@ -195,6 +195,8 @@ struct Memory {
     free_at: Option<Instant>,
     /// Until when a `Quirk::Cooldown` server's backend is cooling down.
     cool_until: Option<Instant>,
+    /// Set once a `Quirk::VariesOnce` has turned an answer.
+    varied: bool,
 }
 
 impl Memory {
@@ -283,9 +285,13 @@ impl Responder {
             )
             .into_response();
         }
+        let varies = self.varies_now(&incoming, &mut memory);
         drop(memory);
         let post = incoming.method == "POST";
-        let answer = self.answer(incoming);
+        let mut answer = self.answer(incoming);
+        if let Some(cosine) = varies.filter(|_| answer.status == 200) {
+            crate::quirks::success::turn_last_item(&mut answer, cosine);
+        }
         if let Some(cooldown) = cooldown.filter(|_| post && cools_down(&answer)) {
             let mut memory = self.memory.lock().unwrap_or_else(|e| e.into_inner());
             memory.cool_until = Some(Instant::now() + cooldown);
@@ -335,6 +341,27 @@ impl Responder {
             Duration::from_millis(per_request_ms + per_input_ms * inputs as u64)
                 + Duration::from_micros(per_token_us * tokens as u64),
         )
+    }
+
+    /// The cosine a [`Quirk::VariesOnce`] turns this request's last item to: the
+    /// first float request with a batch large enough, once.
+    fn varies_now(&self, request: &Incoming, memory: &mut Memory) -> Option<f64> {
+        let (batch_at_least, cosine) = self.quirks.iter().find_map(|q| match *q {
+            Quirk::VariesOnce {
+                batch_at_least,
+                cosine,
+            } => Some((batch_at_least, cosine)),
+            _ => None,
+        })?;
+        let fields = request.fields()?;
+        let float = fields.get("encoding_format").is_none_or(|f| f == "float");
+        let batch = request
+            .input()
+            .and_then(|i| i.as_array().map(Vec::len))
+            .unwrap_or(0);
+        let due = request.is_embed_post() && float && batch >= batch_at_least && !memory.varied;
+        memory.varied |= due;
+        due.then_some(cosine)
     }
 
     /// How long a `Quirk::Cooldown` server's backend cools down after a failure.

@@ -181,6 +181,44 @@ async fn a_request_the_server_never_answers_fails_the_clause_that_sent_it() {
     assert!(unjudged.is_empty(), "{unjudged:#?}");
 }
 
+/// TEI serving a decoder model answered one item of a 21-input batch at cosine 0.94
+/// to the float answer once; the same batch sent again did not reproduce it, yet
+/// ENC-002 blamed base64. A difference is blamed on the encoding only when it repeats:
+/// here the batch is judged on the repeat, and the unrepeatable answer is reported as
+/// what it is.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_difference_that_does_not_repeat_is_not_blamed_on_the_encoding() {
+    let persona = broken(
+        "varies_once",
+        &[Quirk::VariesOnce {
+            batch_at_least: 2,
+            cosine: 0.94,
+        }],
+    );
+    let clauses: Vec<&Clause> = common::every_clause()
+        .into_iter()
+        .filter(|c| c.id == "ENC-002")
+        .collect();
+    let audit = common::audit_with(&persona, settings(), &clauses).await;
+    let (varied, reason) = outcome(&audit, "ENC-002");
+    assert_eq!(varied, Outcome::Pass, "{reason}");
+    let seen = &audit.facts.observations()["unrepeatable"];
+    assert!(seen.contains("float answer at cosine 0.94"), "{seen}");
+
+    let drifted = broken("base64_drifted", &[Quirk::Base64Drifted { cosine: 0.94 }]);
+    let audit = common::audit_with(&drifted, settings(), &clauses).await;
+    let (repeated, reason) = outcome(&audit, "ENC-002");
+    assert_eq!(
+        repeated,
+        Outcome::Fail,
+        "a difference that repeats: {reason}"
+    );
+    assert!(
+        reason.contains("again when both requests were sent again"),
+        "{reason}"
+    );
+}
+
 fn outcome_of(audit: &ServerAudit, id: &str) -> Outcome {
     outcome(audit, id).0
 }

@@ -545,6 +545,41 @@ impl Noise {
     }
 }
 
+/// An answer that the same request, sent again, did not reproduce: a difference seen
+/// between two answers is blamed on what differs between their requests only when it
+/// repeats (ENC-002 judged the batch on the repeat).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Unrepeatable {
+    /// The request, as the clause shows it: `a batch of 21 [...]`.
+    pub request: String,
+    /// Which answer varied: the float one, or the base64 one.
+    pub answer: VariedAnswer,
+    /// The item that varied most, and the cosine between its two vectors.
+    pub item: usize,
+    pub cosine: f64,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum VariedAnswer {
+    Float,
+    Base64,
+}
+
+impl fmt::Display for Unrepeatable {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let answer = match self.answer {
+            VariedAnswer::Float => "float",
+            VariedAnswer::Base64 => "base64",
+        };
+        write!(
+            f,
+            "{} sent twice: data[{}] of the {answer} answer at cosine {:.6} between the two answers",
+            self.request, self.item, self.cosine
+        )
+    }
+}
+
 impl fmt::Display for Noise {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if self.deterministic() {
@@ -759,6 +794,9 @@ pub struct Facts {
     /// The server's variation between identical requests (CONS-001).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub noise: Option<Fact<Noise>>,
+    /// An answer the same request sent again did not reproduce (ENC-002).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unrepeatable: Option<Fact<Unrepeatable>>,
     /// The server's token counts of the reference texts against the model's (REF-002).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reference_tokens: Option<Fact<TokenAgreement>>,
@@ -930,6 +968,10 @@ impl Facts {
             self.usage_unit.as_ref().map(|f| f.value.to_string()),
         );
         put("noise", self.noise.as_ref().map(|f| f.value.to_string()));
+        put(
+            "unrepeatable",
+            self.unrepeatable.as_ref().map(|f| f.value.to_string()),
+        );
         put(
             "reference_tokens",
             self.reference_tokens.as_ref().map(|f| f.value.to_string()),

@@ -16,7 +16,7 @@ mod fields;
 mod request;
 mod rerank;
 mod shape;
-mod success;
+pub(crate) mod success;
 mod trigger;
 mod vocabulary;
 
@@ -234,6 +234,12 @@ pub enum Quirk {
     /// reductions can. The first answer stays exact, so only clauses that repeat a
     /// request see the noise (breaks CONS-001).
     NoiseOnRepeat,
+    /// Turns the last item of the first float answer to a batch of at least
+    /// `batch_at_least` inputs to this `cosine`, once in the server's life: TEI serving
+    /// a decoder model answered data[19] of a 21-input batch at cosine 0.940976 to the
+    /// float answer once, which the same batch sent again did not reproduce (measured
+    /// in the lab). Breaks no clause: a difference must repeat to be blamed.
+    VariesOnce { batch_at_least: usize, cosine: f64 },
     /// Mixes a fixed padding-token vector into every vector of a batch answer, as a
     /// pooling that counts pad tokens does (contract-notes EMB-RSP-07: dynamo#10248,
     /// vllm#6744).
@@ -253,6 +259,10 @@ pub enum Quirk {
     /// or of a big-endian host, which clients decode as little-endian garbage (breaks
     /// ENC-002).
     Base64BigEndian,
+    /// Writes base64 embeddings laid out right but turned to this `cosine` from the
+    /// float answer, every time: base64 computed by another path than floats (breaks
+    /// ENC-002 on its values, repeatably).
+    Base64Drifted { cosine: f64 },
     /// Turns every vector by the same small angle, so that each has this `cosine` to the
     /// reference engine's: the study's Dynamo + vLLM vectors differed from the old
     /// FastAPI server's (`transformers`) in the fourth decimal, cosine 0.9996 to 0.9999

@@ -131,6 +131,17 @@ pub(super) fn edit(quirk: Quirk, request: &Incoming, answer: &mut Answer, config
         }
         Quirk::Base64Float64 => base64_as_float64(&mut body),
         Quirk::Base64BigEndian => base64_big_endian(&mut body),
+        Quirk::Base64Drifted { cosine } => {
+            let angle = cosine.clamp(-1.0, 1.0).acos();
+            for item in items(&mut body) {
+                if let Some(Value::String(text)) = item.get_mut("embedding")
+                    && let Some(vector) = decode_f32(text)
+                {
+                    let turned = rotate_pairs(vector, angle);
+                    *text = encode(turned.into_iter().flat_map(|x| (x as f32).to_le_bytes()));
+                }
+            }
+        }
         Quirk::DriftedVectors { cosine } => {
             let angle = cosine.clamp(-1.0, 1.0).acos();
             map_vectors(&mut body, |_, v| rotate_pairs(v, angle));
@@ -318,6 +329,21 @@ fn rotate_pairs(mut v: Vec<f64>, angle: f64) -> Vec<f64> {
         pair[1] = x * sin + y * cos;
     }
     v
+}
+
+/// Turns the last vector of a success answer by the angle of `cosine` (see
+/// [`Quirk::VariesOnce`]).
+pub(crate) fn turn_last_item(answer: &mut Answer, cosine: f64) {
+    let Some(mut body) = answer.json() else {
+        return;
+    };
+    let last = batch_len(&body).saturating_sub(1);
+    let angle = cosine.clamp(-1.0, 1.0).acos();
+    map_vectors(&mut body, |i, v| match i == last {
+        true => rotate_pairs(v, angle),
+        false => v,
+    });
+    answer.set_json(&body);
 }
 
 /// Each text's vector becomes its tokens' own vectors, concatenated.
