@@ -49,5 +49,5 @@ pub use quirks::{Quirk, RerankQuirk, Trigger};
 pub use real::{
     asymmetric_cpu, dynamo_vllm, infinity, infinity_reranker, litellm, litellm_reranker,
     litserve_reranker, llama_cpp, old_fastapi, ollama, openai, python_http_server, real_servers,
-    reference, rerank_servers, serial_cpu, tei, vllm, vllm_reranker,
+    reference, rerank_servers, serial_cpu, tei, tei_reranker, vllm, vllm_reranker,
 };

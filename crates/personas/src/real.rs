@@ -50,7 +50,30 @@ pub fn rerank_servers() -> Vec<Persona> {
         infinity_reranker(),
         litellm_reranker(),
         litserve_reranker(),
+        tei_reranker(),
     ]
+}
+
+/// TEI 1.9 serving a cross-encoder: rerank only at `/rerank`, in TEI's dialect
+/// (`{query, texts}` answered with a bare array of `{index, score}`); every
+/// embeddings request answered `424 {"code":424,"message":"Backend error: Model is not
+/// an embedding model","type":"Backend"}` (`router/src/http/server.rs` in
+/// huggingface/text-embeddings-inference, measured in the lab).
+pub fn tei_reranker() -> Persona {
+    Persona {
+        name: "tei_reranker",
+        config: cross_encoder(OverlengthPolicy::Reject),
+        quirks: vec![
+            Quirk::ErrorWhen {
+                trigger: Trigger::EmbedPost,
+                status: 424,
+                message: "Backend error: Model is not an embedding model",
+            },
+            Quirk::Rerank(RerankQuirk::ServedAt(&["/rerank"])),
+            Quirk::Rerank(RerankQuirk::TeiDialect),
+            Quirk::Rerank(RerankQuirk::BareArray),
+        ],
+    }
 }
 
 /// The lab's tiny cross-encoder: 512 positions, [CLS] q [SEP] d [SEP].
@@ -324,8 +347,12 @@ pub fn tei() -> Persona {
             Quirk::AnyModel,
             Quirk::IgnoreUnknownFields { keep: &[] },
             Quirk::TeiErrors,
+            Quirk::ModelsListingEmpty404,
             Quirk::CrashOn(Trigger::TokenIdAtLeast(50_000)),
+            // An embedding model: `/rerank` parses TEI's body first (422 to the Cohere
+            // one), then finds no reranker loaded.
             Quirk::Rerank(RerankQuirk::ServedAt(&["/rerank"])),
+            Quirk::Rerank(RerankQuirk::TeiDialect),
             Quirk::Rerank(RerankQuirk::CannotRerank {
                 status: 424,
                 message: "model is not a re-ranker model",

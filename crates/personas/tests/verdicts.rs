@@ -47,6 +47,7 @@ verdicts_of_real_server_personas![
     infinity_reranker,
     litellm_reranker,
     litserve_reranker,
+    tei_reranker,
     python_http_server,
 ];
 

@@ -212,18 +212,21 @@ enum Offered {
     RerankOnly(String),
 }
 
-/// Whether the server offers embeddings: the plain request is answered as by an
-/// embeddings endpoint (anything but 404, 405, 501 or a refusal saying the model does
-/// not embed). A server offering neither embeddings nor rerank is not audited; one
-/// offering rerank only is audited on rerank, its embeddings clauses "not offered".
+/// Whether the server offers embeddings, from the pattern of its answers, in no
+/// language: the plain request answered (any status but a refusal) is an embeddings
+/// endpoint. A refusal is not yet "not offered": the endpoint is not offered when it
+/// is absent (404, 405, 501), or when the batch request is refused alike (whatever it
+/// carries: TEI serving a cross-encoder answers 424 "Model is not an embedding model")
+/// while rerank is served. A server offering neither is not audited when its
+/// embeddings endpoint is absent; one that refuses every embeddings request and
+/// reranks nothing is audited on embeddings (its refusals are what it does).
 async fn offered(session: &Session) -> Result<Offered, String> {
     use crate::session::{requests, rerank};
-    let plain = match requests::single(session).await {
-        Ok(reply) => reply,
+    let Ok(plain) = requests::single(session).await else {
         // A budget, a stall or Ctrl-C: the clause run says so clause by clause.
-        Err(_) => return Ok(Offered::Both),
+        return Ok(Offered::Both);
     };
-    if rerank::serves(&plain) {
+    if !plain.is_absent() && !refused_whatever_it_carries(session, &plain).await {
         return Ok(Offered::Both);
     }
     let why = format!(
@@ -233,11 +236,24 @@ async fn offered(session: &Session) -> Result<Offered, String> {
     );
     match rerank::route(session).await {
         Ok(Some(_)) => Ok(Offered::RerankOnly(why)),
+        Ok(None) if !plain.is_absent() => Ok(Offered::Both),
         Ok(None) => Err(format!(
             "{why}, and no rerank route serves the portable request ({}): check --endpoint",
             rerank::tried(session)
         )),
         Err(e) => Err(format!("{why}; the rerank routes: {e}")),
+    }
+}
+
+/// Whether the plain request's refusal is the batch request's too: the endpoint
+/// refuses what it is sent whatever that is.
+async fn refused_whatever_it_carries(session: &Session, plain: &Reply) -> bool {
+    if !plain.is_refusal() {
+        return false;
+    }
+    match crate::session::requests::batch(session).await {
+        Ok(batch) => plain.refused_alike(&batch),
+        Err(_) => false,
     }
 }
 

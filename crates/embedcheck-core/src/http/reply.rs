@@ -78,6 +78,39 @@ impl Reply {
         self.status >= 500
     }
 
+    /// Whether the answer says the route or feature is absent: 404, 405 or 501.
+    pub(crate) fn is_absent(&self) -> bool {
+        matches!(self.status, 404 | 405 | 501)
+    }
+
+    /// Whether the answer refuses the request as such: a 4xx other than those about
+    /// access (401, 402, 403, 407) or pace (408, 429). A 5xx is a failure, not a
+    /// refusal.
+    pub(crate) fn is_refusal(&self) -> bool {
+        self.is_client_error() && !matches!(self.status, 401..=403 | 407 | 408 | 429)
+    }
+
+    /// Whether two refusals are the same answer: same status, same error text. Two
+    /// requests of different content refused alike were refused for something
+    /// neither content changes (the route, the model), not for what they carry.
+    /// Numbers are masked first: a parser's column or a body's length follows the
+    /// content, not the reason (axum: "missing field `texts` at line 1 column 210").
+    pub(crate) fn refused_alike(&self, other: &Reply) -> bool {
+        let reason = |r: &Reply| -> String {
+            let text = r.error_text();
+            let mut masked = String::with_capacity(text.len());
+            for c in text.chars() {
+                match c.is_ascii_digit() {
+                    true if masked.ends_with('#') => {}
+                    true => masked.push('#'),
+                    false => masked.push(c),
+                }
+            }
+            masked
+        };
+        self.is_refusal() && self.status == other.status && reason(self) == reason(other)
+    }
+
     /// Whether the OpenAI SDKs retry this answer (`_should_retry`): `x-should-retry`
     /// decides when present, else 408, 409, 429 and every 5xx are retried.
     pub(crate) fn is_retried_by_sdks(&self) -> bool {
@@ -197,6 +230,39 @@ mod tests {
 
     fn reply(status: u16, body: Value) -> Reply {
         Reply::json_for_test(status, body)
+    }
+
+    #[test]
+    fn a_refusal_is_a_client_error_about_the_request_and_alike_is_to_the_word() {
+        let tei = |message| {
+            reply(
+                424,
+                json!({"code": 424, "message": message, "type": "Backend"}),
+            )
+        };
+        let not_embedding = tei("Backend error: Model is not an embedding model");
+        assert!(not_embedding.is_refusal());
+        assert!(
+            not_embedding.refused_alike(&tei("Backend error: Model is not an embedding model"))
+        );
+        assert!(!not_embedding.refused_alike(&tei("Input is too long")));
+        let axum = |column: u32| {
+            let message = format!("missing field `texts` at line 1 column {column}");
+            reply(422, json!({"error": message, "error_type": "Validation"}))
+        };
+        assert!(
+            axum(210).refused_alike(&axum(96)),
+            "a parser's position is not a reason"
+        );
+        for status in [401, 403, 408, 429] {
+            assert!(
+                !reply(status, json!({})).is_refusal(),
+                "{status} is about access or pace"
+            );
+        }
+        let failure = reply(500, json!({"message": "boom"}));
+        assert!(!failure.is_refusal() && !failure.refused_alike(&failure));
+        assert!(reply(501, json!({})).is_absent() && reply(405, json!({})).is_absent());
     }
 
     #[test]

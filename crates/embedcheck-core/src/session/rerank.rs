@@ -64,13 +64,14 @@ pub(crate) async fn route(s: &Session) -> Result<Option<RerankRoute>, ProbeError
     if let Some(known) = &s.facts().rerank.routes {
         return Ok(known.value.used);
     }
+    let before = s.requests_sent();
     let mut tried = Vec::new();
     for route in RerankRoute::ALL {
         let reply = s.send(probe(route, plain_body(s))).await?;
         tried.push(RouteAnswer {
             route,
             status: reply.status,
-            served: serves(&reply),
+            served: served_at(s, route, &reply).await?,
         });
     }
     let used = tried
@@ -78,9 +79,51 @@ pub(crate) async fn route(s: &Session) -> Result<Option<RerankRoute>, ProbeError
         .find(|a| a.status == 200)
         .or_else(|| tried.iter().find(|a| a.served))
         .map(|a| a.route);
-    let fact = s.searched(RerankRoutes { tried, used }, RerankRoute::ALL.len() as u32);
+    let requests = (s.requests_sent() - before) as u32;
+    let fact = s.searched(RerankRoutes { tried, used }, requests);
     s.learn(|facts| facts.rerank.routes = Some(fact));
     Ok(used)
+}
+
+/// Why the route search sends TEI's dialect to a route that refuses the portable body.
+const IN_TEI_DIALECT: &str = "TEI's rerank dialect ({query, texts}): a route that refuses the Cohere body alike whatever it carries is asked in TEI's before it is called not served";
+
+/// Whether `route` serves rerank, from the pattern of its answers, in no language:
+/// absent (404, 405, 501) is not; an answer that is no refusal is. A refusal of the
+/// portable request says nothing yet: the route serves rerank when another content
+/// is refused otherwise (it reads what it is sent) or when TEI's dialect is not
+/// refused (the route parses another shape). A route that refuses both the portable
+/// request, whatever it carries, and TEI's dialect does not serve rerank: TEI with an
+/// embedding model (422 to the Cohere body, 424 to its own), Infinity and llama.cpp
+/// with a model that does not rerank.
+async fn served_at(s: &Session, route: RerankRoute, first: &Reply) -> Result<bool, ProbeError> {
+    if first.is_absent() {
+        return Ok(false);
+    }
+    if !first.is_refusal() {
+        return Ok(true);
+    }
+    let other = s.send(probe(route, other_body(s))).await?;
+    if !first.refused_alike(&other) {
+        return Ok(true);
+    }
+    let tei = s.send(either(route, tei_body(), IN_TEI_DIALECT)).await?;
+    Ok(!tei.is_refusal() && !tei.is_absent())
+}
+
+/// A portable request with another query and documents than [`plain_body`].
+fn other_body(s: &Session) -> Value {
+    body(
+        s,
+        "Which city is the capital of Italy?",
+        json!(["Rome is the capital of Italy.", "Lyon is a city in France."]),
+        &[],
+    )
+}
+
+/// The canonical query and documents in TEI's dialect, as TEI's own clients send it.
+fn tei_body() -> Value {
+    json!({"query": QUERY, "texts": DOCUMENTS})
 }
 
 /// The portable request's answer on the route the clauses use.
@@ -106,7 +149,7 @@ pub(crate) fn tried(s: &Session) -> String {
         let rerank = logged.is_rerank();
         let refusal = logged
             .reply
-            .filter(|r| rerank && !serves(r) && !matches!(r.status, 404 | 405))
+            .filter(|r| rerank && !r.is_success() && !matches!(r.status, 404 | 405))
             .and_then(|r| r.error_message());
         if let Some(message) = refusal.filter(|m| !said.contains(m)) {
             said.push(message);
@@ -119,48 +162,5 @@ pub(crate) fn tried(s: &Session) -> String {
     match said.as_slice() {
         [] => statuses,
         _ => format!("{statuses}; the server says: {}", said.join(", ")),
-    }
-}
-
-/// Words of a refusal that says the route exists but the model cannot rerank
-/// (Infinity and vLLM serving an embedding model, llama.cpp without `--reranking`).
-const CANNOT_RERANK: [&str; 5] = [
-    "not support",
-    "not a re-rank",
-    "not a rerank",
-    "--reranking",
-    "no rerank",
-];
-
-/// Whether an answer shows that rerank is served at its route.
-pub(crate) fn serves(reply: &Reply) -> bool {
-    if matches!(reply.status, 404 | 405 | 501) {
-        return false;
-    }
-    if reply.is_client_error() || reply.is_server_error() {
-        let text = reply.error_text();
-        return !CANNOT_RERANK.iter().any(|w| text.contains(w));
-    }
-    true
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_route_is_served_unless_its_answer_says_otherwise() {
-        let answer = |status, body| Reply::json_for_test(status, body);
-        assert!(serves(&answer(200, json!({"results": []}))));
-        assert!(serves(&answer(422, json!({"detail": "field required"}))));
-        assert!(!serves(&answer(404, json!({"detail": "Not Found"}))));
-        assert!(!serves(&answer(
-            501,
-            json!({"error": {"message": "This server does not support reranking. Start it with `--reranking`"}})
-        )));
-        assert!(!serves(&answer(
-            400,
-            json!({"error": {"message": "The model does not support Rerank (Score) API"}})
-        )));
     }
 }

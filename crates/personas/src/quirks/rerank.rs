@@ -24,6 +24,11 @@ pub enum RerankQuirk {
     CannotRerank { status: u16, message: &'static str },
     /// Answers TEI's and SGLang's shape, a bare array of `{index, score}` (breaks RRS-001).
     BareArray,
+    /// Parses TEI's rerank request, `{query, texts}` (`router/src/http/types.rs`,
+    /// `RerankRequest`, in huggingface/text-embeddings-inference), before anything else:
+    /// a body without `texts` is refused 422 as its axum `Json` extractor refuses it,
+    /// with the column of the end of the body; `texts` is read as the documents.
+    TeiDialect,
     /// Lists results in input order, not by score: early llama.cpp builds (breaks
     /// RRS-004).
     InputOrder,
@@ -150,6 +155,7 @@ impl RerankQuirk {
                 (!paths.contains(&request.path.as_str())).then(|| error(404, "Not Found"))
             }
             RerankQuirk::CannotRerank { status, message } => Some(error(status, message)),
+            RerankQuirk::TeiDialect => tei_dialect(request),
             RerankQuirk::NullRefused(names) => fields.and_then(|f| {
                 let name = names.iter().find(|n| f.get(**n) == Some(&Value::Null))?;
                 Some(error(
@@ -355,6 +361,28 @@ impl RerankQuirk {
         }
         answer.set_json(&body);
     }
+}
+
+/// TEI's request parser: 422 for a body without `texts` (axum's rejection text,
+/// serde's position in it), else `texts` renamed to the engine's `documents`.
+fn tei_dialect(request: &mut Incoming) -> Option<Answer> {
+    let has_texts = fields(request).is_some_and(|f| f.contains_key("texts"));
+    if !has_texts {
+        let message = format!(
+            "Failed to deserialize the JSON body into the target type: missing field `texts` at line 1 column {}",
+            request.body.len()
+        );
+        return Some(Answer::json_body(
+            422,
+            &json!({"error": message, "error_type": "Validation"}),
+        ));
+    }
+    edit(request, |f| {
+        if let Some(texts) = f.remove("texts") {
+            f.insert("documents".to_owned(), texts);
+        }
+    });
+    None
 }
 
 /// The same request answered with every document (`top_n` left out). Only called after

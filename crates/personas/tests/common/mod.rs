@@ -51,6 +51,11 @@ pub fn settings(persona: &Persona, aggressive: bool) -> Settings {
             .then_some(persona.config.max_input_tokens as u64),
         reference: Some(known_answers(persona)),
         rerank_reference: Some(rerank_known_answers(persona)),
+        // A user of a server without a models listing (TEI) names its model.
+        model: persona
+            .quirks
+            .contains(&personas::Quirk::ModelsListingEmpty404)
+            .then(|| persona.config.model_id.clone()),
         // A user of a server that lists no model names the one it reranks with.
         rerank_model: persona
             .quirks
