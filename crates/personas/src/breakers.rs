@@ -125,13 +125,15 @@ static BREAKERS: &[Breaker] = &[
     ("RRS-003", || rerank(&[RerankQuirk::ScoresAsStrings])),
     ("RRS-004", || rerank(&[RerankQuirk::InputOrder])),
     ("RRS-005", || rerank(&[RerankQuirk::IgnoreTopN])),
-    // Infinity 0.0.78: `document: null` unless asked (measured in the lab).
-    ("RRS-006", || rerank(&[RerankQuirk::NullDocument])),
+    // Sorted results zipped with the documents in input order.
+    ("RRS-006", || rerank(&[RerankQuirk::AlwaysEchoDocuments, RerankQuirk::DocumentsInInputOrder])),
     // vLLM 0.32 refuses `top_n: null` (measured; Dify sends it, langgenius/dify#14140).
     ("RRS-007", || rerank(&[RerankQuirk::NullRefused(&["top_n"])])),
     ("RRS-008", || rerank(&[RerankQuirk::UnknownFieldAs500])),
     // TEI serves `/rerank` alone (huggingface/text-embeddings-inference#683).
     ("RRS-009", || rerank(&[RerankQuirk::ServedAt(&["/rerank"])])),
+    // Infinity 0.0.78: `document: null` unless asked (measured in the lab).
+    ("RRS-010", || rerank(&[RerankQuirk::NullDocument])),
     ("RRQ-001", || rerank(&[RerankQuirk::PositionDependent])),
     ("RRQ-002", || rerank(&[RerankQuirk::NeighbourDependent])),
     ("RRQ-003", || rerank(&[RerankQuirk::NoiseOnRepeat])),

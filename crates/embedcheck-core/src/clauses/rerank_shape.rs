@@ -6,7 +6,7 @@
 //! shape (TEI's bare array) are named as what they are.
 
 use super::{Check, CheckResult, check};
-use crate::http::rerank::{Echo, RerankAnswer, RerankItem};
+use crate::http::rerank::{Echo, RerankAnswer};
 use crate::http::{Body, Reply, RerankRoute, RerankShape};
 use crate::session::facts::UnknownField;
 use crate::session::rerank::{self, DOCUMENTS, QUERY};
@@ -22,10 +22,11 @@ pub(crate) fn checks() -> Vec<Check> {
         check!("RRS-003", finite_scores, log),
         check!("RRS-004", sorted_by_score, log),
         check!("RRS-005", top_n_honoured),
-        check!("RRS-006", documents_echoed_as_text, log),
+        check!("RRS-006", documents_echoed_as_sent, log),
         check!("RRS-007", null_is_absent),
         check!("RRS-008", unknown_field_never_5xx),
         check!("RRS-009", served_at_v1),
+        check!("RRS-010", documents_as_text_objects, log),
     ]
 }
 
@@ -324,15 +325,15 @@ async fn top_n_honoured(s: &Session) -> CheckResult {
     .with_all(&evidence))
 }
 
-/// RRS-006: "A result's document, where present, is an object {"text": the input
-/// document, unchanged}; never null and never a bare string." Judged on every rerank
-/// answer of the run, after one asking for the documents.
-async fn documents_echoed_as_text(s: &Session) -> CheckResult {
-    let (route, _, _) = match answered(s).await? {
+/// RRS-006: "A result's document, where present and not null, carries the text of
+/// the input document it stands for, unchanged: as {"text": …}, or as a bare string;
+/// anything else fails." Judged on every rerank answer of the run, after one asking
+/// for the documents.
+async fn documents_echoed_as_sent(s: &Session) -> CheckResult {
+    let (echo, answers) = match echoed_answers(s).await? {
         Ok(found) => found,
         Err(verdict) => return Ok(verdict),
     };
-    let echo = echo_request(s, route).await?;
     if echo.is_server_error() {
         return Ok(Verdict::fail(format!(
             "return_documents: true answered {}: a client that asks for the documents gets no ranking, and the SDKs retry the 5xx",
@@ -340,35 +341,102 @@ async fn documents_echoed_as_text(s: &Session) -> CheckResult {
         ))
         .with(&echo.exchange));
     }
-    let answers = judged_answers(s).await?;
     let mut echoed = 0;
-    for (reply, _, logged) in &answers {
-        let Ok(answer) = reply.rerank() else { continue };
-        let sent = sent_documents(logged);
+    for (reply, answer, sent, logged) in &answers {
         for item in &answer.items {
-            if let Some(wrong) = wrong_echo(item, &sent) {
+            let input = item.position().and_then(|i| sent.get(i));
+            if let Some(wrong) = not_the_input(&item.document, input) {
                 return Ok(Verdict::fail(format!(
-                    "in the answer to {}, a result's document is {wrong}",
+                    "in the answer to {}, a result's document is {wrong}: a client that shows or uses it gets another text than it sent",
                     crate::session::facts::describe_request(&logged.exchange)
                 ))
                 .with(&reply.exchange));
             }
-            echoed += usize::from(item.document != Echo::Absent);
+            echoed += usize::from(matches!(item.document, Echo::Text(_) | Echo::String(_)));
         }
     }
     if echoed == 0 {
-        return Ok(Verdict::skip(format!(
-            "no document echoed in {} rerank answers (return_documents: true answered {}): nothing to judge",
-            answers.len(),
-            echo.summary()
-        ))
-        .with(&echo.exchange));
+        return Ok(nothing_echoed(&echo, answers.len()));
     }
     Ok(Verdict::pass(format!(
-        "{echoed} echoed documents in {} rerank answers, each {{\"text\": the input}}; none null or a bare string",
+        "{echoed} echoed documents in {} rerank answers, each the input's text",
         answers.len()
     ))
     .with(&echo.exchange))
+}
+
+/// RRS-010: "A result's document, where present, is an object {"text": …}: omitted
+/// rather than null when documents were not asked for, and never a bare string."
+async fn documents_as_text_objects(s: &Session) -> CheckResult {
+    let (echo, answers) = match echoed_answers(s).await? {
+        Ok(found) => found,
+        Err(verdict) => return Ok(verdict),
+    };
+    let mut present = 0;
+    for (reply, answer, _, logged) in &answers {
+        for item in &answer.items {
+            let form = match &item.document {
+                Echo::Null => {
+                    "null: LiteLLM's cohere provider builds a typed response whose document is not Optional and fails on it; omit the document instead"
+                }
+                Echo::String(_) => {
+                    "a bare string, not {\"text\": …}: LiteLLM's hosted_vllm provider fails on it ('str' object has no attribute 'get')"
+                }
+                Echo::Absent => continue,
+                _ => {
+                    present += 1;
+                    continue;
+                }
+            };
+            return Ok(Verdict::fail(format!(
+                "in the answer to {}, a result's document is {form}",
+                crate::session::facts::describe_request(&logged.exchange)
+            ))
+            .with(&reply.exchange));
+        }
+    }
+    if present == 0 {
+        return Ok(nothing_echoed(&echo, answers.len()));
+    }
+    Ok(Verdict::pass(format!(
+        "{present} documents in {} rerank answers, each {{\"text\": …}}; none null or a bare string",
+        answers.len()
+    ))
+    .with(&echo.exchange))
+}
+
+/// A rerank 200 with its parsed answer, the texts its request sent, and its log entry.
+type EchoAnswer = (Arc<Reply>, RerankAnswer, Vec<String>, Logged);
+
+/// What RRS-006 and RRS-010 judge: the answer to the request asking for the documents,
+/// and every rerank answer of the run with the documents its request sent.
+async fn echoed_answers(
+    s: &Session,
+) -> Result<Result<(Arc<Reply>, Vec<EchoAnswer>), Verdict>, ProbeError> {
+    let route = match answered(s).await? {
+        Ok((route, _, _)) => route,
+        Err(verdict) => return Ok(Err(verdict)),
+    };
+    let echo = echo_request(s, route).await?;
+    let answers = judged_answers(s)
+        .await?
+        .into_iter()
+        .filter_map(|(reply, _, logged)| {
+            let answer = reply.rerank().ok()?;
+            let sent = sent_documents(&logged);
+            Some((reply, answer, sent, logged))
+        })
+        .collect();
+    Ok(Ok((echo, answers)))
+}
+
+/// The skip of RRS-006 and RRS-010 when no answer echoed a document.
+fn nothing_echoed(echo: &Reply, answers: usize) -> Verdict {
+    Verdict::skip(format!(
+        "no document echoed in {answers} rerank answers (return_documents: true answered {}): nothing to judge",
+        echo.summary()
+    ))
+    .with(&echo.exchange)
 }
 
 /// The text of each document `logged`'s request sent, a bare string or `{"text": …}`,
@@ -395,20 +463,14 @@ fn sent_documents(logged: &Logged) -> Vec<String> {
         .collect()
 }
 
-/// What is wrong with a result's echoed document, against the documents its request
-/// `sent`; `None` when it is absent or `{"text": the input}`.
-fn wrong_echo(item: &RerankItem, sent: &[String]) -> Option<String> {
-    let input = item.position().and_then(|i| sent.get(i));
-    match &item.document {
-        Echo::Absent => None,
-        Echo::Text(text) if Some(text) == input => None,
-        Echo::Text(text) => Some(format!("{{\"text\": {text:?}}}, not the input document")),
-        Echo::Null => Some("null (LiteLLM's pydantic model answers 500 to it)".to_owned()),
-        Echo::String(_) => Some(
-            "a bare string, not {\"text\": …} (LiteLLM's hosted_vllm transformation fails on it)"
-                .to_owned(),
-        ),
-        Echo::Other(json) => Some(format!("{json}, not {{\"text\": …}}")),
+/// What is wrong with a result's echoed document against the `input` it stands for:
+/// `None` when it is absent, null, or the input's text (RRS-010 judges the form).
+fn not_the_input(document: &Echo, input: Option<&String>) -> Option<String> {
+    match document {
+        Echo::Absent | Echo::Null => None,
+        Echo::Text(text) | Echo::String(text) if Some(text) == input => None,
+        Echo::Text(text) | Echo::String(text) => Some(format!("{text:?}, not the input document")),
+        Echo::Other(json) => Some(format!("{json}, which carries no text")),
     }
 }
 

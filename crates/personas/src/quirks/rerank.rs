@@ -35,7 +35,7 @@ pub enum RerankQuirk {
     /// Answers all N results whatever `top_n` says (breaks RRS-005).
     IgnoreTopN,
     /// Puts `"document": null` in every result not asked to echo it: Infinity 0.0.78
-    /// (measured in the lab; LiteLLM's pydantic model answers 500 to it; breaks RRS-006).
+    /// (measured in the lab; LiteLLM's cohere provider fails on it; breaks RRS-010).
     NullDocument,
     /// Echoes `document` as a bare string when asked to: Infinity 0.0.78 (measured).
     DocumentAsString,
@@ -45,6 +45,10 @@ pub enum RerankQuirk {
     /// Never echoes a document, even when asked to: llama-server (measured; it reads
     /// no `return_documents`).
     NeverEchoDocuments,
+    /// Echoes the documents in input order beside results sorted by score, so that a
+    /// result carries another document's text: a server that zips its sorted results
+    /// with the request's documents (breaks RRS-006).
+    DocumentsInInputOrder,
     /// Answers the classifier's raw logit instead of its sigmoid: llama-server and
     /// SGLang (measured; breaks RRQ-005).
     Logits,
@@ -297,6 +301,11 @@ impl RerankQuirk {
                     .cloned();
                 r["document"] = json!({"text": text, "multi_modal": null});
             }),
+            RerankQuirk::DocumentsInInputOrder => {
+                for (k, r) in results.iter_mut().enumerate() {
+                    r["document"] = json!({"text": docs.get(k)});
+                }
+            }
             RerankQuirk::NeverEchoDocuments => results.iter_mut().for_each(|r| {
                 if let Some(result) = r.as_object_mut() {
                     result.remove("document");
