@@ -147,8 +147,8 @@ static BREAKERS: &[Breaker] = &[
     // The home-made LitServe server: `CrossEncoder.predict([])` raises (measured).
     ("RRL-001", || rerank(&[RerankQuirk::EmptyListAs500])),
     ("RRL-002", || rerank(&[RerankQuirk::EmptyDocumentAs500])),
-    // llama-server answers `top_n: 0` with no results (measured).
-    ("RRL-003", || rerank(&[RerankQuirk::TopNZeroEmpty])),
+    // A handler whose check on top_n raises instead of refusing.
+    ("RRL-003", || rerank(&[RerankQuirk::TopNZeroAs500])),
     // llama-server: a pair over the batch answered 500 (measured).
     ("RRL-004", || configured(rejecting(), &[Quirk::Rerank(RerankQuirk::LongAs500)])),
     // SGLang 0.5.23 on CPU failed on 1000 documents, a tensor size mismatch (measured).
@@ -161,6 +161,8 @@ static BREAKERS: &[Breaker] = &[
         Quirk::ErrorWhen { trigger: Trigger::EmbedPost, status: 404, message: "Not Found" },
         Quirk::Cooldown { millis: COOLDOWN_MILLIS },
     ])),
+    // A refusal of an input past the limit that says nothing of length.
+    ("RRL-008", || configured(rejecting(), &[Quirk::Rerank(RerankQuirk::LongRefusedSaying("Invalid request"))])),
 ];
 
 /// The persona that breaks `clause_id`, named after it.

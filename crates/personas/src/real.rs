@@ -177,6 +177,7 @@ pub fn litserve_reranker() -> Persona {
             },
             Quirk::Rerank(RerankQuirk::ServedAt(&["/v1/rerank", "/rerank"])),
             Quirk::Rerank(RerankQuirk::EmptyListAs500),
+            Quirk::Rerank(RerankQuirk::NegativeTopNSlices),
             Quirk::Rerank(RerankQuirk::IgnoreUnknownFields),
         ],
     }

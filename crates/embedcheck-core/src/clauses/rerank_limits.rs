@@ -1,14 +1,14 @@
-//! rerank-limits: the edges of a rerank request (RRL-001 … RRL-007).
+//! rerank-limits: the edges of a rerank request (RRL-001 … RRL-008).
 //!
 //! Empty lists and documents, `top_n: 0`, inputs past the model's limit, a thousand
-//! documents and plain client mistakes: each may be refused or answered, but never with
-//! a 5xx (the retry hazard again: the OpenAI and Cohere SDKs retry it) and never with a
-//! 200 that hides the mistake.
+//! documents and plain client mistakes: each may be refused or answered as the server's
+//! documented contract says, but never with a 5xx (the retry hazard again: the OpenAI
+//! and Cohere SDKs retry it) and never with a 200 that is silently wrong.
 
 use super::rerank_shape::answered;
 use super::{Check, CheckResult, check};
-use crate::http::{Body, Reply, RerankRoute};
-use crate::session::facts::LongInputPolicy;
+use crate::http::{Body, Probe, Reply, RerankRoute};
+use crate::session::facts::{LongInputPolicy, TopNZero};
 use crate::session::rerank::{self, DOCUMENTS, QUERY};
 use crate::session::{ProbeError, Session, Throttled};
 use crate::verdict::Verdict;
@@ -24,6 +24,7 @@ pub(crate) fn checks() -> Vec<Check> {
         check!("RRL-005", many_documents),
         check!("RRL-006", mistakes_refused),
         check!("RRL-007", throttling_says_when, log),
+        check!("RRL-008", long_refusals_say_length),
     ]
 }
 
@@ -32,7 +33,9 @@ async fn route(s: &Session) -> Result<Result<RerankRoute, Verdict>, ProbeError> 
     Ok(answered(s).await?.map(|(route, _, _)| route))
 }
 
-/// RRL-001: "documents: [] is refused with a 4xx; never a 5xx and never a 200."
+/// RRL-001: "documents: [] is refused with a 4xx or answered 200; never a 5xx."
+/// Every measured client short-circuits an empty list, so a 200 breaks none; a 5xx is
+/// retried.
 async fn empty_list_refused(s: &Session) -> CheckResult {
     let route = match route(s).await? {
         Ok(route) => route,
@@ -49,8 +52,8 @@ async fn empty_list_refused(s: &Session) -> CheckResult {
     Ok(if reply.is_client_error() {
         Verdict::pass(format!("documents: [] refused with {}", reply.status))
     } else if reply.is_success() {
-        Verdict::fail(format!(
-            "documents: [] answered {}: the client's mistake is hidden",
+        Verdict::pass(format!(
+            "documents: [] answered {} (clients short-circuit an empty list: nothing breaks)",
             reply.summary()
         ))
     } else {
@@ -97,8 +100,10 @@ async fn empty_document_handled(s: &Session) -> CheckResult {
     .with(&reply.exchange))
 }
 
-/// RRL-003: "top_n: 0 is refused with a 4xx or read as all N documents; never answered
-/// 200 with no results."
+/// RRL-003: "top_n: 0 is refused with a 4xx, read as all N documents, or answered with
+/// no results (the server's policy, recorded); never a 5xx." Cohere documents
+/// `minimum: 1`, vLLM reads 0 as all, and Dify, the one client found sending 0, means it
+/// literally: the documented contracts differ, so only a 5xx fails.
 async fn top_n_zero(s: &Session) -> CheckResult {
     let route = match route(s).await? {
         Ok(route) => route,
@@ -109,26 +114,26 @@ async fn top_n_zero(s: &Session) -> CheckResult {
         .send(rerank::either(
             route,
             request,
-            "top_n: 0, refused or read as all",
+            "top_n: 0, refused, read as all or literally",
         ))
         .await?;
     let results = reply.rerank().map(|a| a.items.len()).ok();
-    Ok(match (reply.is_client_error(), reply.is_success(), results) {
-        (true, _, _) => Verdict::pass(format!("top_n: 0 refused with {}", reply.status)),
-        (_, true, Some(n)) if n == DOCUMENTS.len() => {
-            Verdict::pass(format!("top_n: 0 read as all {n} documents"))
+    let policy = match (reply.is_client_error(), reply.is_success(), results) {
+        (true, _, _) => TopNZero::Refused(reply.status),
+        (_, true, Some(n)) if n == DOCUMENTS.len() => TopNZero::All,
+        (_, true, Some(0)) => TopNZero::None,
+        (_, true, Some(n)) => TopNZero::Some(n),
+        _ => {
+            return Ok(Verdict::fail(format!(
+                "top_n: 0 answered {}: refuse it with a 4xx, or answer it",
+                reply.summary()
+            ))
+            .with(&reply.exchange));
         }
-        (_, true, Some(0)) => Verdict::fail(
-            "top_n: 0 answered 200 with no results: a client that sends 0 for all silently gets nothing to rank",
-        ),
-        (_, true, n) => Verdict::fail(format!(
-            "top_n: 0 answered 200 with {} results for {} documents",
-            n.map_or("no readable".to_owned(), |n| n.to_string()),
-            DOCUMENTS.len()
-        )),
-        _ => Verdict::fail(format!("top_n: 0 answered {}", reply.summary())),
-    }
-    .with(&reply.exchange))
+    };
+    let fact = s.detected(policy, &reply.exchange);
+    s.learn(|facts| facts.rerank.top_n_zero = Some(fact));
+    Ok(Verdict::pass(format!("top_n: 0 {policy}")).with(&reply.exchange))
 }
 
 /// Words of common English, for inputs longer than any reranker's limit.
@@ -156,59 +161,43 @@ fn long_answer(what: &str, reply: &Reply) -> Result<LongInputPolicy, String> {
         return Ok(LongInputPolicy::Scored);
     }
     if reply.is_client_error() {
-        let message = reply.error_text();
-        let about_length = [
-            "length",
-            "long",
-            "token",
-            "context",
-            "exceed",
-            "maximum",
-            "too large",
-            "limit",
-        ]
-        .iter()
-        .any(|w| message.contains(w));
-        return if about_length {
-            Ok(LongInputPolicy::Refused(reply.status))
-        } else {
-            Err(format!(
-                "{what} refused with {} without a word about length: {:?}",
-                reply.status,
-                reply.error_message().unwrap_or_default()
-            ))
-        };
+        return Ok(LongInputPolicy::Refused(reply.status));
     }
     Err(format!(
-        "{what} answered {}: refuse it with a 4xx about length, or truncate it",
+        "{what} answered {}: refuse it with a 4xx, or truncate it",
         reply.summary()
     ))
 }
 
+/// Whether a refusal's message is about length: an English keyword guess, which is why
+/// RRL-008, which rests on it, is a SHOULD.
+fn about_length(reply: &Reply) -> bool {
+    let message = reply.error_text().to_lowercase();
+    [
+        "length",
+        "long",
+        "token",
+        "context",
+        "exceed",
+        "maximum",
+        "too large",
+        "limit",
+    ]
+    .iter()
+    .any(|w| message.contains(w))
+}
+
 /// RRL-004: "A document longer than the model's input limit, and likewise a long query,
-/// is refused with a 4xx whose message is about length, or answered 200 (truncated);
-/// never with a 5xx."
+/// is refused with a 4xx or answered 200 (truncated); never with a 5xx."
 async fn long_inputs(s: &Session) -> CheckResult {
     let route = match route(s).await? {
         Ok(route) => route,
         Err(verdict) => return Ok(verdict),
     };
-    let long = long_text(LONG_WORDS);
-    let document = rerank::body(s, QUERY, json!([DOCUMENTS[0], long, DOCUMENTS[1]]), &[]);
-    let query = rerank::body(s, &long, json!(DOCUMENTS), &[]);
     let mut evidence: Vec<Arc<Reply>> = Vec::new();
     let mut policies = Vec::new();
-    for (what, request) in [
-        (format!("a document of {LONG_WORDS} words"), document),
-        (format!("a query of {LONG_WORDS} words"), query),
-    ] {
-        let reply = s
-            .send(rerank::either(
-                route,
-                request,
-                format!("{what}, refused or truncated"),
-            ))
-            .await?;
+    for (what, probe) in long_requests(s, route) {
+        let reply = s.send(probe).await?;
         evidence.push(reply.clone());
         match long_answer(&what, &reply) {
             Ok(policy) => policies.push((what, policy)),
@@ -224,12 +213,61 @@ async fn long_inputs(s: &Session) -> CheckResult {
         .map(|(what, policy)| match policy {
             LongInputPolicy::Scored => format!("{what} scored (200)"),
             LongInputPolicy::Refused(status) => {
-                format!("{what} refused with {status} about length (the whole request)")
+                format!("{what} refused with {status} (the whole request)")
             }
             LongInputPolicy::Neither(status) => format!("{what} answered {status}"),
         })
         .collect();
     Ok(Verdict::pass(shown.join("; ")).with_all(evidence.iter().map(|r| &r.exchange)))
+}
+
+/// RRL-004's two requests, a long document and a long query, with what each is.
+fn long_requests(s: &Session, route: RerankRoute) -> [(String, Probe); 2] {
+    let long = long_text(LONG_WORDS);
+    let document = rerank::body(s, QUERY, json!([DOCUMENTS[0], long, DOCUMENTS[1]]), &[]);
+    let query = rerank::body(s, &long, json!(DOCUMENTS), &[]);
+    [
+        (format!("a document of {LONG_WORDS} words"), document),
+        (format!("a query of {LONG_WORDS} words"), query),
+    ]
+    .map(|(what, request)| {
+        let why = format!("{what}, refused or truncated");
+        (what, rerank::either(route, request, why))
+    })
+}
+
+/// RRL-008: "A long document or query refused with a 4xx is refused with a message
+/// about length." Judged on RRL-004's answers.
+async fn long_refusals_say_length(s: &Session) -> CheckResult {
+    let route = match route(s).await? {
+        Ok(route) => route,
+        Err(verdict) => return Ok(verdict),
+    };
+    let mut refused = Vec::new();
+    for (what, probe) in long_requests(s, route) {
+        let reply = s.send(probe).await?;
+        if reply.is_client_error() {
+            refused.push((what, reply));
+        }
+    }
+    if let Some((what, reply)) = refused.iter().find(|(_, r)| !about_length(r)) {
+        return Ok(Verdict::fail(format!(
+            "{what} refused with {} without a word about length: {:?}; a client cannot tell it from another mistake",
+            reply.status,
+            reply.error_message().unwrap_or_default()
+        ))
+        .with(&reply.exchange));
+    }
+    Ok(match refused.as_slice() {
+        [] => Verdict::skip("no long input was refused (see RRL-004): nothing to judge"),
+        [_] => Verdict::pass("the long input refused says it is about length")
+            .with_all(refused.iter().map(|(_, r)| &r.exchange)),
+        _ => Verdict::pass(format!(
+            "{} long inputs refused, each with a message about length",
+            refused.len()
+        ))
+        .with_all(refused.iter().map(|(_, r)| &r.exchange)),
+    })
 }
 
 /// RRL-005's request size: Cohere's recommended most, past TEI's 32 and NIM's 512.
@@ -323,6 +361,9 @@ fn down_after_many(s: &Session) -> Option<Verdict> {
     })
 }
 
+/// RRL-006's mistake that a lenient server may answer wrong.
+const NEGATIVE_TOP_N: &str = "top_n -1";
+
 /// RRL-006's mistakes, each with the body that makes it.
 fn mistakes(s: &Session) -> Vec<(&'static str, Body)> {
     let with = |fields: &[(&str, Value)]| {
@@ -347,7 +388,7 @@ fn mistakes(s: &Session) -> Vec<(&'static str, Body)> {
             "a number for a document",
             with(&[("documents", json!([1, 2]))]),
         ),
-        ("top_n -1", with(&[("top_n", json!(-1))])),
+        (NEGATIVE_TOP_N, with(&[("top_n", json!(-1))])),
         (
             "a body that is not JSON",
             Body::Raw {
@@ -358,9 +399,12 @@ fn mistakes(s: &Session) -> Vec<(&'static str, Body)> {
     ]
 }
 
-/// RRL-006: "A rerank request without query, with documents that are not an array, with
-/// a number for a document, with top_n -1, or a body that is not JSON is refused with a
-/// 4xx whose body is JSON with a message; never with a 5xx."
+/// RRL-006: "A rerank request without query, with documents that are not an array,
+/// with a number for a document, with top_n -1, or a body that is not JSON is never
+/// answered with a 5xx; refused, it is refused with a 4xx whose body is JSON with a
+/// message; answered, it is not answered wrong (top_n -1 dropping a document)." A 200
+/// is the server's lenient reading (vLLM documents a single string as documents), not
+/// a failure.
 async fn mistakes_refused(s: &Session) -> CheckResult {
     let route = match route(s).await? {
         Ok(route) => route,
@@ -368,12 +412,15 @@ async fn mistakes_refused(s: &Session) -> CheckResult {
     };
     let mut wrong = Vec::new();
     let mut evidence = Vec::new();
-    let (mut server_errors, mut answered) = (false, false);
+    let mut answered = Vec::new();
+    let mut server_errors = false;
     for (mistake, body) in mistakes(s) {
         let reply = s.send(rerank::invalid(route, body, mistake)).await?;
         server_errors |= reply.is_server_error();
-        answered |= reply.is_success();
-        let problem = if !reply.is_client_error() {
+        let problem = if reply.is_success() {
+            answered.push(mistake);
+            dropped_by_negative_top_n(mistake, &reply)
+        } else if !reply.is_client_error() {
             Some(format!("{mistake} answered {}", reply.summary()))
         } else if reply.json.is_none() || reply.error_message().is_none() {
             Some(format!(
@@ -388,19 +435,35 @@ async fn mistakes_refused(s: &Session) -> CheckResult {
             evidence.push(reply.exchange.clone());
         }
     }
+    let read = match answered.as_slice() {
+        [] => String::new(),
+        some => format!("; answered 200 (the server's reading): {}", some.join(", ")),
+    };
     Ok(if wrong.is_empty() {
-        Verdict::pass("5 client mistakes refused with a 4xx and a JSON message")
+        Verdict::pass(format!(
+            "{} client mistakes refused with a 4xx and a JSON message{read}",
+            mistakes(s).len() - answered.len()
+        ))
     } else {
-        // Why it matters, for what was seen: a 5xx is retried, a 2xx hides the mistake,
-        // a refusal without a message leaves the client guessing.
-        let why = match (server_errors, answered) {
+        let dropped = wrong.iter().any(|w| w.contains("silently dropped"));
+        let why = match (server_errors, dropped) {
             (true, _) => "a 5xx for a client mistake is retried by the SDKs",
-            (false, true) => {
-                "an answered mistake hides it: the client ranks with a request it did not mean"
-            }
+            (false, true) => "refuse a negative top_n, or read it as all",
             (false, false) => "a JSON message tells the client what to fix",
         };
         Verdict::fail(format!("{}; {why}", wrong.join("; "))).with_all(evidence.iter().take(3))
+    })
+}
+
+/// A 200 to `top_n: -1` with fewer results than documents: Python's `results[:-1]`,
+/// the last document silently dropped.
+fn dropped_by_negative_top_n(mistake: &str, reply: &Reply) -> Option<String> {
+    let results = reply.rerank().ok()?.items.len();
+    (mistake == NEGATIVE_TOP_N && results < DOCUMENTS.len()).then(|| {
+        format!(
+            "{mistake} answered 200 with {results} results for {} documents: a document is silently dropped",
+            DOCUMENTS.len()
+        )
     })
 }
 

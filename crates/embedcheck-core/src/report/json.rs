@@ -6,7 +6,7 @@
 //!
 //! ```json
 //! {
-//!   "schema_version": "1.8",
+//!   "schema_version": "1.9",
 //!   "tool": { "name": "embedcheck", "version": "0.1.0" },
 //!   "label": "staging", "endpoint": "http://…/v1/embeddings", "model": null,
 //!   "results": [{ "id": "RESP-001", "outcome": "pass", "evidence": [ … ], … }],
@@ -34,7 +34,7 @@ use std::collections::BTreeMap;
 /// 1.8 the rerank contract: its families, `contract.rerank`, `facts.rerank`, the
 /// migration topic `rerank`, the rerank clients and the model source `rerank_model`.
 /// Every earlier field is still written.
-pub(crate) const REPORT_SCHEMA_VERSION: &str = "1.8";
+pub(crate) const REPORT_SCHEMA_VERSION: &str = "1.9";
 
 /// Pretty-printed JSON of the whole report, newline-terminated like any text file.
 pub fn render(report: &Report) -> String {

@@ -692,6 +692,31 @@ pub struct RerankFacts {
     /// What the server did with a document over the model's limit (RRL-004).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub long_document: Option<Fact<LongInputPolicy>>,
+    /// What the server did with `top_n: 0` (RRL-003).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub top_n_zero: Option<Fact<TopNZero>>,
+}
+
+/// How a server reads `top_n: 0`: the documented contracts differ (Cohere's
+/// `minimum: 1`, vLLM's "all", Dify's literal zero), so this is its policy.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TopNZero {
+    Refused(u16),
+    All,
+    None,
+    Some(usize),
+}
+
+impl fmt::Display for TopNZero {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            TopNZero::Refused(status) => write!(f, "refused with {status}"),
+            TopNZero::All => f.write_str("read as all documents"),
+            TopNZero::None => f.write_str("read literally: 200 with no results"),
+            TopNZero::Some(n) => write!(f, "answered 200 with {n} results"),
+        }
+    }
 }
 
 impl RerankFacts {
@@ -748,6 +773,10 @@ impl RerankFacts {
                 LongInputPolicy::Refused(status) => format!("refused ({status})"),
                 LongInputPolicy::Neither(status) => format!("answered {status}"),
             }),
+        );
+        put(
+            "rerank_top_n_zero",
+            self.top_n_zero.as_ref().map(|f| f.value.to_string()),
         );
     }
 }

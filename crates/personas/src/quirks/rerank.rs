@@ -87,6 +87,16 @@ pub enum RerankQuirk {
     /// Answers an unknown field with 500, as a Python handler passing it on (breaks
     /// RRS-008).
     UnknownFieldAs500,
+    /// Answers `top_n: 0` with 500: a handler whose check raises instead of refusing
+    /// (an `assert top_n > 0`; breaks RRL-003).
+    TopNZeroAs500,
+    /// Reads a negative `top_n` as Python's slice `results[:top_n]`, answering 200 with
+    /// the last documents dropped: the home-made LitServe server (measured in the lab:
+    /// `top_n: -1` answered 200; breaks RRL-006).
+    NegativeTopNSlices,
+    /// Refuses an input over the model's limit with 400 and this message, which says
+    /// nothing about length (breaks RRL-008).
+    LongRefusedSaying(&'static str),
     /// Answers `documents: []` with 500: the home-made LitServe server, whose
     /// `CrossEncoder.predict([])` raises (measured; breaks RRL-001).
     EmptyListAs500,
@@ -173,6 +183,17 @@ impl RerankQuirk {
                 });
                 None
             }
+            RerankQuirk::TopNZeroAs500 => fields
+                .filter(|f| f.get("top_n") == Some(&json!(0)))
+                .map(|_| error(500, "AssertionError")),
+            RerankQuirk::NegativeTopNSlices => {
+                edit(request, |f| {
+                    if f.get("top_n").and_then(Value::as_i64).is_some_and(|n| n < 0) {
+                        f.remove("top_n");
+                    }
+                });
+                None
+            }
             RerankQuirk::TopNZeroAll => {
                 edit(request, |f| {
                     if f.get("top_n") == Some(&json!(0)) {
@@ -255,6 +276,13 @@ impl RerankQuirk {
                         "input (600 tokens) is too large to process. increase the physical batch size",
                     );
                 }
+                RerankQuirk::LongRefusedSaying(message)
+                    if answer
+                        .json()
+                        .is_some_and(|b| b.to_string().contains("maximum context length")) =>
+                {
+                    *answer = error(400, message);
+                }
                 RerankQuirk::MistakesAs500
                     if (400..500).contains(&answer.status) && answer.status != 404 =>
                 {
@@ -281,6 +309,13 @@ impl RerankQuirk {
             return;
         };
         match *self {
+            RerankQuirk::NegativeTopNSlices => {
+                let top_n = sent.get("top_n").and_then(Value::as_i64).unwrap_or(0);
+                if top_n < 0 {
+                    let keep = results.len().saturating_sub(top_n.unsigned_abs() as usize);
+                    results.truncate(keep);
+                }
+            }
             RerankQuirk::InputOrder => results.sort_by_key(|r| r["index"].as_u64()),
             RerankQuirk::IgnoreTopN if results.len() < docs.len() => {
                 *answer = rescored(request, config, &sent);
