@@ -68,6 +68,9 @@ pub(crate) struct ServerSpec {
     pub rerank_model: Option<String>,
     /// Its reranker's own scores (`--rerank-reference`), when they differ from the run's.
     pub rerank_reference: Option<PathBuf>,
+    /// Its reranker is listwise (`--listwise`).
+    #[serde(default)]
+    pub listwise: bool,
     /// The model it serves, when its model id differs from the others' for the same
     /// model (`BAAI/bge-m3` here, `bge-m3:latest` there): servers of one model are
     /// compared on the probe texts.
@@ -156,6 +159,7 @@ fn prepare(options: &Options, spec: &ServerSpec, seed: u64) -> Result<Prepared, 
     }
     settings.model = spec.model.clone().or(settings.model);
     settings.rerank_model = spec.rerank_model.clone().or(settings.rerank_model);
+    settings.listwise |= spec.listwise;
     if let Some(word) = &spec.matryoshka {
         settings.matryoshka = declared::<Matryoshka>(word, "matryoshka", &spec.label)?;
     }

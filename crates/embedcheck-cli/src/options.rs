@@ -25,7 +25,7 @@ pub struct Options {
 
     /// A matrix of servers from a TOML file: [[server]] entries with label, endpoint and
     /// optionally model, api_key_env, matryoshka, overlength, max_input_tokens,
-    /// query_instruction, expectations, reference, rerank_model, rerank_reference.
+    /// query_instruction, expectations, reference, rerank_model, rerank_reference, listwise.
     #[arg(long, env = "EMBEDCHECK_SERVERS", value_name = "FILE", conflicts_with_all = ["endpoint", "baseline"])]
     pub servers: Option<PathBuf>,
 
@@ -179,6 +179,12 @@ pub struct Options {
     /// own library): the rerank-scores family holds the server's scores against them.
     #[arg(long, env = "EMBEDCHECK_RERANK_REFERENCE", value_name = "FILE")]
     pub rerank_reference: Option<PathBuf>,
+
+    /// The reranker is listwise: it scores each document among the others by design
+    /// (jina-reranker-v3), so scores that move with position or neighbours are observed,
+    /// not failed.
+    #[arg(long, env = "EMBEDCHECK_LISTWISE")]
+    pub listwise: bool,
 
     /// Cosine with the reference a vector must reach (engines on the same weights agree
     /// above 0.999; broken pooling falls far below).

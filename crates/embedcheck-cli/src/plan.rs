@@ -178,6 +178,7 @@ pub(crate) fn settings(options: &Options, seed: u64) -> Result<Settings, RunErro
         rate: options.rate,
         dry_run: options.dry_run,
         rerank_model: options.rerank_model.clone(),
+        listwise: options.listwise,
         rerank_reference: options
             .rerank_reference
             .as_deref()

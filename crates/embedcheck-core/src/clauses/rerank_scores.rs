@@ -30,9 +30,12 @@ pub(crate) fn checks() -> Vec<Check> {
     ]
 }
 
-/// RRQ-003's bound: identical requests' scores differ by at most this, relative to the
-/// larger of 1 and the score.
-const REPEAT: f64 = 1e-4;
+/// The most a document's score may move between two answers, relative to the larger
+/// of 1 and the score, before the move is a failure: vLLM's own score parity test
+/// allows a relative 0.01 in half precision (TEI's rerank test an absolute 4e-3), and
+/// half-precision servers move scores with batch composition by design. Smaller moves
+/// beyond the server's noise are reported ("batch-variant numerics"), not failed.
+const BOUND: f64 = 0.01;
 
 /// The least difference that counts as two scores differing on a deterministic server.
 const LEAST: f64 = 1e-5;
@@ -120,6 +123,65 @@ fn moved(a: &[f64], b: &[f64], tolerance: f64) -> Vec<String> {
         .collect()
 }
 
+/// Pairs of documents ranked one way in `a` and the other in `b`, at least one of the
+/// two orders by more than [`BOUND`]: a move that changes what a client shows first
+/// (two documents within the bound of each other are tied as far as numerics tell).
+fn flipped(a: &[f64], b: &[f64]) -> Vec<(usize, usize)> {
+    let gap = |x: f64, y: f64| (x - y).abs() / x.abs().max(1.0);
+    let mut pairs = Vec::new();
+    for i in 0..a.len().min(b.len()) {
+        for j in i + 1..a.len().min(b.len()) {
+            let reordered = (a[i] - a[j]) * (b[i] - b[j]) < 0.0;
+            if reordered && gap(a[i], a[j]).max(gap(b[i], b[j])) > BOUND {
+                pairs.push((i, j));
+            }
+        }
+    }
+    pairs
+}
+
+/// The verdict on two answers' scores for the same documents that should agree
+/// (RRQ-001, RRQ-002): a failure for a move past [`BOUND`] or one that reorders two
+/// documents; a move past the server's noise but within both is reported, not failed;
+/// on a declared listwise reranker every move is reported (its design).
+fn judged_moves(
+    s: &Session,
+    a: &[f64],
+    b: &[f64],
+    tolerance: f64,
+    held: &str,
+    moves: &str,
+) -> Verdict {
+    let noticed = moved(a, b, tolerance);
+    let largest = largest_difference(a, b);
+    let reordered = flipped(a, b);
+    if noticed.is_empty() {
+        return Verdict::pass(format!("{held} (within {tolerance:.0e})"));
+    }
+    if s.settings().listwise {
+        return Verdict::skip(format!(
+            "declared listwise (--listwise): {moves}, by design: {} (largest {largest:.2e})",
+            noticed.join("; ")
+        ));
+    }
+    if largest > BOUND || !reordered.is_empty() {
+        let why = match reordered.first() {
+            Some((i, j)) => format!(
+                "{:?} and {:?} change places",
+                short(DOCUMENTS[*i]),
+                short(DOCUMENTS[*j])
+            ),
+            None => format!(
+                "a move of {largest:.2e} is past the {BOUND} bound on the score's own scale"
+            ),
+        };
+        return Verdict::fail(format!("{moves}: {}; {why}", noticed.join("; ")));
+    }
+    Verdict::pass(format!(
+        "{held} within the {BOUND} bound, no ranking changed; batch-variant numerics: moves up to {largest:.2e} past the server's noise ({tolerance:.0e})"
+    ))
+}
+
 fn short(text: &str) -> String {
     let cut: String = text.chars().take(24).collect();
     if cut.len() < text.len() {
@@ -129,8 +191,9 @@ fn short(text: &str) -> String {
     }
 }
 
-/// RRQ-001: "Each document gets the same score when the document list is reversed,
-/// within the server's own noise."
+/// RRQ-001: "Each document gets the same score when the document list is reversed: no
+/// two documents change places, and no score moves by more than 0.01 relative to the
+/// larger of 1 and the score."
 async fn order_independent(s: &Session) -> CheckResult {
     let (route, plain, forward) = match plain_scores(s).await? {
         Ok(found) => found,
@@ -152,22 +215,19 @@ async fn order_independent(s: &Session) -> CheckResult {
         .with(&reply.exchange));
     };
     backward.reverse();
-    let moved = moved(&forward, &backward, tolerance);
-    let evidence = |v: Verdict| v.with(&plain.exchange).with(&reply.exchange);
-    Ok(evidence(if moved.is_empty() {
-        Verdict::pass(format!(
-            "every document kept its score with the list reversed (within {tolerance:.0e})"
-        ))
-    } else {
-        Verdict::fail(format!(
-            "scores move with a document's position: in the list and reversed, {}",
-            moved.join("; ")
-        ))
-    }))
+    let verdict = judged_moves(
+        s,
+        &forward,
+        &backward,
+        tolerance,
+        "every document kept its score with the list reversed",
+        "scores move with a document's position: in the list and reversed",
+    );
+    Ok(verdict.with(&plain.exchange).with(&reply.exchange))
 }
 
-/// RRQ-002: "A document sent alone gets the score it gets among others, within the
-/// server's own noise."
+/// RRQ-002: "A document sent alone gets the score it gets among others: the same
+/// ranking, and no score moving by more than 0.01 relative."
 async fn neighbour_independent(s: &Session) -> CheckResult {
     let (route, plain, together) = match plain_scores(s).await? {
         Ok(found) => found,
@@ -195,23 +255,17 @@ async fn neighbour_independent(s: &Session) -> CheckResult {
             }
         }
     }
-    let moved = moved(&together, &alone, tolerance);
-    Ok(if moved.is_empty() {
-        Verdict::pass(format!(
-            "each of {} documents scored alone as among the others (within {tolerance:.0e})",
-            DOCUMENTS.len()
-        ))
-    } else {
-        Verdict::fail(format!(
-            "scores depend on the other documents: among them and alone, {}",
-            moved.join("; ")
-        ))
-    }
-    .with_all(evidence.iter().take(3)))
+    let held = format!(
+        "each of {} documents scored alone as among the others",
+        DOCUMENTS.len()
+    );
+    let moves = "scores depend on the other documents: among them and alone";
+    Ok(judged_moves(s, &together, &alone, tolerance, &held, moves)
+        .with_all(evidence.iter().take(3)))
 }
 
 /// RRQ-003: "The same request sent twice gets every document's score again, each within
-/// 1e-4 of the first (relative to the larger of 1 and the score)."
+/// 0.01 of the first (relative to the larger of 1 and the score), and the same ranking."
 async fn repeatable(s: &Session) -> CheckResult {
     let Some((difference, evidence)) = noise(s).await? else {
         return Ok(match answered(s).await? {
@@ -219,20 +273,25 @@ async fn repeatable(s: &Session) -> CheckResult {
             Ok(_) => Verdict::skip("the repeated request gave no scores to compare"),
         });
     };
-    Ok(if difference <= REPEAT {
+    Ok(if difference <= LEAST {
         Verdict::pass(format!(
             "identical requests' scores differ by at most {difference:.2e}"
         ))
+    } else if difference <= BOUND {
+        Verdict::pass(format!(
+            "identical requests' scores differ by up to {difference:.2e}, within the {BOUND} bound (nondeterministic numerics, as half precision gives)"
+        ))
     } else {
         Verdict::fail(format!(
-            "identical requests' scores differ by up to {difference:.2e} (more than {REPEAT:.0e}): rankings change between identical calls"
+            "identical requests' scores differ by up to {difference:.2e}, past the {BOUND} bound on the score's own scale: rankings change between identical calls"
         ))
     }
     .with_all(&evidence))
 }
 
-/// RRQ-004: "Copies of one document in one request get equal scores, within the server's
-/// noise; the order the tie comes back in is recorded."
+/// RRQ-004: "Copies of one document in one request get equal scores: within the
+/// server's noise, or else within 0.01 relative (reported); the order the tie comes
+/// back in is recorded."
 async fn duplicates_equal(s: &Session) -> CheckResult {
     let (route, _, _) = match answered(s).await? {
         Ok(found) => found,
@@ -265,15 +324,23 @@ async fn duplicates_equal(s: &Session) -> CheckResult {
     let fact = s.detected(order.clone(), &reply.exchange);
     s.learn(|facts| facts.rerank.tie_order = Some(fact));
     let spread = largest_difference(&[scores[0], scores[0]], &[scores[2], scores[4]]);
+    let three = format!("{:.6}, {:.6} and {:.6}", scores[0], scores[2], scores[4]);
     Ok(if spread <= tolerance {
         Verdict::pass(format!(
             "3 copies of one document scored {:.6} alike; they come back in the order {order:?}",
             scores[0]
         ))
+    } else if s.settings().listwise {
+        Verdict::skip(format!(
+            "declared listwise (--listwise): 3 copies of one document scored {three}, by design"
+        ))
+    } else if spread <= BOUND {
+        Verdict::pass(format!(
+            "3 copies of one document scored {three}, within the {BOUND} bound (batch-variant numerics, past the server's noise {tolerance:.0e}); they come back in the order {order:?}"
+        ))
     } else {
         Verdict::fail(format!(
-            "3 copies of one document scored {:.6}, {:.6} and {:.6}: the server does not score the pair it is sent",
-            scores[0], scores[2], scores[4]
+            "3 copies of one document scored {three}, past the {BOUND} bound on the score's own scale: the server does not score the pair it is sent"
         ))
     }
     .with(&reply.exchange))

@@ -51,6 +51,10 @@ pub struct Settings {
     /// The reranker's own scores the `rerank-scores` family compares with
     /// (`--rerank-reference`).
     pub rerank_reference: Option<Arc<RerankReference>>,
+    /// The reranker scores its documents together (`--listwise`, as jina-reranker-v3
+    /// does): scores that move with position or neighbours are its design, observed by
+    /// RRQ-001, RRQ-002 and RRQ-004, never failed.
+    pub listwise: bool,
 }
 
 impl Default for Settings {
@@ -76,6 +80,7 @@ impl Default for Settings {
             dry_run: false,
             rerank_model: None,
             rerank_reference: None,
+            listwise: false,
         }
     }
 }
