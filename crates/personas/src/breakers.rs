@@ -143,7 +143,7 @@ static BREAKERS: &[Breaker] = &[
     ("RRQ-005", || rerank(&[RerankQuirk::Logits])),
     ("RRQ-006", || rerank(&[RerankQuirk::MisattributedScores])),
     // llama-server's BERT conversion drops the pooler: scores off the model's (measured).
-    ("RRQ-007", || rerank(&[RerankQuirk::DriftedScores(0.01)])),
+    ("RRQ-007", || rerank(&[RerankQuirk::DriftedScores(0.03)])),
     // The home-made LitServe server: `CrossEncoder.predict([])` raises (measured).
     ("RRL-001", || rerank(&[RerankQuirk::EmptyListAs500])),
     ("RRL-002", || rerank(&[RerankQuirk::EmptyDocumentAs500])),

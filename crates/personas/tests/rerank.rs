@@ -251,3 +251,59 @@ async fn scores_that_move_within_the_engines_own_bounds_are_reported_not_failed(
         assert!(reason.starts_with("declared listwise"), "{id}: {reason}");
     }
 }
+
+/// vLLM scores an empty document as the query alone (0.3440 where the library gives
+/// 0.3391), and servers truncate long pairs their own way: cases the contract leaves
+/// free (RRL-002, RRL-004). Such a case is reported, never judged; a case of ordinary
+/// texts off by as much fails.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_case_the_contract_leaves_free_is_reported_not_judged() {
+    let persona = reference_with("empty_document_scored_otherwise", &[]);
+    let config = &persona.config;
+    let query = "What is the capital of France?";
+    let case = |id: &str, documents: [&str; 2], truncated: [bool; 2]| {
+        // The library's scores, as a server that reads the pair otherwise is off them.
+        let scores: Vec<f64> = documents
+            .iter()
+            .map(|d| rerank_score(query, d, config) + 0.05)
+            .collect();
+        let raw: Vec<f64> = documents
+            .iter()
+            .map(|d| rerank_logit(query, d, config))
+            .collect();
+        json!({"id": id, "query": query, "documents": documents, "raw": raw, "scores": scores, "truncated": truncated})
+    };
+    let free = case(
+        "long-document-over",
+        ["The capital of France is Paris.", "Lyon is in France."],
+        [false, true],
+    );
+    let file = format!("{}{free}\n", personas::rerank_known_answers(config));
+    let mut settings = common::settings(&persona, false);
+    settings.rerank_reference = Some(Arc::new(
+        RerankReference::parse(&file, "free").expect("valid"),
+    ));
+    let audit = common::audit_with(&persona, settings, &rerank_clauses()).await;
+    let (outcome, reason) = result(&audit, "RRQ-007");
+    assert_eq!(outcome, Outcome::Pass, "{reason}");
+    assert!(
+        reason.contains("the contract leaves these free"),
+        "{reason}"
+    );
+    assert!(reason.contains("long-document-over"), "{reason}");
+
+    let judged = case(
+        "plain-texts",
+        ["The capital of France is Paris.", "Lyon is in France."],
+        [false, false],
+    );
+    let file = format!("{}{judged}\n", personas::rerank_known_answers(config));
+    let mut settings = common::settings(&persona, false);
+    settings.rerank_reference = Some(Arc::new(
+        RerankReference::parse(&file, "judged").expect("valid"),
+    ));
+    let audit = common::audit_with(&persona, settings, &rerank_clauses()).await;
+    let (outcome, reason) = result(&audit, "RRQ-007");
+    assert_eq!(outcome, Outcome::Fail, "{reason}");
+    assert!(reason.contains("plain-texts"), "{reason}");
+}
