@@ -134,6 +134,10 @@ static BREAKERS: &[Breaker] = &[
     ("RRS-009", || rerank(&[RerankQuirk::ServedAt(&["/rerank"])])),
     // Infinity 0.0.78: `document: null` unless asked (measured in the lab).
     ("RRS-010", || rerank(&[RerankQuirk::NullDocument])),
+    // LiteLLM answers documents that are not strings with 500 (measured).
+    ("RRS-011", || rerank(&[RerankQuirk::NonStringDocumentsAs500])),
+    // Infinity and llama-server answer /v2/rerank 404 (measured).
+    ("RRS-012", || rerank(&[RerankQuirk::ServedAt(&["/v1/rerank", "/rerank"])])),
     ("RRQ-001", || rerank(&[RerankQuirk::PositionDependent])),
     ("RRQ-002", || rerank(&[RerankQuirk::NeighbourDependent])),
     ("RRQ-003", || rerank(&[RerankQuirk::NoiseOnRepeat])),

@@ -105,6 +105,7 @@ pub fn vllm_reranker() -> Persona {
             Quirk::Rerank(RerankQuirk::NullRefused(VLLM_INTEGERS)),
             Quirk::Rerank(RerankQuirk::IgnoreUnknownFields),
             Quirk::Rerank(RerankQuirk::TopNZeroAll),
+            Quirk::Rerank(RerankQuirk::StringDocumentsOnly(400)),
         ],
     }
 }
@@ -127,6 +128,7 @@ pub fn infinity_reranker() -> Persona {
             Quirk::Rerank(RerankQuirk::NullDocument),
             Quirk::Rerank(RerankQuirk::DocumentAsString),
             Quirk::Rerank(RerankQuirk::IgnoreUnknownFields),
+            Quirk::Rerank(RerankQuirk::StringDocumentsOnly(422)),
         ],
     }
 }
@@ -151,6 +153,7 @@ pub fn litellm_reranker() -> Persona {
             Quirk::Cooldown {
                 millis: COOLDOWN_MILLIS,
             },
+            Quirk::Rerank(RerankQuirk::StringDocumentsOnly(400)),
             Quirk::Rerank(RerankQuirk::NonStringDocumentsAs500),
             Quirk::Rerank(RerankQuirk::AlwaysEchoDocuments),
             Quirk::Rerank(RerankQuirk::IgnoreUnknownFields),
@@ -179,6 +182,7 @@ pub fn litserve_reranker() -> Persona {
             Quirk::Rerank(RerankQuirk::EmptyListAs500),
             Quirk::Rerank(RerankQuirk::NegativeTopNSlices),
             Quirk::Rerank(RerankQuirk::IgnoreUnknownFields),
+            Quirk::Rerank(RerankQuirk::StringDocumentsOnly(422)),
         ],
     }
 }
@@ -317,6 +321,7 @@ pub fn vllm() -> Persona {
                 completion_tokens: true,
             },
             Quirk::ErrorCodeIsStatus,
+            Quirk::Rerank(RerankQuirk::StringDocumentsOnly(400)),
             Quirk::Rerank(RerankQuirk::Cosine),
             Quirk::Rerank(RerankQuirk::AlwaysEchoDocuments),
             Quirk::Rerank(RerankQuirk::NullRefused(VLLM_INTEGERS)),

@@ -27,6 +27,8 @@ pub(crate) fn checks() -> Vec<Check> {
         check!("RRS-008", unknown_field_never_5xx),
         check!("RRS-009", served_at_v1),
         check!("RRS-010", documents_as_text_objects, log),
+        check!("RRS-011", object_documents),
+        check!("RRS-012", served_at_v2),
     ]
 }
 
@@ -565,6 +567,28 @@ async fn unknown_field_never_5xx(s: &Session) -> CheckResult {
 /// RRS-009: "The rerank route answers at /v1/rerank; /rerank and /v2/rerank are
 /// recorded as well."
 async fn served_at_v1(s: &Session) -> CheckResult {
+    served_at(
+        s,
+        RerankRoute::V1,
+        "the Cohere SDK v1 and clients configured with a /v1 base URL call /v1/rerank",
+    )
+    .await
+}
+
+/// RRS-012: "The rerank route answers at /v2/rerank, the path Cohere's ClientV2,
+/// LangChain's and LlamaIndex's CohereRerank call."
+async fn served_at_v2(s: &Session) -> CheckResult {
+    served_at(
+        s,
+        RerankRoute::V2,
+        "Cohere's ClientV2 and LangChain's and LlamaIndex's CohereRerank call /v2/rerank on every request",
+    )
+    .await
+}
+
+/// Whether the route search found the portable request answered 200 at `route`; the
+/// failure says which clients call it (`callers`).
+async fn served_at(s: &Session, route: RerankRoute, callers: &str) -> CheckResult {
     if rerank::route(s).await?.is_none() {
         return Ok(not_offered(s));
     }
@@ -578,20 +602,61 @@ async fn served_at_v1(s: &Session) -> CheckResult {
                 used: None,
             });
     let answered = routes.statuses();
-    let v1 = routes.tried.iter().find(|a| a.route == RerankRoute::V1);
-    // The route search's own request at /v1/rerank (answered from the run's cache).
-    let evidence = s
-        .send(rerank::probe(RerankRoute::V1, rerank::plain_body(s)))
-        .await?;
-    Ok(match v1 {
-        Some(a) if a.status == 200 => {
-            Verdict::pass(format!("served at /v1/rerank ({answered})"))
-        }
-        _ => Verdict::fail(format!(
-            "not served at /v1/rerank ({answered}): the Cohere SDK v1 and clients configured with a /v1 base URL call /v1/rerank"
-        )),
+    let found = routes.tried.iter().find(|a| a.route == route);
+    // The route search's own request there (answered from the run's cache).
+    let evidence = s.send(rerank::probe(route, rerank::plain_body(s))).await?;
+    let path = route.path();
+    Ok(match found {
+        Some(a) if a.status == 200 => Verdict::pass(format!("served at {path} ({answered})")),
+        _ => Verdict::fail(format!("not served at {path} ({answered}): {callers}")),
     }
     .with(&evidence.exchange))
+}
+
+/// RRS-011: "Documents sent as objects {"text": …} (Cohere v1, Jina and NIM accept them)
+/// are answered with a score for every document, or refused with a 4xx; never with a
+/// 5xx."
+async fn object_documents(s: &Session) -> CheckResult {
+    let (route, _, _) = match answered(s).await? {
+        Ok(found) => found,
+        Err(verdict) => return Ok(verdict),
+    };
+    let objects: Vec<Value> = DOCUMENTS.iter().map(|d| json!({ "text": d })).collect();
+    let request = rerank::body(s, QUERY, json!(objects), &[]);
+    let reply = s
+        .send(rerank::either(
+            route,
+            request,
+            "documents as {\"text\"} objects, answered or refused",
+        ))
+        .await?;
+    let scored = reply
+        .rerank()
+        .ok()
+        .filter(|_| reply.is_success())
+        .is_some_and(|a| a.all_scores(DOCUMENTS.len()).is_ok());
+    Ok(if scored {
+        Verdict::pass(format!(
+            "documents as {{\"text\"}} objects answered with all {} scores",
+            DOCUMENTS.len()
+        ))
+    } else if reply.is_client_error() {
+        Verdict::pass(format!(
+            "documents as {{\"text\"}} objects refused with {}: clients of this server send strings",
+            reply.status
+        ))
+    } else if reply.is_success() {
+        Verdict::fail(format!(
+            "documents as {{\"text\"}} objects answered {} without a score for every document",
+            reply.summary()
+        ))
+    } else {
+        Verdict::fail(format!(
+            "documents as {{\"text\"}} objects answered {}: Cohere v1, Jina and NIM clients send them, and the SDKs retry a 5xx",
+            reply.summary()
+        ))
+    }
+    .with(&reply.exchange))
 }
 
 #[cfg(test)]

@@ -24,6 +24,9 @@ pub enum RerankQuirk {
     CannotRerank { status: u16, message: &'static str },
     /// Answers TEI's and SGLang's shape, a bare array of `{index, score}` (breaks RRS-001).
     BareArray,
+    /// Refuses documents sent as `{"text"}` objects with this status: every lab server
+    /// (vLLM and LiteLLM 400, Infinity and LitServe 422; rerank-contracts §4).
+    StringDocumentsOnly(u16),
     /// Parses TEI's rerank request, `{query, texts}` (`router/src/http/types.rs`,
     /// `RerankRequest`, in huggingface/text-embeddings-inference), before anything else:
     /// a body without `texts` is refused 422 as its axum `Json` extractor refuses it,
@@ -174,6 +177,13 @@ impl RerankQuirk {
             }
             RerankQuirk::CannotRerank { status, message } => Some(error(status, message)),
             RerankQuirk::TeiDialect => tei_dialect(request),
+            RerankQuirk::StringDocumentsOnly(status) => fields
+                .filter(|f| {
+                    f.get("documents")
+                        .and_then(Value::as_array)
+                        .is_some_and(|docs| docs.iter().any(Value::is_object))
+                })
+                .map(|_| error(status, "documents: Input should be a valid string")),
             RerankQuirk::NullRefused(names) => fields.and_then(|f| {
                 let name = names.iter().find(|n| f.get(**n) == Some(&Value::Null))?;
                 Some(error(
