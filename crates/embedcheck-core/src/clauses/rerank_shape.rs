@@ -476,8 +476,12 @@ fn not_the_input(document: &Echo, input: Option<&String>) -> Option<String> {
     }
 }
 
-/// RRS-007: "top_n: null and return_documents: null are read as absent: answered 200
-/// like the request without them."
+/// The optional fields clients send as null: Cohere v1's, and v2's `max_tokens_per_doc`,
+/// which LangChain's CohereRerank sends on every call.
+const NULLABLE: [&str; 3] = ["top_n", "return_documents", "max_tokens_per_doc"];
+
+/// RRS-007: "top_n: null, return_documents: null and max_tokens_per_doc: null are read
+/// as absent: answered 200 like the request without them."
 async fn null_is_absent(s: &Session) -> CheckResult {
     let (route, plain, _) = match answered(s).await? {
         Ok(found) => found,
@@ -488,7 +492,7 @@ async fn null_is_absent(s: &Session) -> CheckResult {
     // plain request's answer after them.
     let mut evidence = Vec::new();
     let mut answered = Vec::new();
-    for field in ["top_n", "return_documents"] {
+    for field in NULLABLE {
         let request = rerank::body(s, QUERY, json!(DOCUMENTS), &[(field, Value::Null)]);
         let reply = s
             .send(rerank::either(
@@ -510,10 +514,13 @@ async fn null_is_absent(s: &Session) -> CheckResult {
     evidence.extend(answered);
     evidence.push(plain.exchange.clone());
     Ok(if refused.is_empty() {
-        Verdict::pass("top_n: null and return_documents: null read as absent (all results)")
+        Verdict::pass(format!(
+            "{} null read as absent (all results)",
+            NULLABLE.join(", ")
+        ))
     } else {
         Verdict::fail(format!(
-            "{}: the Cohere Python SDK and Dify send null for an argument the caller left unset",
+            "{}: the Cohere Python SDK and Dify send null for an argument the caller set to None, LangChain's CohereRerank max_tokens_per_doc null on every call",
             refused.join("; ")
         ))
     }
