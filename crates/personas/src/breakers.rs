@@ -138,6 +138,8 @@ static BREAKERS: &[Breaker] = &[
     ("RRS-011", || rerank(&[RerankQuirk::NonStringDocumentsAs500])),
     // Infinity and llama-server answer /v2/rerank 404 (measured).
     ("RRS-012", || rerank(&[RerankQuirk::ServedAt(&["/v1/rerank", "/rerank"])])),
+    // llama-server reads no return_documents (measured).
+    ("RRS-013", || rerank(&[RerankQuirk::NeverEchoDocuments])),
     ("RRQ-001", || rerank(&[RerankQuirk::PositionDependent])),
     ("RRQ-002", || rerank(&[RerankQuirk::NeighbourDependent])),
     ("RRQ-003", || rerank(&[RerankQuirk::NoiseOnRepeat])),

@@ -29,6 +29,7 @@ pub(crate) fn checks() -> Vec<Check> {
         check!("RRS-010", documents_as_text_objects, log),
         check!("RRS-011", object_documents),
         check!("RRS-012", served_at_v2),
+        check!("RRS-013", return_documents_honoured),
     ]
 }
 
@@ -618,6 +619,49 @@ async fn served_at(s: &Session, route: RerankRoute, callers: &str) -> CheckResul
         _ => Verdict::fail(format!("not served at {path} ({answered}): {callers}")),
     }
     .with(&evidence.exchange))
+}
+
+/// RRS-013: "return_documents: true is honoured (every result carries its document) or
+/// refused with a 4xx; never ignored."
+async fn return_documents_honoured(s: &Session) -> CheckResult {
+    let (route, _, _) = match answered(s).await? {
+        Ok(found) => found,
+        Err(verdict) => return Ok(verdict),
+    };
+    let echo = echo_request(s, route).await?;
+    if echo.is_client_error() {
+        return Ok(Verdict::pass(format!(
+            "return_documents: true refused with {}: a client learns that it must keep its documents",
+            echo.status
+        ))
+        .with(&echo.exchange));
+    }
+    let answer = match echo.rerank() {
+        Ok(answer) if echo.is_success() => answer,
+        _ => {
+            return Ok(Verdict::fail(format!(
+                "return_documents: true answered {}",
+                echo.summary()
+            ))
+            .with(&echo.exchange));
+        }
+    };
+    let without = answer
+        .items
+        .iter()
+        .filter(|item| !matches!(item.document, Echo::Text(_) | Echo::String(_)))
+        .count();
+    Ok(match without {
+        0 => Verdict::pass(format!(
+            "return_documents: true honoured: all {} results carry their document",
+            answer.items.len()
+        )),
+        n => Verdict::fail(format!(
+            "return_documents: true answered 200 with {n} of {} results without their document: a client that asked for them (Cohere v1, Jina) gets nothing to show",
+            answer.items.len()
+        )),
+    }
+    .with(&echo.exchange))
 }
 
 /// RRS-011: "Documents sent as objects {"text": …} (Cohere v1, Jina and NIM accept them)
