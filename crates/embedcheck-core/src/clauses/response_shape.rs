@@ -299,7 +299,9 @@ async fn json_content_type(s: &Session) -> CheckResult {
 /// request's string inputs. A pair counts only
 /// when both inputs differ after lower-casing and collapsing whitespace (uncased models
 /// rightly merge case variants), are mostly ASCII letters (text of an unknown script
-/// can rightly become one unknown token), were not sent by an over-length clause (a
+/// can rightly become one unknown token) and stay apart when every word with a
+/// character outside ASCII is one unknown word (WordPiece reads such a word as
+/// `[UNK]`), were not sent by an over-length clause (a
 /// truncating server rightly gives inputs with one beginning one vector) and belong to
 /// a request of at most [`DISTINCT_UP_TO`] inputs.
 async fn no_empty_or_shared_vectors(s: &Session) -> CheckResult {
@@ -429,7 +431,9 @@ fn shared_vector(
             if maybe_cut(&inputs[a]) && maybe_cut(&inputs[b]) {
                 continue;
             }
-            if normalised(&inputs[a]) != normalised(&inputs[b]) && vectors[a] == vectors[b] {
+            let apart = normalised(&inputs[a]) != normalised(&inputs[b])
+                && as_wordpiece_may_read(&inputs[a]) != as_wordpiece_may_read(&inputs[b]);
+            if apart && vectors[a] == vectors[b] {
                 return Some((a, b));
             }
         }
@@ -449,6 +453,20 @@ fn normalised(text: &str) -> String {
         .join(" ")
 }
 
+/// A text as the least a WordPiece tokenizer may keep of it: each word with a
+/// character outside ASCII becomes one unknown token (WordPiece turns a whole word it
+/// cannot spell from its vocabulary into `[UNK]`: "YtมZアF🔧" and "R💹BE😹" are both
+/// `[UNK]` to all-MiniLM-L6-v2, and the model's own library embeds them alike).
+fn as_wordpiece_may_read(text: &str) -> Vec<String> {
+    normalised(text)
+        .split(' ')
+        .map(|word| match word.chars().all(|c| c.is_ascii_graphic()) {
+            true => word.to_owned(),
+            false => "[UNK]".to_owned(),
+        })
+        .collect()
+}
+
 /// At least half the non-space characters are ASCII letters, and there are some.
 fn mostly_ascii_letters(text: &str) -> bool {
     let chars: Vec<char> = text.chars().filter(|c| !c.is_whitespace()).collect();
@@ -463,5 +481,27 @@ fn judging_text(text: &str) -> String {
         format!("{short}…")
     } else {
         short
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn texts(t: &[&str]) -> Vec<String> {
+        t.iter().map(|s| (*s).to_owned()).collect()
+    }
+
+    #[test]
+    fn texts_a_wordpiece_vocabulary_reads_as_one_unknown_word_may_share_a_vector() {
+        let same = vec![vec![0.6, 0.8], vec![0.6, 0.8]];
+        // LiteLLM in front of Infinity with all-MiniLM-L6-v2 (measured in the lab): both
+        // are one word with characters outside the vocabulary, so both are `[UNK]`.
+        let unknown = texts(&["YtมZアF🔧", "R💹BE😹"]);
+        assert_eq!(shared_vector(&unknown, &same, None), None);
+        let known = texts(&["quick brown fox", "lazy sleeping dog"]);
+        assert_eq!(shared_vector(&known, &same, None), Some((0, 1)));
+        let one_word_apart = texts(&["quick brown 😀", "quick green 😀"]);
+        assert_eq!(shared_vector(&one_word_apart, &same, None), Some((0, 1)));
     }
 }
