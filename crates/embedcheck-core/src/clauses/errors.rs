@@ -340,9 +340,12 @@ async fn server_stays_up(s: &Session) -> CheckResult {
             killer.request_body.as_deref().unwrap_or("(no body)")
         ))
         .with(&killer),
+        // The requests of the log: a refusal confirmed on a new connection with the same
+        // answer is one request of the run, however the pool happened to reuse
+        // connections (which decides whether it was confirmed at all).
         None => Verdict::pass(format!(
             "the server answered after every one of {} requests",
-            s.requests_sent()
+            s.log().len()
         )),
     })
 }
@@ -371,11 +374,11 @@ async fn refusals_leave_the_connection_in_step(s: &Session) -> CheckResult {
             "no request followed a refused one on the same connection (the server closes connections after refusals, or none was reused): nothing to judge",
         ));
     };
-    let statuses: Vec<String> = in_step.iter().map(|(s, _)| s.to_string()).collect();
-    Ok(Verdict::pass(format!(
-        "after refusals answered {}, the next request on the same connection was answered as on a new connection",
-        statuses.join(", ")
-    ))
+    // Which refusals a pooled connection happened to carry varies from run to run; the
+    // evidence shows one.
+    Ok(Verdict::pass(
+        "every request that followed a refusal on its connection was answered as on a new connection",
+    )
     .with(shown))
 }
 
