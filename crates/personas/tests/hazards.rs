@@ -109,13 +109,7 @@ async fn the_models_listing_the_suite_reads_for_itself_is_not_judged() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_connection_the_server_desynchronised_is_one_finding_and_no_other_verdict() {
     let persona = personas::python_http_server();
-    let (audit, log) = common::audit_logged(
-        &persona,
-        settings(),
-        &common::every_clause(),
-        std::time::Duration::from_secs(10),
-    )
-    .await;
+    let (audit, log) = audit_every_clause(&persona).await;
     let (outcome, reason) = outcome(&audit, "ERR-014");
     assert_eq!(outcome, Outcome::Fail, "{reason}");
     assert!(reason.contains("left unread"), "{reason}");
@@ -154,13 +148,7 @@ async fn a_request_the_server_never_answers_fails_the_clause_that_sent_it() {
         "raises_on_token_ids",
         &[Quirk::HandlerRaisesOn(Trigger::TokenIds)],
     );
-    let (audit, _) = common::audit_logged(
-        &persona,
-        settings(),
-        &common::every_clause(),
-        std::time::Duration::from_secs(10),
-    )
-    .await;
+    let (audit, _) = audit_every_clause(&persona).await;
     let (outcome, reason) = outcome(&audit, "IN-003");
     assert_eq!(outcome, Outcome::Fail, "{reason}");
     assert!(
@@ -217,6 +205,19 @@ async fn a_difference_that_does_not_repeat_is_not_blamed_on_the_encoding() {
         reason.contains("again when both requests were sent again"),
         "{reason}"
     );
+}
+
+/// `persona` audited on every clause with this file's settings, and its log.
+async fn audit_every_clause(
+    persona: &Persona,
+) -> (ServerAudit, Vec<embedcheck_core::session::Logged>) {
+    common::audit_logged(
+        persona,
+        settings(),
+        &common::every_clause(),
+        std::time::Duration::from_secs(10),
+    )
+    .await
 }
 
 fn outcome_of(audit: &ServerAudit, id: &str) -> Outcome {

@@ -278,13 +278,7 @@ async fn a_case_the_contract_leaves_free_is_reported_not_judged() {
         ["The capital of France is Paris.", "Lyon is in France."],
         [false, true],
     );
-    let file = format!("{}{free}\n", personas::rerank_known_answers(config));
-    let mut settings = common::settings(&persona, false);
-    settings.rerank_reference = Some(Arc::new(
-        RerankReference::parse(&file, "free").expect("valid"),
-    ));
-    let audit = common::audit_with(&persona, settings, &rerank_clauses()).await;
-    let (outcome, reason) = result(&audit, "RRQ-007");
+    let (outcome, reason) = rrq_007_with(&persona, &free).await;
     assert_eq!(outcome, Outcome::Pass, "{reason}");
     assert!(
         reason.contains("the contract leaves these free"),
@@ -297,13 +291,21 @@ async fn a_case_the_contract_leaves_free_is_reported_not_judged() {
         ["The capital of France is Paris.", "Lyon is in France."],
         [false, false],
     );
-    let file = format!("{}{judged}\n", personas::rerank_known_answers(config));
-    let mut settings = common::settings(&persona, false);
-    settings.rerank_reference = Some(Arc::new(
-        RerankReference::parse(&file, "judged").expect("valid"),
-    ));
-    let audit = common::audit_with(&persona, settings, &rerank_clauses()).await;
-    let (outcome, reason) = result(&audit, "RRQ-007");
+    let (outcome, reason) = rrq_007_with(&persona, &judged).await;
     assert_eq!(outcome, Outcome::Fail, "{reason}");
     assert!(reason.contains("plain-texts"), "{reason}");
+}
+
+/// RRQ-007's outcome on `persona` with its known answers plus `case`.
+async fn rrq_007_with(persona: &Persona, case: &serde_json::Value) -> (Outcome, String) {
+    let file = format!(
+        "{}{case}\n",
+        personas::rerank_known_answers(&persona.config)
+    );
+    let mut settings = common::settings(persona, false);
+    let reference = RerankReference::parse(&file, "known answers and one case").expect("valid");
+    settings.rerank_reference = Some(Arc::new(reference));
+    let audit = common::audit_with(persona, settings, &rerank_clauses()).await;
+    let (outcome, reason) = result(&audit, "RRQ-007");
+    (outcome, reason.to_owned())
 }
