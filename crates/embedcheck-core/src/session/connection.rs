@@ -157,6 +157,9 @@ pub struct Session {
     last_valid_success: Mutex<HashMap<Resource, Probe>>,
     /// What requests that followed a refusal on one connection were answered.
     reuse: Mutex<Reuse>,
+    /// Requests the server closed the connection on without an answer, twice: the
+    /// server's answer to them, by cache key.
+    unanswered: Mutex<HashMap<String, ProbeError>>,
     /// Which budget refused a request, once one has.
     budget_spent: Mutex<Option<ProbeError>>,
     /// When the next request may leave under `--rate`.
@@ -242,6 +245,7 @@ impl Session {
             last_valid_success: Mutex::default(),
             budget_spent: Mutex::default(),
             reuse: Mutex::default(),
+            unanswered: Mutex::default(),
             next_slot: tokio::sync::Mutex::default(),
             overrun: Mutex::default(),
             pace: Mutex::default(),
@@ -347,7 +351,19 @@ impl Session {
             lock(&self.pending).push(reply.exchange.clone());
             return Ok(reply);
         }
-        let reply = Arc::new(self.send_waiting_out_429(&probe).await?);
+        // A request the server closed the connection on twice gets that answer again
+        // without being sent a third and fourth time by the next clause that needs it.
+        let known = (!probe.fresh)
+            .then(|| lock(&self.unanswered).get(&key).cloned())
+            .flatten();
+        if let Some(unanswered) = known {
+            return Err(unanswered);
+        }
+        let sent = self.send_waiting_out_429(&probe).await;
+        if let Err(error @ ProbeError::Unanswered { .. }) = &sent {
+            lock(&self.unanswered).insert(key.clone(), error.clone());
+        }
+        let reply = Arc::new(sent?);
         lock(&self.cache).insert(key, reply.clone());
         Ok(reply)
     }
