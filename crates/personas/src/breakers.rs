@@ -169,6 +169,8 @@ static BREAKERS: &[Breaker] = &[
     ])),
     // A refusal of an input past the limit that says nothing of length.
     ("RRL-008", || configured(rejecting(), &[Quirk::Rerank(RerankQuirk::LongRefusedSaying("Invalid request"))])),
+    // Infinity's cross-encoder truncates a pair longest first, cutting a long query.
+    ("RRL-009", || rerank(&[RerankQuirk::QueryCutLongestFirst])),
 ];
 
 /// The persona that breaks `clause_id`, named after it.

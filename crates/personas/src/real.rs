@@ -112,8 +112,9 @@ pub fn vllm_reranker() -> Persona {
 
 /// Infinity 0.0.78 serving a cross-encoder with `--url-prefix /v1`: `/v1/rerank` only,
 /// sigmoid scores, `document: null` unless asked and then a bare string, `top_k`
-/// ignored, long pairs truncated silently, any model name served; embeddings refused
-/// 400 for a model that cannot embed.
+/// ignored, long pairs truncated silently and longest first (its cross-encoder
+/// tokenizes `truncation="longest_first"`, so a long query is cut too), any model name
+/// served; embeddings refused 400 for a model that cannot embed.
 pub fn infinity_reranker() -> Persona {
     Persona {
         name: "infinity_reranker",
@@ -129,6 +130,7 @@ pub fn infinity_reranker() -> Persona {
             Quirk::Rerank(RerankQuirk::DocumentAsString),
             Quirk::Rerank(RerankQuirk::IgnoreUnknownFields),
             Quirk::Rerank(RerankQuirk::StringDocumentsOnly(422)),
+            Quirk::Rerank(RerankQuirk::QueryCutLongestFirst),
         ],
     }
 }

@@ -32,8 +32,8 @@ pub mod tokenizer;
 pub use config::{Config, DEFAULT_QUERY_INSTRUCTION, OverlengthPolicy, ParseOverlengthPolicyError};
 pub use embedding::{embed_tokens, truncate_dimensions};
 pub use protocol::{
-    ApiError, Engine, HttpRequest, HttpResponse, KNOWN_FIELDS, RERANK_FIELDS, rerank_logit,
-    rerank_score,
+    ApiError, Engine, HttpRequest, HttpResponse, KNOWN_FIELDS, RERANK_FIELDS, pair_logit,
+    rerank_logit, rerank_score,
 };
 pub use server::{RunningServer, router, spawn};
 pub use tokenizer::tokenize;

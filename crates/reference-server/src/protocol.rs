@@ -15,7 +15,7 @@ use serde::Serialize;
 pub use error::ApiError;
 pub use request::KNOWN_FIELDS;
 use request::{EmbeddingRequest, EncodingFormat, Input, InputType};
-pub use rerank::{RERANK_FIELDS, rerank_logit, rerank_score};
+pub use rerank::{RERANK_FIELDS, pair_logit, rerank_logit, rerank_score};
 
 use crate::config::{Config, OverlengthPolicy};
 use crate::embedding::{embed_tokens, truncate_dimensions};

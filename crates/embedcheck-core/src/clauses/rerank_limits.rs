@@ -1,10 +1,11 @@
-//! rerank-limits: the edges of a rerank request (RRL-001 … RRL-008).
+//! rerank-limits: the edges of a rerank request (RRL-001 … RRL-009).
 //!
 //! Empty lists and documents, `top_n: 0`, inputs past the model's limit, a thousand
 //! documents and plain client mistakes: each may be refused or answered as the server's
 //! documented contract says, but never with a 5xx (the retry hazard again: the OpenAI
 //! and Cohere SDKs retry it) and never with a 200 that is silently wrong.
 
+use super::rerank_scores::{largest_difference, scores, tolerance};
 use super::rerank_shape::answered;
 use super::{Check, CheckResult, check};
 use crate::http::{Body, Probe, Reply, RerankRoute};
@@ -25,6 +26,7 @@ pub(crate) fn checks() -> Vec<Check> {
         check!("RRL-006", mistakes_refused),
         check!("RRL-007", throttling_says_when, log),
         check!("RRL-008", long_refusals_say_length),
+        check!("RRL-009", query_kept_whole),
     ]
 }
 
@@ -270,6 +272,167 @@ async fn long_refusals_say_length(s: &Session) -> CheckResult {
     })
 }
 
+/// RRL-009's query lengths in words, doubling: one of them falls between half the
+/// model's window and all of it, for windows of about 150 to 3000 tokens.
+const QUERY_WORDS: [usize; 5] = [96, 192, 384, 768, 1536];
+
+/// How many words the long document is shorter than the query: longest-first
+/// truncation then cuts the query before it cuts the document.
+const SHORTER_BY: usize = 16;
+
+/// The short document, and the start of the long ones: about cats.
+const ABOUT_CATS: &str = "A note about cats.";
+
+/// The word before a query's last, which the long documents end on or not: the query's
+/// own word, so that it counts for the document wherever the document is read whole.
+const NEXT_TO_LAST: &str = "whiskers";
+
+/// A query of `words` words whose last words are [`NEXT_TO_LAST`] and `last`.
+fn query_ending(words: usize, last: &str) -> String {
+    format!("{} {NEXT_TO_LAST} {last}", long_text(words))
+}
+
+/// A document about cats, [`SHORTER_BY`] words shorter than a query of `words` words,
+/// whose last word is `last`.
+fn long_document_ending(words: usize, last: &str) -> String {
+    let filler = long_text(words.saturating_sub(SHORTER_BY));
+    format!("{ABOUT_CATS} {filler} {last}")
+}
+
+/// How many words the long documents beside a query of `words` words have.
+fn long_document_words(words: usize) -> usize {
+    long_document_ending(words, "birds")
+        .split_whitespace()
+        .count()
+}
+
+/// RRL-009's two requests at one size: the query ending "cats" with the short document
+/// and two long ones, one ending on the query's [`NEXT_TO_LAST`] word and one not; the
+/// query ending "dogs" with the short document and the first long one.
+fn query_requests(s: &Session, route: RerankRoute, words: usize) -> [Probe; 2] {
+    let long = |last| long_document_ending(words, last);
+    let cats = rerank::body(
+        s,
+        &query_ending(words, "cats"),
+        json!([ABOUT_CATS, long(NEXT_TO_LAST), long("birds")]),
+        &[],
+    );
+    let dogs = rerank::body(
+        s,
+        &query_ending(words, "dogs"),
+        json!([ABOUT_CATS, long(NEXT_TO_LAST)]),
+        &[],
+    );
+    let why = format!("a query of {words} words beside a long document, scored or refused");
+    [cats, dogs].map(|body| rerank::either(route, body, why.clone()))
+}
+
+/// The scores of one RRL-009 size: the short and the long document for each query, and
+/// the other long document for the query ending "cats".
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct QuerySize {
+    words: usize,
+    short: (f64, f64),
+    long: (f64, f64),
+    long_other_end: f64,
+}
+
+/// What one size shows.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum QueryShows {
+    /// The query's last word changed no score even beside the short document: the
+    /// model does not read it, or the query alone is over the window.
+    LastWordUnread,
+    /// The query's last word counted beside the short document and not beside the long.
+    QueryCut,
+    /// The long document's last word still counted: nothing was cut.
+    NothingCut,
+    /// The long document was cut and the query's last word still counted.
+    QueryKept,
+}
+
+impl QuerySize {
+    fn shows(&self, tolerance: f64) -> QueryShows {
+        let differ = |(a, b): (f64, f64)| largest_difference(&[a], &[b]) > tolerance;
+        if !differ(self.short) {
+            QueryShows::LastWordUnread
+        } else if !differ(self.long) {
+            QueryShows::QueryCut
+        } else if differ((self.long.0, self.long_other_end)) {
+            QueryShows::NothingCut
+        } else {
+            QueryShows::QueryKept
+        }
+    }
+
+    /// The verdict this size decides, if it decides one.
+    fn verdict(&self, shows: QueryShows) -> Option<Verdict> {
+        let words = self.words;
+        let document = long_document_words(words);
+        let (short, long) = (self.short, self.long);
+        match shows {
+            QueryShows::QueryCut => Some(Verdict::fail(format!(
+                "a document of {document} words cut the query's last words: beside it, queries of {words} words ending \"cats\" and \"dogs\" scored alike ({:.4} and {:.4}), beside a short document they did not ({:.4} and {:.4}); keep the query whole and cut the document (Cohere keeps a query's first 2048 tokens)",
+                long.0, long.1, short.0, short.1
+            ))),
+            QueryShows::QueryKept => Some(Verdict::pass(format!(
+                "a query of {words} words kept its last word beside a document cut to fit: queries ending \"cats\" and \"dogs\" scored it {:.4} and {:.4}, while the document's own last word no longer counted (ending on \"whiskers\" or not, {:.4} and {:.4})",
+                long.0, long.1, long.0, self.long_other_end
+            ))),
+            QueryShows::LastWordUnread | QueryShows::NothingCut => None,
+        }
+    }
+}
+
+/// RRL-009: "A query is scored whole beside a document the server cuts to fit."
+async fn query_kept_whole(s: &Session) -> CheckResult {
+    let route = match route(s).await? {
+        Ok(route) => route,
+        Err(verdict) => return Ok(verdict),
+    };
+    let tolerance = tolerance(s).await?;
+    for words in QUERY_WORDS {
+        let [cats, dogs] = query_requests(s, route, words);
+        let (cats, dogs) = (s.send(cats).await?, s.send(dogs).await?);
+        let evidence = [&cats.exchange, &dogs.exchange];
+        if let Some(refused) = [&cats, &dogs].into_iter().find(|r| !r.is_success()) {
+            let document = long_document_words(words);
+            return Ok(Verdict::skip(format!(
+                "a query of {words} words beside a document of {document} words was answered {}: nothing was scored after a cut, nothing to judge (RRL-004 judges long inputs)",
+                refused.summary()
+            ))
+            .with_all(evidence));
+        }
+        let (Some(a), Some(b)) = (scores(&cats, 3), scores(&dogs, 2)) else {
+            return Ok(Verdict::skip(format!(
+                "the scores of the {words}-word queries cannot be read (see RRS-002)"
+            ))
+            .with_all(evidence));
+        };
+        let size = QuerySize {
+            words,
+            short: (a[0], b[0]),
+            long: (a[1], b[1]),
+            long_other_end: a[2],
+        };
+        let shows = size.shows(tolerance);
+        if let Some(verdict) = size.verdict(shows) {
+            return Ok(verdict.with_all(evidence));
+        }
+        if shows == QueryShows::LastWordUnread {
+            return Ok(Verdict::skip(format!(
+                "queries of {words} words ending \"cats\" and \"dogs\" scored a short document about cats alike ({:.4} and {:.4}) before any document was cut: the query's last word is not read, nothing to judge",
+                a[0], b[0]
+            ))
+            .with_all(evidence));
+        }
+    }
+    let most = QUERY_WORDS[QUERY_WORDS.len() - 1];
+    Ok(Verdict::skip(format!(
+        "nothing was cut: a query and a document of up to {most} words each were scored whole"
+    )))
+}
+
 /// RRL-005's request size: Cohere's recommended most, past TEI's 32 and NIM's 512.
 const MANY: usize = 1000;
 
@@ -477,4 +640,52 @@ async fn throttling_says_when(s: &Session) -> CheckResult {
         .filter(Throttled::is_rerank)
         .collect();
     Ok(super::judging::throttling_says_when(&throttled))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn size(short: (f64, f64), long: (f64, f64), long_other_end: f64) -> QuerySize {
+        QuerySize {
+            words: 384,
+            short,
+            long,
+            long_other_end,
+        }
+    }
+
+    #[test]
+    fn a_query_cut_beside_the_long_document_fails_whether_or_not_the_document_was_cut() {
+        let cut = size((0.9, 0.1), (0.5, 0.5), 0.5);
+        assert_eq!(cut.shows(1e-5), QueryShows::QueryCut);
+        let only_the_query_cut = size((0.9, 0.1), (0.5, 0.5), 0.6);
+        assert_eq!(only_the_query_cut.shows(1e-5), QueryShows::QueryCut);
+        assert!(cut.verdict(QueryShows::QueryCut).is_some());
+    }
+
+    #[test]
+    fn a_query_kept_beside_a_cut_document_passes_and_an_uncut_one_decides_nothing() {
+        let kept = size((0.9, 0.1), (0.8, 0.2), 0.8);
+        assert_eq!(kept.shows(1e-5), QueryShows::QueryKept);
+        let uncut = size((0.9, 0.1), (0.8, 0.2), 0.7);
+        assert_eq!(uncut.shows(1e-5), QueryShows::NothingCut);
+        assert!(uncut.verdict(QueryShows::NothingCut).is_none());
+    }
+
+    #[test]
+    fn differences_within_the_servers_noise_are_no_differences() {
+        let noisy = size((0.5, 0.5 + 1e-4), (0.4, 0.4), 0.4);
+        assert_eq!(noisy.shows(1e-3), QueryShows::LastWordUnread);
+    }
+
+    #[test]
+    fn the_long_document_is_shorter_than_the_query_and_both_end_on_the_word_that_differs() {
+        let query = query_ending(96, "cats");
+        let document = long_document_ending(96, "birds");
+        let words = |t: &str| t.split_whitespace().count();
+        assert!(words(&document) < words(&query));
+        assert!(query.ends_with(" whiskers cats") && document.ends_with(" birds"));
+        assert!(document.starts_with(ABOUT_CATS));
+    }
 }

@@ -45,7 +45,7 @@ const NOISE_MARGIN: f64 = 3.0;
 
 /// The largest difference of one score between two answers, relative to the larger of
 /// 1 and the score.
-fn largest_difference(a: &[f64], b: &[f64]) -> f64 {
+pub(crate) fn largest_difference(a: &[f64], b: &[f64]) -> f64 {
     a.iter()
         .zip(b)
         .map(|(x, y)| (x - y).abs() / x.abs().max(1.0))
@@ -80,7 +80,7 @@ async fn noise(s: &Session) -> Result<Option<(f64, Vec<Exchange>)>, ProbeError> 
 }
 
 /// The tolerance two scores of this server are judged the same within.
-async fn tolerance(s: &Session) -> Result<f64, ProbeError> {
+pub(crate) async fn tolerance(s: &Session) -> Result<f64, ProbeError> {
     let measured = match s.facts().rerank.noise {
         Some(fact) => Some(fact.value),
         None => noise(s).await?.map(|(n, _)| n),
@@ -89,7 +89,7 @@ async fn tolerance(s: &Session) -> Result<f64, ProbeError> {
 }
 
 /// Every document's score of a 200 rerank answer to `n` documents.
-fn scores(reply: &Reply, n: usize) -> Option<Vec<f64>> {
+pub(crate) fn scores(reply: &Reply, n: usize) -> Option<Vec<f64>> {
     if !reply.is_success() {
         return None;
     }

@@ -4,7 +4,7 @@
 //! tiny cross-encoders, `lab/rerank/README.md`, or the rerank notes' sources).
 
 use crate::wire::{Answer, Incoming};
-use reference_server::{Config, embed_tokens, rerank_logit, tokenize};
+use reference_server::{Config, embed_tokens, pair_logit, rerank_logit, tokenize};
 use serde_json::{Map, Value, json};
 
 /// One way a persona's rerank route departs from the reference engine's.
@@ -123,6 +123,12 @@ pub enum RerankQuirk {
     /// `APIConnectionError`: LiteLLM 1.106.2 in front of vLLM or Infinity (measured;
     /// breaks RRL-006).
     NonStringDocumentsAs500,
+    /// Cuts a pair over the model's limit longest first, as Hugging Face tokenizers do
+    /// for `truncation=True` (sentence-transformers' `CrossEncoder`, so Infinity; TEI's
+    /// pair truncation): a query longer than the document beside it loses its last
+    /// tokens first, and a query over half the limit is cut beside any long document
+    /// (rerank-contracts §4.5; breaks RRL-009).
+    QueryCutLongestFirst,
     /// Writes each score as a string (breaks RRS-003).
     ScoresAsStrings,
     /// Numbers the last result one past the list (breaks RRS-002).
@@ -401,6 +407,14 @@ impl RerankQuirk {
                     .for_each(|r| r["index"] = json!(n - 1 - r["index"].as_u64().unwrap_or(0)));
             }
             RerankQuirk::DriftedScores(delta) => map_scores(results, |_, s| s + delta),
+            RerankQuirk::QueryCutLongestFirst => rescore(results, |i| {
+                let (query_ids, document_ids) = longest_first(
+                    tokenize(&query, config.vocab_size),
+                    tokenize(&docs[i], config.vocab_size),
+                    config.max_input_tokens,
+                );
+                1.0 / (1.0 + (-pair_logit(&query_ids, &document_ids)).exp())
+            }),
             RerankQuirk::ScoresAsStrings => results
                 .iter_mut()
                 .for_each(|r| r["relevance_score"] = json!(r["relevance_score"].to_string())),
@@ -458,6 +472,23 @@ fn rescored(request: &Incoming, config: &Config, sent: &Map<String, Value>) -> A
     Answer::from(reference_server::Engine::new(config.clone()).handle(&retried.as_engine_request()))
 }
 
+/// A query's and a document's ids cut to `limit` together, a token at a time from the
+/// longer (the document on a tie), as Hugging Face's `longest_first` truncation cuts a pair.
+fn longest_first(
+    mut query: Vec<u32>,
+    mut document: Vec<u32>,
+    limit: usize,
+) -> (Vec<u32>, Vec<u32>) {
+    while query.len() + document.len() > limit {
+        if query.len() > document.len() {
+            query.pop();
+        } else {
+            document.pop();
+        }
+    }
+    (query, document)
+}
+
 /// Sets each result's score from its document's index, then sorts by it.
 fn rescore(results: &mut [Value], score: impl Fn(usize) -> f64) {
     for r in results.iter_mut() {
@@ -498,5 +529,18 @@ fn edit(request: &mut Incoming, change: impl FnOnce(&mut Map<String, Value>)) {
     if let Some(mut f) = fields(request) {
         change(&mut f);
         request.body = Value::Object(f).to_string().into_bytes();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::longest_first;
+
+    #[test]
+    fn longest_first_cuts_the_longer_until_the_pair_fits() {
+        let (query, document) = longest_first(vec![1; 10], vec![2; 4], 8);
+        assert_eq!((query.len(), document.len()), (4, 4));
+        let (query, document) = longest_first(vec![1; 3], vec![2; 20], 8);
+        assert_eq!((query.len(), document.len()), (3, 5));
     }
 }

@@ -110,7 +110,13 @@ pub fn rerank_logit(query: &str, document: &str, config: &Config) -> f64 {
         tokenize(document, config.vocab_size),
         config,
     );
-    QueryTerms::of(&query_ids).logit(&document_ids)
+    pair_logit(&query_ids, &document_ids)
+}
+
+/// The logit of a query and a document already tokenized and cut as the caller chose,
+/// for personas that truncate otherwise than the reference (longest first, say).
+pub fn pair_logit(query_ids: &[u32], document_ids: &[u32]) -> f64 {
+    QueryTerms::of(query_ids).logit(document_ids)
 }
 
 impl Engine {
