@@ -140,6 +140,9 @@ static BREAKERS: &[Breaker] = &[
     ("RRS-012", || rerank(&[RerankQuirk::ServedAt(&["/v1/rerank", "/rerank"])])),
     // llama-server reads no return_documents (measured).
     ("RRS-013", || rerank(&[RerankQuirk::NeverEchoDocuments])),
+    // A home-made handler that looks the name up in a dict (`MODELS[request.model]`).
+    ("RRS-014", || error_when(Trigger::RerankModel("rerank-english-v3.0"), 500, "KeyError: 'rerank-english-v3.0'")),
+    ("RRS-015", || rerank(&[RerankQuirk::UsageAsStrings])),
     ("RRQ-001", || rerank(&[RerankQuirk::PositionDependent])),
     ("RRQ-002", || rerank(&[RerankQuirk::NeighbourDependent])),
     ("RRQ-003", || rerank(&[RerankQuirk::NoiseOnRepeat])),

@@ -131,6 +131,7 @@ pub fn infinity_reranker() -> Persona {
             Quirk::Rerank(RerankQuirk::IgnoreUnknownFields),
             Quirk::Rerank(RerankQuirk::StringDocumentsOnly(422)),
             Quirk::Rerank(RerankQuirk::QueryCutLongestFirst),
+            Quirk::Rerank(RerankQuirk::AnyModel),
         ],
     }
 }
@@ -167,8 +168,9 @@ pub fn litellm_reranker() -> Persona {
 /// The lab's home-made LitServe rerank server (sentence-transformers' `CrossEncoder`
 /// behind LitServe 0.2.19): `/v1/rerank` and `/rerank`, no models listing and no
 /// embeddings route, `documents: []` answered 500 (`CrossEncoder.predict([])`
-/// raises). Measured in the lab; audited with `--rerank-model`, as nothing lists the
-/// model.
+/// raises), a long pair cut longest first (the `CrossEncoder`'s tokenizer) and the
+/// request's model name never read. Measured in the lab; audited with `--rerank-model`,
+/// as nothing lists the model.
 pub fn litserve_reranker() -> Persona {
     Persona {
         name: "litserve_reranker",
@@ -185,6 +187,8 @@ pub fn litserve_reranker() -> Persona {
             Quirk::Rerank(RerankQuirk::NegativeTopNSlices),
             Quirk::Rerank(RerankQuirk::IgnoreUnknownFields),
             Quirk::Rerank(RerankQuirk::StringDocumentsOnly(422)),
+            Quirk::Rerank(RerankQuirk::QueryCutLongestFirst),
+            Quirk::Rerank(RerankQuirk::AnyModel),
         ],
     }
 }

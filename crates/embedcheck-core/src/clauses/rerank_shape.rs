@@ -1,4 +1,4 @@
-//! rerank-shape: the Cohere and Jina shape of a rerank answer (RRS-001 … RRS-009).
+//! rerank-shape: the Cohere and Jina shape of a rerank answer (RRS-001 … RRS-015).
 //!
 //! No standard exists; the clients people point at self-hosted rerankers read
 //! `results[].index` and `results[].relevance_score`, sorted, `top_n` of them, with the
@@ -8,7 +8,7 @@
 use super::{Check, CheckResult, check};
 use crate::http::rerank::{Echo, RerankAnswer};
 use crate::http::{Body, Reply, RerankRoute, RerankShape};
-use crate::session::facts::UnknownField;
+use crate::session::facts::{UnknownField, UnknownModel};
 use crate::session::rerank::{self, DOCUMENTS, QUERY};
 use crate::session::{Logged, ProbeError, Session};
 use crate::verdict::Verdict;
@@ -30,6 +30,8 @@ pub(crate) fn checks() -> Vec<Check> {
         check!("RRS-011", object_documents),
         check!("RRS-012", served_at_v2),
         check!("RRS-013", return_documents_honoured),
+        check!("RRS-014", unknown_model_never_5xx),
+        check!("RRS-015", counts_well_formed, log),
     ]
 }
 
@@ -572,6 +574,111 @@ async fn unknown_field_never_5xx(s: &Session) -> CheckResult {
     Ok(Verdict::pass(format!("top_k: {what}")).with(&reply.exchange))
 }
 
+/// The model LlamaIndex's `CohereRerank` names unless told otherwise: a name a
+/// self-hosted server does not serve.
+const UNKNOWN_MODEL: &str = "rerank-english-v3.0";
+
+/// RRS-014: "A rerank request naming a model the server does not serve is refused with
+/// a 4xx or served; never a 5xx. Which one is recorded."
+async fn unknown_model_never_5xx(s: &Session) -> CheckResult {
+    let (route, _, _) = match answered(s).await? {
+        Ok(found) => found,
+        Err(verdict) => return Ok(verdict),
+    };
+    let request = rerank::body(
+        s,
+        QUERY,
+        json!(DOCUMENTS),
+        &[("model", json!(UNKNOWN_MODEL))],
+    );
+    let why = format!("model {UNKNOWN_MODEL:?} (LlamaIndex's default), refused or served");
+    let reply = s.send(rerank::either(route, request, why)).await?;
+    let policy = if reply.is_success() {
+        UnknownModel::Served
+    } else if reply.is_client_error() {
+        UnknownModel::Refused(reply.status)
+    } else {
+        return Ok(Verdict::fail(format!(
+            "model {UNKNOWN_MODEL:?} answered {}: refuse a model name the server does not serve with a 4xx (404 model_not_found, as OpenAI), or serve it; a 5xx is retried",
+            reply.summary()
+        ))
+        .with(&reply.exchange));
+    };
+    let fact = s.detected(policy, &reply.exchange);
+    s.learn(|facts| facts.rerank.unknown_model = Some(fact));
+    Ok(Verdict::pass(format!("model {UNKNOWN_MODEL:?} {policy}")).with(&reply.exchange))
+}
+
+/// The counts a rerank answer may carry: vLLM's and Infinity's OpenAI-style `usage`,
+/// Cohere's `meta` (LiteLLM's `RerankResponse` types each an `int`, the Cohere SDK a
+/// number).
+const COUNTS: [&str; 8] = [
+    "/usage/prompt_tokens",
+    "/usage/total_tokens",
+    "/meta/billed_units/search_units",
+    "/meta/billed_units/total_tokens",
+    "/meta/billed_units/input_tokens",
+    "/meta/billed_units/output_tokens",
+    "/meta/tokens/input_tokens",
+    "/meta/tokens/output_tokens",
+];
+
+/// What is wrong with one answer's `usage` and `meta`, if anything: each an object where
+/// present, each count a non-negative whole number (an integral float is read as one by
+/// LiteLLM's validation, a fraction or a string is not).
+fn counts_wrong(body: &Value) -> Option<String> {
+    for name in ["usage", "meta"] {
+        if let Some(v) = body.get(name).filter(|v| !v.is_object() && !v.is_null()) {
+            return Some(format!("`{name}` is {v}, not an object"));
+        }
+    }
+    let whole = |v: &Value| {
+        v.as_u64().is_some() || v.as_f64().is_some_and(|f| f >= 0.0 && f.fract() == 0.0)
+    };
+    COUNTS.iter().find_map(|pointer| {
+        let v = body.pointer(pointer).filter(|v| !v.is_null())?;
+        let name = pointer.trim_start_matches('/').replace('/', ".");
+        (!whole(v)).then(|| format!("{name} is {v}, not a non-negative whole number"))
+    })
+}
+
+/// RRS-015: "Where a rerank answer carries usage or meta, each is an object and each
+/// count in it a non-negative whole number." Judged on every rerank answer of the run.
+async fn counts_well_formed(s: &Session) -> CheckResult {
+    let answers = judged_answers(s).await?;
+    if answers.is_empty() {
+        return no_rerank_answers(s).await;
+    }
+    let mut counted = 0;
+    for (reply, _, logged) in &answers {
+        let Some(body) = reply
+            .json
+            .as_ref()
+            .filter(|b| b.get("usage").is_some() || b.get("meta").is_some())
+        else {
+            continue;
+        };
+        counted += 1;
+        if let Some(wrong) = counts_wrong(body) {
+            return Ok(Verdict::fail(format!(
+                "in the answer to {}, {wrong}: LiteLLM's RerankResponse types each count an int and bills from it",
+                crate::session::facts::describe_request(&logged.exchange)
+            ))
+            .with(&reply.exchange));
+        }
+    }
+    Ok(match counted {
+        0 => Verdict::skip(format!(
+            "none of {} rerank answers carries usage or meta: nothing to judge",
+            answers.len()
+        )),
+        _ => Verdict::pass(format!(
+            "{counted} of {} rerank answers carry usage or meta, every count a non-negative whole number",
+            answers.len()
+        )),
+    })
+}
+
 /// RRS-009: "The rerank route answers at /v1/rerank; /rerank and /v2/rerank are
 /// recorded as well."
 async fn served_at_v1(s: &Session) -> CheckResult {
@@ -713,6 +820,29 @@ async fn object_documents(s: &Session) -> CheckResult {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn counts_are_objects_of_non_negative_whole_numbers() {
+        assert_eq!(
+            counts_wrong(&json!({"usage": {"prompt_tokens": 24, "total_tokens": 24}})),
+            None
+        );
+        assert_eq!(
+            counts_wrong(&json!({"meta": {"billed_units": {"search_units": 1.0}}})),
+            None
+        );
+        assert_eq!(
+            counts_wrong(&json!({"usage": {"total_tokens": null}, "meta": null})),
+            None
+        );
+        assert_eq!(
+            counts_wrong(&json!({"usage": {"total_tokens": "24"}})).as_deref(),
+            Some("usage.total_tokens is \"24\", not a non-negative whole number")
+        );
+        assert!(counts_wrong(&json!({"meta": {"tokens": {"input_tokens": -3}}})).is_some());
+        assert!(counts_wrong(&json!({"meta": {"billed_units": {"search_units": 0.5}}})).is_some());
+        assert!(counts_wrong(&json!({"usage": 24})).is_some());
+    }
 
     #[test]
     fn the_best_k_of_a_ranking_are_its_highest_scores() {

@@ -695,6 +695,28 @@ pub struct RerankFacts {
     /// What the server did with `top_n: 0` (RRL-003).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub top_n_zero: Option<Fact<TopNZero>>,
+    /// What the server did with a model name it does not serve (RRS-014).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unknown_model: Option<Fact<UnknownModel>>,
+}
+
+/// How a server answers a rerank request naming a model it does not serve: servers
+/// differ by design (vLLM answers 404 as OpenAI does, Infinity and llama-server serve
+/// their one model whatever the name), so this is its policy.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum UnknownModel {
+    Refused(u16),
+    Served,
+}
+
+impl fmt::Display for UnknownModel {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            UnknownModel::Refused(status) => write!(f, "refused with {status}"),
+            UnknownModel::Served => f.write_str("served by the model the server has"),
+        }
+    }
 }
 
 /// How a server reads `top_n: 0`: the documented contracts differ (Cohere's
@@ -777,6 +799,10 @@ impl RerankFacts {
         put(
             "rerank_top_n_zero",
             self.top_n_zero.as_ref().map(|f| f.value.to_string()),
+        );
+        put(
+            "rerank_unknown_model",
+            self.unknown_model.as_ref().map(|f| f.value.to_string()),
         );
     }
 }

@@ -131,6 +131,12 @@ pub enum RerankQuirk {
     QueryCutLongestFirst,
     /// Writes each score as a string (breaks RRS-003).
     ScoresAsStrings,
+    /// Serves its one model whatever name a request gives: Infinity and llama-server
+    /// (rerank-contracts §4.3, measured in the lab), and the home-made LitServe server,
+    /// whose request model it never reads.
+    AnyModel,
+    /// Writes each `usage` count as a string (breaks RRS-015).
+    UsageAsStrings,
     /// Numbers the last result one past the list (breaks RRS-002).
     IndexPastTheEnd,
 }
@@ -183,6 +189,12 @@ impl RerankQuirk {
             }
             RerankQuirk::CannotRerank { status, message } => Some(error(status, message)),
             RerankQuirk::TeiDialect => tei_dialect(request),
+            RerankQuirk::AnyModel => {
+                edit(request, |f| {
+                    f.remove("model");
+                });
+                None
+            }
             RerankQuirk::StringDocumentsOnly(status) => fields
                 .filter(|f| {
                     f.get("documents")
@@ -431,6 +443,11 @@ impl RerankQuirk {
                 .map(|r| json!({"index": r["index"], "score": r["relevance_score"]}))
                 .collect();
             body = Value::Array(bare);
+        }
+        if let (RerankQuirk::UsageAsStrings, Some(usage)) =
+            (*self, body.get_mut("usage").and_then(Value::as_object_mut))
+        {
+            usage.values_mut().for_each(|v| *v = json!(v.to_string()));
         }
         answer.set_json(&body);
     }

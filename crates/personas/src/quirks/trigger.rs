@@ -2,7 +2,7 @@
 
 use super::request::OPENAI_FIELDS;
 use crate::wire::Incoming;
-use serde_json::Value;
+use serde_json::{Value, json};
 
 /// A property of a request, checked before the engine runs.
 ///
@@ -59,6 +59,8 @@ pub enum Trigger {
     /// A rerank request of at least this many documents: SGLang 0.5.23 on CPU stopped
     /// answering at 1000 (measured in the lab).
     RerankDocumentsAtLeast(usize),
+    /// A rerank request naming this model.
+    RerankModel(&'static str),
 }
 
 impl Trigger {
@@ -72,6 +74,12 @@ impl Trigger {
                         .json()
                         .and_then(|b| b.get("documents")?.as_array().map(Vec::len))
                         .is_some_and(|len| len >= n)
+            }
+            Trigger::RerankModel(name) => {
+                super::rerank::is_rerank(request)
+                    && request
+                        .json()
+                        .is_some_and(|b| b.get("model") == Some(&json!(name)))
             }
             Trigger::EmbedPost => request.is_embed_post(),
             Trigger::MalformedJson => request.is_embed_post() && request.json().is_none(),
