@@ -2,6 +2,7 @@
 
 use embedcheck_core::expectations::ExpectationsError;
 use embedcheck_core::http::TargetError;
+use embedcheck_core::migration::recording::RecordingError;
 use embedcheck_core::report::ReportError;
 use std::process::ExitCode;
 use thiserror::Error;
@@ -46,6 +47,8 @@ pub enum RunError {
     #[error(transparent)]
     Corpus(#[from] embedcheck_core::migration::corpus::CorpusError),
     #[error(transparent)]
+    Recording(#[from] RecordingError),
+    #[error(transparent)]
     Reference(#[from] embedcheck_core::reference::ReferenceError),
     #[error(
         "no clause matches {0:?}: a filter is a clause ID (RESP-003) or a family name (dimensions); --list shows them"
@@ -73,6 +76,10 @@ impl RunError {
                 EXIT_RUNTIME
             }
             RunError::NothingSelected(_) => EXIT_NOTHING_SELECTED,
+            RunError::Recording(e) => match e {
+                RecordingError::NotABaseline { .. } | RecordingError::Line { .. } => EXIT_USAGE,
+                RecordingError::Io { .. } | RecordingError::Server(_) => EXIT_RUNTIME,
+            },
         })
     }
 }

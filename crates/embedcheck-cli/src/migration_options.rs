@@ -1,5 +1,6 @@
 //! The migration options: `--baseline URL` and how to compare it with `--endpoint`;
-//! without `--baseline` none of them is used.
+//! without `--baseline` none of them is used but `--corpus` and `--record-baseline`,
+//! which records a baseline for a later migration.
 
 use std::path::PathBuf;
 use std::str::FromStr;
@@ -65,6 +66,16 @@ pub struct MigrationOptions {
     /// Corpus directory with documents.jsonl and queries.jsonl (default: the shipped one).
     #[arg(long, env = "EMBEDCHECK_CORPUS", value_name = "DIR")]
     pub corpus: Option<PathBuf>,
+
+    /// After the audit, record the corpus as --endpoint embeds it into DIR (baseline.jsonl):
+    /// a baseline to compare another server with once this one is gone.
+    #[arg(
+        long,
+        env = "EMBEDCHECK_RECORD_BASELINE",
+        value_name = "DIR",
+        conflicts_with = "baseline"
+    )]
+    pub record_baseline: Option<PathBuf>,
 }
 
 /// `--load-requests`: sequential and concurrent requests per server and run.

@@ -279,16 +279,9 @@ pub(crate) fn migration(
         settings,
         label,
     };
-    let corpus = match &m.corpus {
-        Some(dir) => Corpus::load(dir)?,
-        None => Corpus::shipped(),
-    };
     let plan = Plan {
-        corpus,
-        instruction: Instruction {
-            template: template(options),
-            task: options.query_task.clone(),
-        },
+        corpus: corpus(options)?,
+        instruction: instruction(options),
         top_k: m.top_k as usize,
         load: m.load.then(|| LoadPlan {
             concurrency: m.concurrency as usize,
@@ -299,6 +292,24 @@ pub(crate) fn migration(
         timeout,
     };
     Ok(Some((server, expectations, plan)))
+}
+
+/// The corpus a migration compares or a recording records: `--corpus`, else the
+/// shipped one.
+pub(crate) fn corpus(options: &Options) -> Result<Corpus, RunError> {
+    Ok(match &options.migration.corpus {
+        Some(dir) => Corpus::load(dir)?,
+        None => Corpus::shipped(),
+    })
+}
+
+/// How a client prefixes the query instruction itself: `--query-instruction` and
+/// `--query-task`.
+pub(crate) fn instruction(options: &Options) -> Instruction {
+    Instruction {
+        template: template(options),
+        task: options.query_task.clone(),
+    }
 }
 
 /// `--query-instruction` when given, else Qwen3's template (with the default task,

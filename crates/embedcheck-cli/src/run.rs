@@ -9,6 +9,7 @@ use embedcheck_core::audit::Conclusion;
 use embedcheck_core::catalogue::Clause;
 use embedcheck_core::expectations::Expectations;
 use embedcheck_core::http::Target;
+use embedcheck_core::migration::recording::{self, RecordingError};
 use embedcheck_core::migration::{Server, audit_pair};
 use embedcheck_core::report;
 use embedcheck_core::report::{Comparison, ContractScore, Report, Tool};
@@ -40,6 +41,11 @@ pub(crate) fn matrix(
     if options.migration.baseline.is_some() {
         return Err(RunError::Usage(
             "--baseline compares two servers; a matrix (several --endpoint or --servers) takes none".into(),
+        ));
+    }
+    if options.migration.record_baseline.is_some() {
+        return Err(RunError::Usage(
+            "--record-baseline records one server; a matrix (several --endpoint or --servers) takes none".into(),
         ));
     }
     let runtime = runtime()?;
@@ -116,7 +122,7 @@ fn write_matrix(
 /// clauses, prints the summary and writes every report.
 pub fn audit(options: &Options, selected: &[&Clause]) -> Result<Report, RunError> {
     let runtime = runtime()?;
-    let report = runtime.block_on(audit_async(options, selected))?;
+    let (report, recorded) = runtime.block_on(audit_async(options, selected))?;
     runtime.shutdown_timeout(Duration::from_secs(1));
     print!("{}", report::terminal::render(&report));
     for server in &report.servers {
@@ -129,10 +135,16 @@ pub fn audit(options: &Options, selected: &[&Clause]) -> Result<Report, RunError
     let dir = report_dir(options, &report.subject().label);
     report::write_all(&report, &dir)?;
     println!("reports: {}", dir.display());
+    if let Some(recorded) = recorded {
+        println!("{}", recorded?);
+    }
     Ok(report)
 }
 
-async fn audit_async(options: &Options, selected: &[&Clause]) -> Result<Report, RunError> {
+/// A run's report, and with `--record-baseline` what was recorded or why not.
+type Audited = (Report, Option<Result<String, RunError>>);
+
+async fn audit_async(options: &Options, selected: &[&Clause]) -> Result<Audited, RunError> {
     let way_in = plan::way_in(&plan::Addressing::of_endpoint(options), options)?;
     let (target, label, _reference) = resolve_target(options).await?;
     // Snapshots compare runs request by request, so they need the same generated
@@ -159,12 +171,16 @@ async fn audit_async(options: &Options, selected: &[&Clause]) -> Result<Report, 
     )?;
     let transport = plan::transport(target, way_in.access, options)?;
     let mut snapshots = None;
+    let mut recorded = None;
     let (mut servers, comparisons) = match plan::migration(options, &settings)? {
         None => {
             let mut session = Session::new(transport, settings, interrupt.clone());
             let audit = audit::audit_session(&mut session, label, selected).await;
             if options.snapshot {
                 snapshots = Some(record_snapshots(&session, &audit.label));
+            }
+            if let Some(dir) = &options.migration.record_baseline {
+                recorded = Some(record_baseline(&session, options, &audit, dir).await);
             }
             (vec![(audit, expectations)], Vec::new())
         }
@@ -209,7 +225,32 @@ async fn audit_async(options: &Options, selected: &[&Clause]) -> Result<Report, 
     );
     report.behaviour_snapshots = snapshots;
     report.contract = ContractScore::pinned(&options.contract);
-    Ok(report)
+    Ok((report, recorded))
+}
+
+/// `--record-baseline DIR`: the corpus as the audited server embeds it, written to
+/// `DIR`, after an audit that reached the server (its facts decide the requests).
+async fn record_baseline(
+    session: &Session,
+    options: &Options,
+    audit: &audit::ServerAudit,
+    dir: &Path,
+) -> Result<String, RunError> {
+    if let Some(why) = &audit.aborted {
+        return Err(RecordingError::Server(why.clone()).into());
+    }
+    let corpus = plan::corpus(options)?;
+    let recording =
+        recording::record(session, &corpus, &plan::instruction(options), &audit.label).await?;
+    let bytes = recording.write(dir)?;
+    Ok(format!(
+        "recorded: {} documents and {} queries as {} embeds them, {} dimensions, into {} ({bytes} bytes)",
+        recording.documents.len(),
+        recording.queries.len(),
+        audit.label,
+        recording.header.dimensions,
+        dir.join(recording::FILE).display()
+    ))
 }
 
 /// `--dry-run`: prints the budget and each selected clause's first request as curl
@@ -219,9 +260,10 @@ pub fn dry_run(options: &Options, selected: &[&Clause]) -> Result<(), RunError> 
     if options.endpoint.len() > 1
         || options.servers.is_some()
         || options.migration.baseline.is_some()
+        || options.migration.record_baseline.is_some()
     {
         return Err(RunError::Usage(
-            "--dry-run plans one --endpoint at a time (no --servers, several --endpoint or --baseline)".into(),
+            "--dry-run plans one --endpoint at a time (no --servers, several --endpoint, --baseline or --record-baseline)".into(),
         ));
     }
     let runtime = runtime()?;

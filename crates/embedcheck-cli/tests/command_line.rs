@@ -1,5 +1,5 @@
-//! The command line end to end: baselines, the matrix, the migration page, paid APIs
-//! and redirects.
+//! The command line end to end: baselines, the matrix, the migration page, paid APIs,
+//! recordings and redirects.
 //!
 //! One test binary for the crate (each binary is a link of the whole dependency
 //! graph, and tests of one binary run side by side): each file below is a module.
@@ -10,4 +10,5 @@ mod baselines;
 mod matrix;
 mod migration_page;
 mod paid_apis;
+mod recording;
 mod redirects;

@@ -23,6 +23,7 @@ pub mod contract;
 pub mod corpus;
 pub mod fixed;
 pub mod latency;
+pub mod recording;
 pub(crate) mod remediation;
 pub mod retrieval;
 pub(crate) mod vectors;

@@ -1,0 +1,92 @@
+//! `--record-baseline DIR` end to end: the corpus recorded from a live server after its
+//! audit, readable as a baseline; a server that fails a batch records nothing and says
+//! why, with the audit's reports written.
+
+use super::common::out_dir;
+use embedcheck_core::migration::recording::{BARE, FILE, PREFIXED, Recording};
+use personas::{Persona, Quirk, Trigger};
+use std::process::ExitCode;
+
+/// Runs the command line without libtest's lines, off the test's runtime.
+async fn run(words: String) -> ExitCode {
+    let words: Vec<String> = words.split_whitespace().map(str::to_owned).collect();
+    tokio::task::spawn_blocking(move || embedcheck_cli::main_without_trials(words))
+        .await
+        .expect("the run ends")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_shipped_corpus_is_recorded_as_the_server_embeds_it() {
+    let persona = personas::reference();
+    let server = persona.start().await;
+    let scratch = out_dir("record");
+    let dir = scratch.path().join("baseline");
+    let code = run(format!(
+        "--endpoint {} --seed 7 --report-dir {} --record-baseline {} RESP-001",
+        server.base_url(),
+        scratch.path().join("reports").display(),
+        dir.display()
+    ))
+    .await;
+    assert_eq!(format!("{code:?}"), format!("{:?}", ExitCode::from(0)));
+    let recording = Recording::read(&dir).expect("a readable recording");
+    assert_eq!(
+        (recording.documents.len(), recording.queries.len()),
+        (40, 14)
+    );
+    assert_eq!(
+        recording.header.dimensions,
+        persona.config.native_dimensions
+    );
+    assert_eq!(recording.batches.len(), 5, "40 documents, 8 a request");
+    assert!(recording.batches.iter().all(|b| b.tokens.is_some()));
+    assert!(recording.header.noise.min_cosine.unwrap() > 0.999_999);
+    let query = &recording.queries[0];
+    assert_eq!(query.forms.keys().collect::<Vec<_>>(), [BARE, PREFIXED]);
+    assert_eq!(
+        query.top.len(),
+        40,
+        "every document, as there are fewer than 100"
+    );
+    assert!(dir.join(FILE).is_file());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_batch_the_server_refuses_records_nothing_and_says_which() {
+    let persona = Persona {
+        name: "refuses_a_document",
+        config: personas::reference().config,
+        quirks: vec![Quirk::ErrorWhen {
+            trigger: Trigger::TextContains("Matryoshka-trained"),
+            status: 500,
+            message: "Internal Server Error",
+        }],
+    };
+    let server = persona.start().await;
+    let scratch = out_dir("record-refused");
+    let reports = scratch.path().join("reports");
+    let dir = scratch.path().join("baseline");
+    let code = run(format!(
+        "--endpoint {} --seed 7 --report-dir {} --record-baseline {} RESP-001",
+        server.base_url(),
+        reports.display(),
+        dir.display()
+    ))
+    .await;
+    assert_eq!(format!("{code:?}"), format!("{:?}", ExitCode::from(3)));
+    assert!(!dir.join(FILE).exists());
+    assert!(
+        reports.join("report.json").is_file(),
+        "the audit's reports are written"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_matrix_records_nothing() {
+    let code = run(
+        "--endpoint http://127.0.0.1:9/v1 --endpoint http://127.0.0.1:9/v2 --record-baseline x"
+            .into(),
+    )
+    .await;
+    assert_eq!(format!("{code:?}"), format!("{:?}", ExitCode::from(2)));
+}
