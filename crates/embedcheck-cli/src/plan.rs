@@ -8,6 +8,7 @@ use embedcheck_core::expectations::Expectations;
 use embedcheck_core::http::{Access, Header, KeyHeader, Secret, Target, Transport};
 use embedcheck_core::migration::corpus::Corpus;
 use embedcheck_core::migration::latency::LoadPlan;
+use embedcheck_core::migration::recording::Recording;
 use embedcheck_core::migration::retrieval::Instruction;
 use embedcheck_core::migration::{Plan, Server};
 use embedcheck_core::reference::{Reference, RerankReference};
@@ -246,7 +247,7 @@ pub(crate) fn migration(
     settings: &Settings,
 ) -> Result<Option<(Server, Expectations, Plan)>, RunError> {
     let m = &options.migration;
-    let Some(url) = &m.baseline else {
+    let Some(url) = m.baseline.as_ref().filter(|b| !is_recording(b)) else {
         return Ok(None);
     };
     let target = Target::parse(url)?;
@@ -292,6 +293,20 @@ pub(crate) fn migration(
         timeout,
     };
     Ok(Some((server, expectations, plan)))
+}
+
+/// Whether `--baseline` names a recording (a directory or file on this machine)
+/// rather than a server's URL.
+fn is_recording(baseline: &str) -> bool {
+    !baseline.contains("://") && std::path::Path::new(baseline).exists()
+}
+
+/// The recorded baseline `--baseline DIR` names, read and checked.
+pub(crate) fn recorded_baseline(options: &Options) -> Result<Option<Recording>, RunError> {
+    match options.migration.baseline.as_deref() {
+        Some(path) if is_recording(path) => Ok(Some(Recording::read(std::path::Path::new(path))?)),
+        _ => Ok(None),
+    }
 }
 
 /// The corpus a migration compares or a recording records: `--corpus`, else the

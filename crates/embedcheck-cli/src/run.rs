@@ -10,6 +10,7 @@ use embedcheck_core::catalogue::Clause;
 use embedcheck_core::expectations::Expectations;
 use embedcheck_core::http::Target;
 use embedcheck_core::migration::recording::{self, RecordingError};
+use embedcheck_core::migration::replay;
 use embedcheck_core::migration::{Server, audit_pair};
 use embedcheck_core::report;
 use embedcheck_core::report::{Comparison, ContractScore, Report, Tool};
@@ -172,6 +173,8 @@ async fn audit_async(options: &Options, selected: &[&Clause]) -> Result<Audited,
     let transport = plan::transport(target, way_in.access, options)?;
     let mut snapshots = None;
     let mut recorded = None;
+    let mut replayed = None;
+    let recorded_baseline = plan::recorded_baseline(options)?;
     let (mut servers, comparisons) = match plan::migration(options, &settings)? {
         None => {
             let mut session = Session::new(transport, settings, interrupt.clone());
@@ -181,6 +184,15 @@ async fn audit_async(options: &Options, selected: &[&Clause]) -> Result<Audited,
             }
             if let Some(dir) = &options.migration.record_baseline {
                 recorded = Some(record_baseline(&session, options, &audit, dir).await);
+            }
+            if let Some(recording) = &recorded_baseline {
+                println!(
+                    "embedcheck: replaying the baseline recorded from {:?} ({} documents, {} queries)",
+                    recording.header.server,
+                    recording.documents.len(),
+                    recording.queries.len()
+                );
+                replayed = Some(replay::replay(&session, recording).await);
             }
             (vec![(audit, expectations)], Vec::new())
         }
@@ -224,6 +236,7 @@ async fn audit_async(options: &Options, selected: &[&Clause]) -> Result<Audited,
         interrupt.is_triggered(),
     );
     report.behaviour_snapshots = snapshots;
+    report.replay = replayed;
     report.contract = ContractScore::pinned(&options.contract);
     Ok((report, recorded))
 }

@@ -90,3 +90,100 @@ async fn a_matrix_records_nothing() {
     .await;
     assert_eq!(format!("{code:?}"), format!("{:?}", ExitCode::from(2)));
 }
+
+/// Records the shipped corpus from the reference server into a fresh directory.
+async fn recorded_from_the_reference(scratch: &tempfile::TempDir) -> std::path::PathBuf {
+    let server = personas::reference().start().await;
+    let dir = scratch.path().join("baseline");
+    let code = run(format!(
+        "--endpoint {} --seed 7 --report-dir {} --record-baseline {} RESP-001",
+        server.base_url(),
+        scratch.path().join("recording-reports").display(),
+        dir.display()
+    ))
+    .await;
+    assert_eq!(format!("{code:?}"), format!("{:?}", ExitCode::from(0)));
+    dir
+}
+
+/// Replays `baseline` against `persona`; the report's `replay` object.
+async fn replayed(
+    persona: Persona,
+    baseline: &std::path::Path,
+    scratch: &tempfile::TempDir,
+) -> serde_json::Value {
+    let server = persona.start().await;
+    let reports = scratch.path().join(format!("replay-{}", persona.name));
+    let _ = run(format!(
+        "--endpoint {} --seed 7 --report-dir {} --baseline {} RESP-001",
+        server.base_url(),
+        reports.display(),
+        baseline.display()
+    ))
+    .await;
+    let report = super::common::read(&reports.join("report.json"));
+    let markdown = std::fs::read_to_string(reports.join("report.md")).expect("report.md");
+    assert!(
+        markdown.starts_with("# embedcheck replay: recorded from"),
+        "{markdown}"
+    );
+    report["replay"].clone()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_same_server_replayed_is_identical() {
+    let scratch = out_dir("replay-same");
+    let baseline = recorded_from_the_reference(&scratch).await;
+    let replay = replayed(personas::reference(), &baseline, &scratch).await;
+    assert_eq!(replay["verdict"], "identical", "{replay:#}");
+    assert_eq!(replay["compared"], 40 + 2 * 14);
+    assert_eq!(replay["failures"], serde_json::json!([]));
+    assert_eq!(replay["tokens_changed"], serde_json::json!([]));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_damages_one_script_is_changed_and_names_those_texts() {
+    let scratch = out_dir("replay-hangul");
+    let baseline = recorded_from_the_reference(&scratch).await;
+    let persona = Persona {
+        name: "hangul_damaged",
+        config: personas::reference().config,
+        quirks: vec![Quirk::HangulLeadingConsonants],
+    };
+    let replay = replayed(persona, &baseline, &scratch).await;
+    assert_eq!(replay["verdict"], "changed", "{replay:#}");
+    let worst = replay["worst"].as_array().expect("worst");
+    assert!(
+        worst
+            .iter()
+            .take(3)
+            .all(|w| w["text"].as_str().unwrap().contains("ko-")
+                || w["text"].as_str().unwrap().starts_with("query")),
+        "{worst:#?}"
+    );
+    assert!(
+        replay["bands"]["identical"].as_u64().unwrap() >= 20,
+        "the English texts are untouched"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn another_width_is_changed() {
+    let scratch = out_dir("replay-width");
+    let baseline = recorded_from_the_reference(&scratch).await;
+    let mut config = personas::reference().config;
+    config.native_dimensions = 128;
+    let persona = Persona {
+        name: "narrower",
+        config,
+        quirks: Vec::new(),
+    };
+    let replay = replayed(persona, &baseline, &scratch).await;
+    assert_eq!(replay["verdict"], "changed", "{replay:#}");
+    assert!(
+        replay["reason"]
+            .as_str()
+            .unwrap()
+            .starts_with("the vectors have 128 values where 256 were recorded")
+    );
+}

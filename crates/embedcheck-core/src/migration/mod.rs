@@ -25,6 +25,7 @@ pub mod fixed;
 pub mod latency;
 pub mod recording;
 pub(crate) mod remediation;
+pub mod replay;
 pub mod retrieval;
 pub(crate) mod vectors;
 

@@ -585,7 +585,7 @@ impl Recording {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     #[test]
@@ -643,7 +643,8 @@ mod tests {
         }
     }
 
-    fn sample(documents: usize, queries: usize, width: usize) -> Recording {
+    /// A recording of `documents` and `queries` random unit vectors of `width` values.
+    pub(crate) fn sample(documents: usize, queries: usize, width: usize) -> Recording {
         let recorded = |seed| Recorded::of(&unit_vector(width, seed));
         let documents: Vec<RecordedDocument> = (0..documents)
             .map(|i| RecordedDocument {

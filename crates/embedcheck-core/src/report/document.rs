@@ -8,6 +8,7 @@
 use crate::audit::{RunSummary, ServerAudit};
 use crate::catalogue::{ContractId, ContractVersion};
 use crate::migration::Migration;
+use crate::migration::replay::Replay;
 use serde::{Deserialize, Serialize};
 
 /// The document behind every report format.
@@ -25,6 +26,8 @@ pub struct Report {
     pub summary: RunSummary,
     /// What the behaviour snapshots (`--snapshot`) found, when they were recorded.
     pub behaviour_snapshots: Option<String>,
+    /// The subject server against a recorded baseline (`--baseline DIR`).
+    pub replay: Option<Replay>,
     /// The contract version of this build, and the one the run is scored against.
     pub contract: ContractScore,
 }
@@ -155,6 +158,7 @@ impl Report {
             comparisons,
             summary,
             behaviour_snapshots: None,
+            replay: None,
             contract: ContractScore::this_build(),
         }
     }

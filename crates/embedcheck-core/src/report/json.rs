@@ -16,6 +16,7 @@
 
 use crate::audit::{ClauseResult, RunSummary, ServerAudit};
 use crate::migration::Migration;
+use crate::migration::replay::Replay;
 use crate::profiles::ClientProfile;
 use crate::report::{ContractScore, Report, Tool};
 use crate::session::Facts;
@@ -32,8 +33,10 @@ use std::collections::BTreeMap;
 /// `not_as_expected_allowed`, the model source `not_sent` and the contract version;
 /// 1.7 the conclusion `incomplete`, the gate `unjudged` and the summary's `unjudged`;
 /// 1.8 the rerank contract: its families, `contract.rerank`, `facts.rerank`, the
-/// migration topic `rerank`, the rerank clients and the model source `rerank_model`.
-/// Every earlier field is still written.
+/// migration topic `rerank`, the rerank clients and the model source `rerank_model`;
+/// 1.9 the facts `desynchronised`, `unrepeatable`, `token_ids_as_sent` and rerank's
+/// `top_n_zero` and `unknown_model`, and `replay`: the subject against a recorded
+/// baseline. Every earlier field is still written.
 pub(crate) const REPORT_SCHEMA_VERSION: &str = "1.9";
 
 /// Pretty-printed JSON of the whole report, newline-terminated like any text file.
@@ -59,6 +62,8 @@ struct Document<'a> {
     audit: Audit<'a>,
     #[serde(skip_serializing_if = "Option::is_none")]
     migration: Option<Comparison<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    replay: Option<&'a Replay>,
     summary: &'a RunSummary,
 }
 
@@ -114,6 +119,7 @@ impl<'a> Document<'a> {
                 },
                 migration: view.migration,
             }),
+            replay: report.replay.as_ref(),
             summary: &report.summary,
         }
     }

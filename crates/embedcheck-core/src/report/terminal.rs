@@ -73,6 +73,9 @@ pub fn render(report: &Report) -> String {
     if let Some(line) = migration_line(report) {
         let _ = writeln!(out, "{line}");
     }
+    if let Some(replay) = &report.replay {
+        let _ = writeln!(out, "{}", replay.line());
+    }
     out
 }
 

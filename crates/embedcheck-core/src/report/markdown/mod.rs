@@ -19,16 +19,20 @@ mod audit;
 mod fixed;
 pub(crate) mod migration;
 mod rankings;
+mod replay;
 pub(crate) mod table;
 
 use crate::report::Report;
 
-/// The whole Markdown document: the migration (when there is one), then the audited
-/// server's own report.
+/// The whole Markdown document: the migration or the replay against a recorded
+/// baseline (when there is one), then the audited server's own report.
 pub fn render(report: &Report) -> String {
     let mut doc = report
         .migration()
         .map_or_else(String::new, migration::render);
+    if let Some(r) = &report.replay {
+        doc.push_str(&replay::render(r));
+    }
     doc.push_str(&audit::render(report));
     doc
 }

@@ -1,0 +1,94 @@
+//! The replay against a recorded baseline, as `report.md` opens with it: the verdict,
+//! the cosines in bands, the lowest texts, norms, usage counts and what could not be
+//! compared.
+
+use crate::migration::replay::{Band, Replay};
+use crate::report::text;
+use std::fmt::Write;
+
+/// The section, before the audited server's own report.
+pub(super) fn render(replay: &Replay) -> String {
+    let r = replay;
+    let mut doc = String::new();
+    let _ = writeln!(
+        doc,
+        "# embedcheck replay: recorded from {}\n",
+        text::flat(&r.recorded.server)
+    );
+    let _ = writeln!(doc, "**{}**: {}\n", r.verdict, text::flat(&r.reason));
+    let figure = |v: Option<f64>| v.map_or("—".to_owned(), |c| format!("{c:.6}"));
+    let _ = writeln!(doc, "| recorded | now |\n|---|---|");
+    let _ = writeln!(
+        doc,
+        "| {} documents, {} queries of {} dimensions, model `{}`, embedcheck {} | {} texts compared in {} requests; cosine min {}, p1 {}, median {} |\n",
+        r.recorded.documents,
+        r.recorded.queries,
+        r.recorded.dimensions,
+        text::flat(&r.recorded.model),
+        r.recorded.embedcheck,
+        r.compared,
+        r.requests,
+        figure(r.cosine_min),
+        figure(r.cosine_p1),
+        figure(r.cosine_median),
+    );
+    let t = r.thresholds;
+    let _ = writeln!(doc, "| band | edge | texts |\n|---|---|---|");
+    for (band, edge) in [
+        (
+            Band::Identical,
+            format!("1 − cosine ≤ {:.0e}", t.identical_gap),
+        ),
+        (Band::Equivalent, format!("cosine ≥ {}", t.equivalent)),
+        (
+            Band::Degraded,
+            format!("{} ≤ cosine < {}", t.changed, t.equivalent),
+        ),
+        (Band::Changed, format!("cosine < {}", t.changed)),
+    ] {
+        let count = r.bands.get(&band).copied().unwrap_or(0);
+        let _ = writeln!(doc, "| {band:?} | {edge} | {count} |");
+    }
+    doc.push('\n');
+    if !r.worst.is_empty() {
+        let _ = writeln!(doc, "Lowest cosines: {}.\n", lowest(r));
+    }
+    if let Some(norms) = r.norms {
+        let _ = writeln!(
+            doc,
+            "L2 norms: median {:.4} recorded, {:.4} now{}.\n",
+            norms.recorded_median,
+            norms.now_median,
+            if norms.changed() {
+                " (changed: a dot-product or L2 index ranks differently)"
+            } else {
+                ""
+            }
+        );
+    }
+    for change in &r.tokens_changed {
+        let _ = writeln!(
+            doc,
+            "- usage of batch {} ({}): {} recorded, {} now",
+            change.batch + 1,
+            change.ids.join(", "),
+            change.recorded,
+            change.now
+        );
+    }
+    for failure in &r.failures {
+        let _ = writeln!(doc, "- not compared: {}", text::flat(failure));
+    }
+    if !r.tokens_changed.is_empty() || !r.failures.is_empty() {
+        doc.push('\n');
+    }
+    doc
+}
+
+fn lowest(r: &Replay) -> String {
+    r.worst
+        .iter()
+        .map(|c| format!("{} {:.6}", c.text, c.cosine))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
