@@ -122,6 +122,7 @@ async fn replayed(
     ))
     .await;
     let report = super::common::read(&reports.join("report.json"));
+    assert_eq!(schema_problems(&report), Vec::<String>::new());
     let markdown = std::fs::read_to_string(reports.join("report.md")).expect("report.md");
     assert!(
         markdown.starts_with("# embedcheck replay: recorded from"),
@@ -186,4 +187,147 @@ async fn another_width_is_changed() {
             .unwrap()
             .starts_with("the vectors have 128 values where 256 were recorded")
     );
+}
+
+/// The reference server with `quirks`, named.
+fn reference_with(name: &'static str, quirks: Vec<Quirk>) -> Persona {
+    Persona {
+        name,
+        config: personas::reference().config,
+        quirks,
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rotated_space_requires_a_re_index_and_keeps_every_ranking() {
+    let scratch = out_dir("replay-rotated");
+    let baseline = recorded_from_the_reference(&scratch).await;
+    let rotated = reference_with("rotated", vec![Quirk::DriftedVectors { cosine: 0.5 }]);
+    let replay = replayed(rotated, &baseline, &scratch).await;
+    assert_eq!(replay["verdict"], "reindex_required", "{replay:#}");
+    assert_eq!(replay["rankings"]["fresh_overlap"], 1.0);
+    assert!(
+        replay["reason"]
+            .as_str()
+            .unwrap()
+            .contains("keep 100 % of the recorded top 10")
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_space_that_ranks_differently_without_enough_labels_is_changed_quality_unknown() {
+    let scratch = out_dir("replay-constant");
+    let baseline = recorded_from_the_reference(&scratch).await;
+    let constant = reference_with("constant", vec![Quirk::ConstantVectors]);
+    let replay = replayed(constant, &baseline, &scratch).await;
+    assert_eq!(replay["verdict"], "changed", "{replay:#}");
+    let reason = replay["reason"].as_str().unwrap();
+    assert!(
+        reason.ends_with(
+            "14 judged queries are too few to gate on (about 100 needed): quality unknown"
+        ),
+        "{reason}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn scaled_vectors_are_identical_in_direction_and_their_norms_are_named() {
+    let scratch = out_dir("replay-scaled");
+    let baseline = recorded_from_the_reference(&scratch).await;
+    let scaled = reference_with("scaled", vec![Quirk::ScaledVectors { factor: 3.0 }]);
+    let replay = replayed(scaled, &baseline, &scratch).await;
+    assert_eq!(replay["verdict"], "identical", "{replay:#}");
+    assert!((replay["norms"]["now_median"].as_f64().unwrap() - 3.0).abs() < 1e-3);
+}
+
+/// A corpus of `n` documents, each the only answer to one query of its two made-up words.
+fn labelled_corpus(dir: &std::path::Path, n: usize) {
+    let word = |i: usize| -> String {
+        (0..4)
+            .map(|k| (b'a' + ((i / 26usize.pow(k)) % 26) as u8) as char)
+            .collect()
+    };
+    let mut documents = String::new();
+    let mut queries = String::new();
+    for i in 0..n {
+        let (a, b) = (word(2 * i + 100), word(2 * i + 101));
+        documents.push_str(&format!(
+            "{{\"id\": \"d{i}\", \"lang\": \"en\", \"text\": \"The archive entry {a} {b} describes a quiet harbour at dawn.\"}}\n"
+        ));
+        queries.push_str(&format!(
+            "{{\"id\": \"q{i}\", \"lang\": \"en\", \"text\": \"{a} {b}\", \"relevant\": [\"d{i}\"]}}\n"
+        ));
+    }
+    std::fs::create_dir_all(dir).unwrap();
+    std::fs::write(dir.join("documents.jsonl"), documents).unwrap();
+    std::fs::write(dir.join("queries.jsonl"), queries).unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_enough_labels_a_worse_space_is_broken_and_a_rotation_is_not() {
+    let scratch = out_dir("replay-labelled");
+    let corpus = scratch.path().join("corpus");
+    labelled_corpus(&corpus, 120);
+    let server = personas::reference().start().await;
+    let baseline = scratch.path().join("baseline");
+    let code = run(format!(
+        "--endpoint {} --seed 7 --report-dir {} --corpus {} --record-baseline {} RESP-001",
+        server.base_url(),
+        scratch.path().join("recording-reports").display(),
+        corpus.display(),
+        baseline.display()
+    ))
+    .await;
+    assert_eq!(format!("{code:?}"), format!("{:?}", ExitCode::from(0)));
+    let mut verdicts = Vec::new();
+    for persona in [
+        reference_with("rotated", vec![Quirk::DriftedVectors { cosine: 0.5 }]),
+        reference_with("constant", vec![Quirk::ConstantVectors]),
+    ] {
+        let server = persona.start().await;
+        let reports = scratch.path().join(persona.name);
+        let _ = run(format!(
+            "--endpoint {} --seed 7 --report-dir {} --corpus {} --baseline {} RESP-001",
+            server.base_url(),
+            reports.display(),
+            corpus.display(),
+            baseline.display()
+        ))
+        .await;
+        let replay = super::common::read(&reports.join("report.json"))["replay"].clone();
+        verdicts.push((replay["verdict"].clone(), replay["reason"].clone()));
+    }
+    assert_eq!(verdicts[0].0, "reindex_required", "{verdicts:#?}");
+    assert!(
+        verdicts[0]
+            .1
+            .as_str()
+            .unwrap()
+            .contains("ranks as well on the corpus's labels")
+    );
+    assert_eq!(verdicts[1].0, "broken", "{verdicts:#?}");
+    assert!(
+        verdicts[1]
+            .1
+            .as_str()
+            .unwrap()
+            .contains("120 judged queries")
+    );
+}
+
+/// What the published report schema finds wrong with `report`, one line per error.
+fn schema_problems(report: &serde_json::Value) -> Vec<String> {
+    let schema: serde_json::Value =
+        serde_json::from_str(embedcheck_core::schemas::Schemas::report_schema_text())
+            .expect("the schema is JSON");
+    let (mut schemas, mut compiler) = (boon::Schemas::new(), boon::Compiler::new());
+    let location = "urn:embedcheck:report-schema";
+    compiler.add_resource(location, schema).expect("a resource");
+    let index = compiler
+        .compile(location, &mut schemas)
+        .expect("it compiles");
+    match schemas.validate(report, index) {
+        Ok(()) => Vec::new(),
+        Err(error) => vec![format!("{error:#}")],
+    }
 }

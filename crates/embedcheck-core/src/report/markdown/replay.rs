@@ -2,6 +2,7 @@
 //! the cosines in bands, the lowest texts, norms, usage counts and what could not be
 //! compared.
 
+use crate::migration::replay::rankings::{Metrics, Rankings};
 use crate::migration::replay::{Band, Replay};
 use crate::report::text;
 use std::fmt::Write;
@@ -53,6 +54,9 @@ pub(super) fn render(replay: &Replay) -> String {
     if !r.worst.is_empty() {
         let _ = writeln!(doc, "Lowest cosines: {}.\n", lowest(r));
     }
+    if let Some(rankings) = &r.rankings {
+        index(&mut doc, rankings);
+    }
     if let Some(norms) = r.norms {
         let _ = writeln!(
             doc,
@@ -91,4 +95,47 @@ fn lowest(r: &Replay) -> String {
         .map(|c| format!("{} {:.6}", c.text, c.cosine))
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+/// "Can I keep my index?": the rankings against the recorded ones, and the labels' verdict.
+fn index(doc: &mut String, r: &Rankings) {
+    let percent = |v: f64| format!("{:.0} %", 100.0 * v);
+    let mixed = r
+        .mixed_overlap
+        .map_or("no search (another width)".to_owned(), percent);
+    let tau = r.fresh_tau.map_or("—".to_owned(), |t| format!("{t:.3}"));
+    let top = |t: Option<crate::migration::replay::rankings::TopScore>| {
+        t.map_or("—".to_owned(), |t| {
+            format!("{:.4} ({:.4} to {:.4})", t.median, t.p10, t.p90)
+        })
+    };
+    let _ = writeln!(
+        doc,
+        "Can I keep my index? Over {} queries, the recorded top 10 kept by new queries against the recorded vectors: {mixed}; against new documents: {} (Kendall's tau of the recorded top 10: {tau}). Top-1 score, median (p10 to p90): {} recorded, {} now.\n",
+        r.queries,
+        percent(r.fresh_overlap),
+        top(r.top_score_recorded),
+        top(r.top_score_now),
+    );
+    if let Some(q) = r.quality {
+        let _ = writeln!(
+            doc,
+            "| on the corpus's labels | nDCG@10 | recall@10 | recall@100 | MRR@10 |\n|---|---|---|---|---|"
+        );
+        for (name, m) in [("recorded", q.recorded), ("now", q.fresh)] {
+            let _ = writeln!(doc, "| {name} | {} |", metrics(&m));
+        }
+        let _ = writeln!(
+            doc,
+            "\nnDCG@10 difference {:+.3}, paired bootstrap 95 % interval {:+.3} to {:+.3} over {} judged queries ({:?}).\n",
+            q.ndcg_delta, q.interval.0, q.interval.1, q.queries, q.gate
+        );
+    }
+}
+
+fn metrics(m: &Metrics) -> String {
+    format!(
+        "{:.3} | {:.3} | {:.3} | {:.3}",
+        m.ndcg_10, m.recall_10, m.recall_100, m.mrr_10
+    )
 }

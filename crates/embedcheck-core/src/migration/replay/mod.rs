@@ -10,10 +10,13 @@
 //! degraded (0.99 to 0.999, reported) and changed (below 0.99, named). The measured
 //! noise of either server only ever loosens a band, never tightens it.
 
-use super::recording::{Recorded, Recording};
+pub mod rankings;
+
+use super::recording::{BARE, Recorded, Recording};
 use crate::http::Probe;
 use crate::session::Session;
 use crate::vectors::cosine;
+use rankings::{QualityGate, Rankings};
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
@@ -50,6 +53,11 @@ pub enum ReplayVerdict {
     Equivalent,
     Degraded,
     Changed,
+    /// The whole space changed, so old and new vectors cannot share an index, but the
+    /// new server ranks as well on its own.
+    ReindexRequired,
+    /// The whole space changed and the new server ranks worse on the corpus's labels.
+    Broken,
     NotCompared,
 }
 
@@ -60,6 +68,8 @@ impl fmt::Display for ReplayVerdict {
             ReplayVerdict::Equivalent => "equivalent",
             ReplayVerdict::Degraded => "degraded",
             ReplayVerdict::Changed => "changed",
+            ReplayVerdict::ReindexRequired => "re-index required",
+            ReplayVerdict::Broken => "broken",
             ReplayVerdict::NotCompared => "not compared",
         })
     }
@@ -163,6 +173,9 @@ pub struct Replay {
     pub failures: Vec<String>,
     pub norms: Option<Norms>,
     pub tokens_changed: Vec<TokenChange>,
+    /// "Can I keep my index?": the rankings against the recorded ones, and their quality
+    /// on the corpus's labels.
+    pub rankings: Option<Rankings>,
     /// Requests the replay sent.
     pub requests: u64,
 }
@@ -203,6 +216,9 @@ struct Gathered {
     norms: (Vec<f64>, Vec<f64>),
     tokens_changed: Vec<TokenChange>,
     width_changed: Option<(usize, usize)>,
+    /// The new vectors by id: documents, and queries in their bare form.
+    documents: BTreeMap<String, Vec<f64>>,
+    queries: BTreeMap<String, Vec<f64>>,
 }
 
 impl Gathered {
@@ -272,6 +288,7 @@ async fn replay_documents(s: &Session, recording: &Recording, t: &Thresholds, g:
                         vector,
                         t,
                     );
+                    g.documents.insert(document.id.clone(), vector.clone());
                 }
                 if let (Some(recorded), Some(now)) = (batch.tokens, tokens)
                     && recorded != now
@@ -322,6 +339,9 @@ async fn replay_queries(s: &Session, recording: &Recording, t: &Thresholds, g: &
                 for (query, vector) in recording.queries.iter().zip(&vectors) {
                     if let Some(recorded) = query.forms.get(form) {
                         g.compare(format!("query {} ({form})", query.id), recorded, vector, t);
+                    }
+                    if form == BARE {
+                        g.queries.insert(query.id.clone(), vector.clone());
                     }
                 }
             }
@@ -377,6 +397,24 @@ fn judge(recording: &Recording, thresholds: Thresholds, mut g: Gathered, request
         ),
         (None, Some(band)) => verdict_of(band, &g.cosines, &bands),
     };
+    let rankings = rankings::compare(recording, &g.documents, &g.queries);
+    let whole_space = g.width_changed.is_some()
+        || quantile(&sorted, 0.5).is_some_and(|median| median < thresholds.changed);
+    let (verdict, reason) = match &rankings {
+        Some(r) if verdict == ReplayVerdict::Changed && whole_space => {
+            let moved = match (g.width_changed, quantile(&sorted, 0.5)) {
+                (None, Some(median)) => format!(
+                    "the whole space moved: {} of {} texts below {} with their recorded vectors (median cosine {median:.4})",
+                    bands.get(&Band::Changed).copied().unwrap_or(0),
+                    sorted.len(),
+                    thresholds.changed
+                ),
+                _ => reason,
+            };
+            space_verdict(&moved, r)
+        }
+        _ => (verdict, reason),
+    };
     let norms = match (median(g.norms.0.clone()), median(g.norms.1.clone())) {
         (Some(recorded_median), Some(now_median)) => Some(Norms {
             recorded_median,
@@ -406,8 +444,67 @@ fn judge(recording: &Recording, thresholds: Thresholds, mut g: Gathered, request
         failures: g.failures,
         norms,
         tokens_changed: g.tokens_changed,
+        rankings,
         requests,
     }
+}
+
+/// When the whole space changed, which of re-index required and broken the rankings
+/// show, or that they cannot tell: `changed` names the change.
+fn space_verdict(changed: &str, r: &Rankings) -> (ReplayVerdict, String) {
+    let mixed = r.mixed_overlap.map_or(String::new(), |m| {
+        format!(
+            " (new queries against the recorded vectors: {:.0} %)",
+            100.0 * m
+        )
+    });
+    let agreement = format!(
+        "its fresh rankings keep {:.0} % of the recorded top 10{mixed}",
+        100.0 * r.fresh_overlap
+    );
+    if let Some(q) = r.quality.filter(|q| q.gate != QualityGate::TooFewQueries) {
+        let figures = format!(
+            "nDCG@10 {:.3} recorded, {:.3} now (difference {:+.3}, 95 % interval {:+.3} to {:+.3}, {} judged queries)",
+            q.recorded.ndcg_10,
+            q.fresh.ndcg_10,
+            q.ndcg_delta,
+            q.interval.0,
+            q.interval.1,
+            q.queries
+        );
+        return match q.gate {
+            QualityGate::Lower => (
+                ReplayVerdict::Broken,
+                format!("{changed}; the new server ranks worse on the corpus's labels: {figures}"),
+            ),
+            _ => (
+                ReplayVerdict::ReindexRequired,
+                format!(
+                    "{changed}; the new server ranks as well on the corpus's labels ({figures}): re-embed the corpus, old and new vectors cannot share an index"
+                ),
+            ),
+        };
+    }
+    if r.fresh_agree() {
+        return (
+            ReplayVerdict::ReindexRequired,
+            format!(
+                "{changed}; {agreement}, as under a rotation of the space: re-embed the corpus, old and new vectors cannot share an index"
+            ),
+        );
+    }
+    let labels = match r.quality {
+        Some(q) => format!(
+            "{} judged queries are too few to gate on (about {} needed)",
+            q.queries,
+            rankings::GATE_QUERIES
+        ),
+        None => "there are no labels".to_owned(),
+    };
+    (
+        ReplayVerdict::Changed,
+        format!("{changed}; {agreement}, and {labels}: quality unknown"),
+    )
 }
 
 /// The verdict of the lowest text's band, in a sentence naming the figures.
