@@ -8,6 +8,16 @@
 //! documents.jsonl  {"id": "en-01", "lang": "en", "text": "…"}
 //! queries.jsonl    {"id": "q-01", "lang": "ko", "text": "…", "relevant": ["ko-03"]}
 //! ```
+//!
+//! or in BEIR's layout, which BEIR and MTEB read (a document's title and text joined by
+//! a space, as MTEB joins them; the queries with a relevant document in the qrels, the
+//! `test` split where there are several):
+//!
+//! ```text
+//! corpus.jsonl        {"_id": "d1", "title": "…", "text": "…"}
+//! queries.jsonl       {"_id": "q1", "text": "…"}
+//! qrels/test.tsv      query-id<TAB>corpus-id<TAB>score   (a score above 0 is relevant)
+//! ```
 
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
@@ -91,14 +101,18 @@ impl Corpus {
         .expect("the shipped corpus is valid")
     }
 
-    /// Reads `documents.jsonl` and `queries.jsonl` from `dir`.
+    /// Reads `documents.jsonl` and `queries.jsonl` from `dir`, or BEIR's layout where
+    /// `dir` holds a `corpus.jsonl`.
     pub fn load(dir: &Path) -> Result<Corpus, CorpusError> {
-        let read = |name: &str| {
-            let path = dir.join(name);
-            std::fs::read_to_string(&path).map_err(|source| CorpusError::Io { path, source })
-        };
+        if dir.join("corpus.jsonl").is_file() {
+            return beir::load(dir);
+        }
         let origin = dir.display().to_string();
-        Corpus::parse(&read("documents.jsonl")?, &read("queries.jsonl")?, &origin)
+        Corpus::parse(
+            &read(dir, "documents.jsonl")?,
+            &read(dir, "queries.jsonl")?,
+            &origin,
+        )
     }
 
     /// Parses both files and checks ids: unique, and every relevant id a document.
@@ -154,6 +168,125 @@ impl Corpus {
             languages,
             batch_size: BATCH_SIZE,
         }
+    }
+}
+
+fn read(dir: &Path, name: &str) -> Result<String, CorpusError> {
+    let path = dir.join(name);
+    std::fs::read_to_string(&path).map_err(|source| CorpusError::Io { path, source })
+}
+
+/// BEIR's layout: `corpus.jsonl`, `queries.jsonl` and `qrels/*.tsv`.
+mod beir {
+    use super::{Corpus, CorpusError, Document, Query, lines, read};
+    use serde::Deserialize;
+    use std::collections::BTreeMap;
+    use std::path::Path;
+
+    /// BEIR has no language tag: BCP 47's "undetermined".
+    const UNDETERMINED: &str = "und";
+
+    #[derive(Deserialize)]
+    struct BeirDocument {
+        #[serde(rename = "_id")]
+        id: String,
+        #[serde(default)]
+        title: String,
+        text: String,
+    }
+
+    #[derive(Deserialize)]
+    struct BeirQuery {
+        #[serde(rename = "_id")]
+        id: String,
+        text: String,
+    }
+
+    pub(super) fn load(dir: &Path) -> Result<Corpus, CorpusError> {
+        let qrels_file = qrels_file(dir)?;
+        let relevant = qrels(&read(dir, &qrels_file)?)?;
+        let documents = lines::<BeirDocument>("corpus.jsonl", &read(dir, "corpus.jsonl")?)?
+            .into_iter()
+            .map(|d| Document {
+                id: d.id,
+                lang: UNDETERMINED.to_owned(),
+                text: format!("{} {}", d.title, d.text).trim().to_owned(),
+            })
+            .collect();
+        let queries = lines::<BeirQuery>("queries.jsonl", &read(dir, "queries.jsonl")?)?
+            .into_iter()
+            .filter_map(|q| {
+                Some(Query {
+                    relevant: relevant.get(&q.id)?.clone(),
+                    id: q.id,
+                    lang: UNDETERMINED.to_owned(),
+                    text: q.text,
+                })
+            })
+            .collect();
+        let corpus = Corpus {
+            documents,
+            queries,
+            origin: format!("{} (BEIR, {qrels_file})", dir.display()),
+        };
+        corpus.check()?;
+        Ok(corpus)
+    }
+
+    /// `qrels/test.tsv`, else the one split there is.
+    fn qrels_file(dir: &Path) -> Result<String, CorpusError> {
+        if dir.join("qrels/test.tsv").is_file() {
+            return Ok("qrels/test.tsv".to_owned());
+        }
+        let mut splits: Vec<String> = std::fs::read_dir(dir.join("qrels"))
+            .map(|entries| {
+                entries
+                    .filter_map(|e| e.ok()?.file_name().into_string().ok())
+                    .filter(|name| name.ends_with(".tsv"))
+                    .collect()
+            })
+            .unwrap_or_default();
+        splits.sort();
+        match splits.as_slice() {
+            [one] => Ok(format!("qrels/{one}")),
+            [] => Err(CorpusError::Invalid(
+                "a BEIR corpus needs its relevance judgements, qrels/test.tsv".to_owned(),
+            )),
+            several => Err(CorpusError::Invalid(format!(
+                "qrels/ holds {} and no test.tsv: which split to use is unclear",
+                several.join(", ")
+            ))),
+        }
+    }
+
+    /// Each query's relevant documents (score above 0), in file order.
+    fn qrels(text: &str) -> Result<BTreeMap<String, Vec<String>>, CorpusError> {
+        let mut relevant: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        for (i, line) in text.lines().enumerate() {
+            let fields: Vec<&str> = line.split('\t').map(str::trim).collect();
+            if line.trim().is_empty() || (i == 0 && fields[0] == "query-id") {
+                continue;
+            }
+            let [query, document, score] = fields[..] else {
+                return Err(CorpusError::Line {
+                    file: "qrels",
+                    line: i + 1,
+                    message: "expected query-id, corpus-id and score, tab-separated".to_owned(),
+                });
+            };
+            let score: f64 = score.parse().map_err(|_| CorpusError::Line {
+                file: "qrels",
+                line: i + 1,
+                message: format!("the score {score:?} is not a number"),
+            })?;
+            if score > 0.0 {
+                relevant
+                    .entry(query.to_owned())
+                    .or_default()
+                    .push(document.to_owned());
+            }
+        }
+        Ok(relevant)
     }
 }
 
@@ -247,6 +380,66 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.starts_with("documents.jsonl line 3:"), "{err}");
+    }
+
+    fn beir_dir(qrels: &[(&str, &str)]) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("corpus.jsonl"),
+            "{\"_id\": \"d1\", \"title\": \"Harbours\", \"text\": \"Boats rest at dawn.\", \"metadata\": {}}\n{\"_id\": \"d2\", \"text\": \"Cats sleep.\"}\n",
+        )
+        .unwrap();
+        std::fs::write(
+            dir.path().join("queries.jsonl"),
+            "{\"_id\": \"q1\", \"text\": \"where do boats rest\"}\n{\"_id\": \"q2\", \"text\": \"unjudged\"}\n",
+        )
+        .unwrap();
+        std::fs::create_dir(dir.path().join("qrels")).unwrap();
+        for (name, text) in qrels {
+            std::fs::write(dir.path().join("qrels").join(name), text).unwrap();
+        }
+        dir
+    }
+
+    #[test]
+    fn a_beir_corpus_reads_with_titles_joined_and_only_judged_queries() {
+        let dir = beir_dir(&[(
+            "test.tsv",
+            "query-id\tcorpus-id\tscore\nq1\td1\t1\nq1\td2\t0\n",
+        )]);
+        let corpus = Corpus::load(dir.path()).unwrap();
+        assert_eq!(corpus.documents[0].text, "Harbours Boats rest at dawn.");
+        assert_eq!(corpus.documents[1].text, "Cats sleep.");
+        assert_eq!(corpus.queries.len(), 1, "q2 has no judgement");
+        assert_eq!(corpus.queries[0].relevant, ["d1"]);
+        assert!(
+            corpus.origin.ends_with("(BEIR, qrels/test.tsv)"),
+            "{}",
+            corpus.origin
+        );
+    }
+
+    #[test]
+    fn a_beir_corpus_without_a_clear_split_or_with_a_bad_line_is_refused() {
+        let none = beir_dir(&[]);
+        let err = Corpus::load(none.path()).unwrap_err().to_string();
+        assert!(err.contains("qrels/test.tsv"), "{err}");
+        let two = beir_dir(&[("dev.tsv", "q1\td1\t1\n"), ("train.tsv", "q1\td1\t1\n")]);
+        let err = Corpus::load(two.path()).unwrap_err().to_string();
+        assert!(err.contains("dev.tsv, train.tsv"), "{err}");
+        let one = beir_dir(&[("dev.tsv", "q1\td1\t1\n")]);
+        assert!(
+            Corpus::load(one.path())
+                .unwrap()
+                .origin
+                .ends_with("qrels/dev.tsv)")
+        );
+        let bad = beir_dir(&[("test.tsv", "q1 d1 1\n")]);
+        let err = Corpus::load(bad.path()).unwrap_err().to_string();
+        assert_eq!(
+            err,
+            "qrels line 1: expected query-id, corpus-id and score, tab-separated"
+        );
     }
 
     #[test]
