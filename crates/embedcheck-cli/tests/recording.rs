@@ -51,19 +51,50 @@ async fn the_shipped_corpus_is_recorded_as_the_server_embeds_it() {
     assert!(dir.join(FILE).is_file());
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_batch_the_server_refuses_records_nothing_and_says_which() {
-    let persona = Persona {
-        name: "refuses_a_document",
+/// The reference server answering 500 to any input holding `part`.
+fn failing_on(name: &'static str, part: &'static str) -> Persona {
+    Persona {
+        name,
         config: personas::reference().config,
         quirks: vec![Quirk::ErrorWhen {
-            trigger: Trigger::TextContains("Matryoshka-trained"),
+            trigger: Trigger::TextContains(part),
             status: 500,
             message: "Internal Server Error",
         }],
-    };
-    let server = persona.start().await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_batch_is_recorded_one_document_at_a_time() {
+    let server = failing_on("fails_one_document", "Matryoshka-trained")
+        .start()
+        .await;
     let scratch = out_dir("record-refused");
+    let dir = scratch.path().join("baseline");
+    let code = run(format!(
+        "--endpoint {} --seed 7 --report-dir {} --record-baseline {} RESP-001",
+        server.base_url(),
+        scratch.path().join("reports").display(),
+        dir.display()
+    ))
+    .await;
+    assert_eq!(format!("{code:?}"), format!("{:?}", ExitCode::from(0)));
+    let recording = Recording::read(&dir).expect("a recording");
+    assert_eq!(recording.documents.len(), 39);
+    assert_eq!(recording.refused.len(), 1);
+    assert_eq!(recording.refused[0].id, "en-01");
+    assert!(
+        recording.refused[0].answer.starts_with("500"),
+        "{:?}",
+        recording.refused[0]
+    );
+    assert!(recording.batches[0].alone && !recording.batches[1].alone);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_refuses_every_document_records_nothing_and_says_why() {
+    let server = failing_on("fails_every_document", " ").start().await;
+    let scratch = out_dir("record-nothing");
     let reports = scratch.path().join("reports");
     let dir = scratch.path().join("baseline");
     let code = run(format!(
@@ -330,4 +361,61 @@ fn schema_problems(report: &serde_json::Value) -> Vec<String> {
         Ok(()) => Vec::new(),
         Err(error) => vec![format!("{error:#}")],
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn documents_refused_even_alone_are_recorded_as_refused_and_replayed_as_such() {
+    let rejecting = |name, overlength| {
+        let mut config = personas::reference().config;
+        config.max_input_tokens = 90;
+        config.overlength = overlength;
+        Persona {
+            name,
+            config,
+            quirks: Vec::new(),
+        }
+    };
+    let scratch = out_dir("replay-refused");
+    let server = rejecting("rejecting", reference_server::OverlengthPolicy::Reject)
+        .start()
+        .await;
+    let baseline = scratch.path().join("baseline");
+    let code = run(format!(
+        "--endpoint {} --seed 7 --report-dir {} --record-baseline {} RESP-001",
+        server.base_url(),
+        scratch.path().join("recording-reports").display(),
+        baseline.display()
+    ))
+    .await;
+    assert_eq!(format!("{code:?}"), format!("{:?}", ExitCode::from(0)));
+    let recording = Recording::read(&baseline).expect("a recording");
+    assert!(
+        !recording.refused.is_empty(),
+        "some documents are over 90 tokens"
+    );
+    assert!(recording.batches.iter().any(|b| b.alone));
+    assert_eq!(recording.documents.len() + recording.refused.len(), 40);
+
+    let same = replayed(
+        rejecting("rejecting", reference_server::OverlengthPolicy::Reject),
+        &baseline,
+        &scratch,
+    )
+    .await;
+    assert_eq!(same["verdict"], "identical", "{same:#}");
+    assert_eq!(same["refused_alike"], recording.refused.len());
+    let truncating = replayed(
+        rejecting("truncating", reference_server::OverlengthPolicy::Truncate),
+        &baseline,
+        &scratch,
+    )
+    .await;
+    let changed = truncating["answers_changed"].as_array().expect("a list");
+    assert_eq!(changed.len(), recording.refused.len(), "{truncating:#}");
+    assert!(
+        changed[0]
+            .as_str()
+            .unwrap()
+            .contains("answered now, refused when recorded")
+    );
 }

@@ -10,6 +10,7 @@
 //!  "dimensions":384,"template":{…},"noise":{…},"corpus":{…}}
 //! {"line":"batch","index":0,"ids":["en-01",…],"tokens":93}
 //! {"line":"document","id":"en-01","text":"…","batch":0,"norm":1.0,"vector":"…"}
+//! {"line":"refused","id":"ko-07","text":"…","batch":2,"answer":"400 \"…maximum context length…\""}
 //! {"line":"query","id":"q-01","text":"…","relevant":["en-03"],"forms":{"bare":{…}},"top":[["en-03",0.8123],…]}
 //! ```
 //!
@@ -19,7 +20,9 @@
 //! and 2,000 documents of 1024 dimensions take about 5.5 MB. The norm is kept in full,
 //! since a normalisation change shows there and not in the cosine. Token counts are the
 //! server's `usage.prompt_tokens` per batch, with the batch's composition: compared
-//! later with the same kind of server's own counts, never with another tokenizer.
+//! later with the same kind of server's own counts, never with another tokenizer. A
+//! batch the server refuses is sent one document at a time (`"alone": true`), and a
+//! document refused even alone is recorded with the answer it got.
 
 use super::corpus::{BATCH_SIZE, Corpus};
 use super::retrieval::Instruction;
@@ -108,6 +111,10 @@ pub struct Batch {
     pub index: usize,
     pub ids: Vec<String>,
     pub tokens: Option<u64>,
+    /// The batch was refused, and its documents sent one at a time: a replay sends
+    /// them the same way.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub alone: bool,
 }
 
 /// One recorded vector: its half-float values and the norm the server gave.
@@ -129,6 +136,17 @@ pub struct RecordedDocument {
     pub recorded: Recorded,
 }
 
+/// A document the server refused even alone (an input over its limit, say): what it
+/// answered, so that a replay can tell a server that now answers it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RefusedDocument {
+    pub id: String,
+    pub text: String,
+    pub batch: usize,
+    /// The answer: `400 "…maximum context length…"`.
+    pub answer: String,
+}
+
 /// One query as recorded: its vector per form and its ranking of the documents.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RecordedQuery {
@@ -147,6 +165,7 @@ enum Line {
     Header(Header),
     Batch(Batch),
     Document(RecordedDocument),
+    Refused(RefusedDocument),
     Query(RecordedQuery),
 }
 
@@ -156,6 +175,7 @@ pub struct Recording {
     pub header: Header,
     pub batches: Vec<Batch>,
     pub documents: Vec<RecordedDocument>,
+    pub refused: Vec<RefusedDocument>,
     pub queries: Vec<RecordedQuery>,
 }
 
@@ -319,11 +339,40 @@ pub async fn record(
     let mut batches = Vec::new();
     let mut documents = Vec::new();
     let mut answered_model = None;
+    let mut refused = Vec::new();
     for (index, batch) in corpus.batches().enumerate() {
         let texts: Vec<&str> = batch.iter().map(|d| d.text.as_str()).collect();
-        let (vectors, tokens, answered) = embed(s, &texts, &fields, false)
-            .await
-            .map_err(|why| failed(format!("document batch {} answered {why}", index + 1)))?;
+        let ids = batch.iter().map(|d| d.id.clone()).collect();
+        let (vectors, tokens, answered) = match embed(s, &texts, &fields, false).await {
+            Ok(answer) => answer,
+            Err(_) => {
+                // A batch the server refuses (one input over its limit, say) is sent one
+                // document at a time: what it answers alone is the baseline too.
+                for document in batch {
+                    match embed(s, &[document.text.as_str()], &fields, false).await {
+                        Ok((vectors, ..)) => documents.push(RecordedDocument {
+                            id: document.id.clone(),
+                            text: document.text.clone(),
+                            batch: index,
+                            recorded: Recorded::of(&vectors[0]),
+                        }),
+                        Err(answer) => refused.push(RefusedDocument {
+                            id: document.id.clone(),
+                            text: document.text.clone(),
+                            batch: index,
+                            answer,
+                        }),
+                    }
+                }
+                batches.push(Batch {
+                    index,
+                    ids,
+                    tokens: None,
+                    alone: true,
+                });
+                continue;
+            }
+        };
         answered_model = answered_model.or(answered);
         for (document, vector) in batch.iter().zip(&vectors) {
             documents.push(RecordedDocument {
@@ -335,9 +384,18 @@ pub async fn record(
         }
         batches.push(Batch {
             index,
-            ids: batch.iter().map(|d| d.id.clone()).collect(),
+            ids,
             tokens,
+            alone: false,
         });
+    }
+    if documents.is_empty() {
+        let first = refused
+            .first()
+            .map_or("no documents", |r| r.answer.as_str());
+        return Err(failed(format!(
+            "every document was refused, even alone: {first}"
+        )));
     }
     let noise = repeat_noise(s, corpus, &fields).await;
     let queries = record_queries(s, corpus, instruction, &documents).await?;
@@ -373,6 +431,7 @@ pub async fn record(
         header,
         batches,
         documents,
+        refused,
         queries,
     })
 }
@@ -470,6 +529,7 @@ impl Recording {
         let lines = std::iter::once(Line::Header(self.header.clone()))
             .chain(self.batches.iter().cloned().map(Line::Batch))
             .chain(self.documents.iter().cloned().map(Line::Document))
+            .chain(self.refused.iter().cloned().map(Line::Refused))
             .chain(self.queries.iter().cloned().map(Line::Query));
         let mut written = 0;
         for line in lines {
@@ -529,6 +589,7 @@ impl Recording {
             header,
             batches: Vec::new(),
             documents: Vec::new(),
+            refused: Vec::new(),
             queries: Vec::new(),
         };
         for (number, line) in lines {
@@ -536,6 +597,7 @@ impl Recording {
                 Ok(Line::Header(_)) => return Err((number + 1, "a second header".to_owned())),
                 Ok(Line::Batch(b)) => recording.batches.push(b),
                 Ok(Line::Document(d)) => recording.documents.push(d),
+                Ok(Line::Refused(r)) => recording.refused.push(r),
                 Ok(Line::Query(q)) => recording.queries.push(q),
                 Err(e) => return Err((number + 1, e.to_string())),
             }
@@ -548,7 +610,8 @@ impl Recording {
     /// document in a recorded batch.
     fn check(&self) -> Result<(), String> {
         let mut ids = BTreeSet::new();
-        for id in self.documents.iter().map(|d| &d.id) {
+        let refused = self.refused.iter().map(|r| &r.id);
+        for id in self.documents.iter().map(|d| &d.id).chain(refused) {
             if !ids.insert(id) {
                 return Err(format!("document {id:?} is recorded twice"));
             }
@@ -709,9 +772,11 @@ pub(crate) mod tests {
                     index,
                     ids: Vec::new(),
                     tokens: Some(80),
+                    alone: false,
                 })
                 .collect(),
             documents,
+            refused: Vec::new(),
             queries,
         }
     }

@@ -173,6 +173,11 @@ pub struct Replay {
     pub failures: Vec<String>,
     pub norms: Option<Norms>,
     pub tokens_changed: Vec<TokenChange>,
+    /// Documents refused when recorded and refused again.
+    pub refused_alike: usize,
+    /// Documents the server answers otherwise than when recorded: refused then and
+    /// answered now, each a sentence.
+    pub answers_changed: Vec<String>,
     /// "Can I keep my index?": the rankings against the recorded ones, and their quality
     /// on the corpus's labels.
     pub rankings: Option<Rankings>,
@@ -216,6 +221,8 @@ struct Gathered {
     norms: (Vec<f64>, Vec<f64>),
     tokens_changed: Vec<TokenChange>,
     width_changed: Option<(usize, usize)>,
+    refused_alike: usize,
+    answers_changed: Vec<String>,
     /// The new vectors by id: documents, and queries in their bare form.
     documents: BTreeMap<String, Vec<f64>>,
     queries: BTreeMap<String, Vec<f64>>,
@@ -273,6 +280,10 @@ pub async fn replay(s: &Session, recording: &Recording) -> Replay {
 async fn replay_documents(s: &Session, recording: &Recording, t: &Thresholds, g: &mut Gathered) {
     let fields = &recording.header.template.document_fields;
     for batch in &recording.batches {
+        if batch.alone {
+            replay_alone(s, recording, batch, t, g).await;
+            continue;
+        }
         let documents: Vec<_> = recording
             .documents
             .iter()
@@ -304,6 +315,43 @@ async fn replay_documents(s: &Session, recording: &Recording, t: &Thresholds, g:
             Err(why) => g
                 .failures
                 .push(format!("document batch {} answered {why}", batch.index + 1)),
+        }
+    }
+}
+
+/// A batch the recording sent one document at a time, because the server refused it
+/// whole: each document alone again, answered or refused as it was then.
+async fn replay_alone(
+    s: &Session,
+    recording: &Recording,
+    batch: &super::recording::Batch,
+    t: &Thresholds,
+    g: &mut Gathered,
+) {
+    let fields = &recording.header.template.document_fields;
+    for id in &batch.ids {
+        let recorded = recording.documents.iter().find(|d| &d.id == id);
+        let refused = recording.refused.iter().find(|r| &r.id == id);
+        let text = match (recorded, refused) {
+            (Some(d), _) => d.text.as_str(),
+            (None, Some(r)) => r.text.as_str(),
+            (None, None) => continue,
+        };
+        let now = embed(s, &[text], fields).await;
+        match (recorded, refused, now) {
+            (Some(d), _, Ok((vectors, _))) => {
+                g.compare(format!("document {id}"), &d.recorded, &vectors[0], t);
+                g.documents.insert(id.clone(), vectors[0].clone());
+            }
+            (Some(_), _, Err(why)) => g
+                .failures
+                .push(format!("document {id} (alone, as recorded) answered {why}")),
+            (None, Some(_), Err(_)) => g.refused_alike += 1,
+            (None, Some(r), Ok(_)) => g.answers_changed.push(format!(
+                "document {id}: answered now, refused when recorded ({})",
+                r.answer
+            )),
+            (None, None, _) => {}
         }
     }
 }
@@ -444,6 +492,8 @@ fn judge(recording: &Recording, thresholds: Thresholds, mut g: Gathered, request
         failures: g.failures,
         norms,
         tokens_changed: g.tokens_changed,
+        refused_alike: g.refused_alike,
+        answers_changed: g.answers_changed,
         rankings,
         requests,
     }
@@ -580,6 +630,18 @@ impl Replay {
             line.push_str(&format!(
                 "; usage counts changed in {} of the recorded batches",
                 self.tokens_changed.len()
+            ));
+        }
+        if self.refused_alike > 0 {
+            line.push_str(&format!(
+                "; {} documents refused as when recorded",
+                self.refused_alike
+            ));
+        }
+        if let Some(first) = self.answers_changed.first() {
+            line.push_str(&format!(
+                "; {} answered otherwise: {first}",
+                self.answers_changed.len()
             ));
         }
         if !self.failures.is_empty() {

@@ -83,7 +83,21 @@ pub(super) fn render(replay: &Replay) -> String {
     for failure in &r.failures {
         let _ = writeln!(doc, "- not compared: {}", text::flat(failure));
     }
-    if !r.tokens_changed.is_empty() || !r.failures.is_empty() {
+    for change in &r.answers_changed {
+        let _ = writeln!(doc, "- answered otherwise: {}", text::flat(change));
+    }
+    if r.refused_alike > 0 {
+        let _ = writeln!(
+            doc,
+            "- {} documents refused, as when recorded",
+            r.refused_alike
+        );
+    }
+    if !r.tokens_changed.is_empty()
+        || !r.failures.is_empty()
+        || !r.answers_changed.is_empty()
+        || r.refused_alike > 0
+    {
         doc.push('\n');
     }
     doc
