@@ -256,8 +256,12 @@ async fn record_baseline(
     let recording =
         recording::record(session, &corpus, &plan::instruction(options), &audit.label).await?;
     let bytes = recording.write(dir)?;
+    let refused = match recording.refused.len() {
+        0 => String::new(),
+        n => format!(" ({n} more refused even alone, recorded as refused)"),
+    };
     Ok(format!(
-        "recorded: {} documents and {} queries as {} embeds them, {} dimensions, into {} ({bytes} bytes)",
+        "recorded: {} documents{refused} and {} queries as {} embeds them, {} dimensions, into {} ({bytes} bytes)",
         recording.documents.len(),
         recording.queries.len(),
         audit.label,
