@@ -419,3 +419,54 @@ async fn documents_refused_even_alone_are_recorded_as_refused_and_replayed_as_su
             .contains("answered now, refused when recorded")
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn noise_within_the_equivalent_band_does_not_fail() {
+    let scratch = out_dir("replay-noise");
+    let baseline = recorded_from_the_reference(&scratch).await;
+    let noisy = reference_with("noisy", vec![Quirk::DriftedVectors { cosine: 0.9997 }]);
+    let replay = replayed(noisy, &baseline, &scratch).await;
+    assert_eq!(replay["verdict"], "equivalent", "{replay:#}");
+    assert_eq!(replay["bands"]["equivalent"], 68);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_token_appended_to_every_request_shows_in_every_batch_and_not_in_the_vectors() {
+    let scratch = out_dir("replay-eos");
+    let baseline = recorded_from_the_reference(&scratch).await;
+    let padded = reference_with("padded", vec![Quirk::PaddedUsage(1)]);
+    let replay = replayed(padded, &baseline, &scratch).await;
+    assert_eq!(replay["verdict"], "identical", "{replay:#}");
+    let changed = replay["tokens_changed"].as_array().expect("a list");
+    assert_eq!(changed.len(), 5, "every recorded batch");
+    assert_eq!(
+        changed[0]["now"].as_u64().unwrap(),
+        changed[0]["recorded"].as_u64().unwrap() + 1
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn silent_truncation_at_a_lower_limit_with_whole_usage_is_changed_and_names_the_long_texts() {
+    let scratch = out_dir("replay-truncated");
+    let baseline = recorded_from_the_reference(&scratch).await;
+    let mut config = personas::reference().config;
+    config.max_input_tokens = 60;
+    let truncating = Persona {
+        name: "truncating_at_60",
+        config,
+        quirks: vec![Quirk::UsageCountsWholeInput],
+    };
+    let replay = replayed(truncating, &baseline, &scratch).await;
+    assert_eq!(replay["verdict"], "changed", "{replay:#}");
+    assert_eq!(
+        replay["tokens_changed"],
+        serde_json::json!([]),
+        "usage hides it"
+    );
+    assert!(
+        replay["worst"][0]["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("document")
+    );
+}
