@@ -26,13 +26,13 @@
 
 use super::corpus::{BATCH_SIZE, Corpus};
 use super::retrieval::Instruction;
-use crate::http::Probe;
+use super::vectors::embed_with;
 use crate::session::Session;
 use crate::vectors::cosine;
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -278,42 +278,6 @@ impl Recorded {
     }
 }
 
-/// Embeds `texts` in one request with `fields` beside them: the vectors, the usage
-/// count and the `model` the server answered with.
-async fn embed(
-    s: &Session,
-    texts: &[&str],
-    fields: &Map<String, Value>,
-    fresh: bool,
-) -> Result<(Vec<Vec<f64>>, Option<u64>, Option<String>), String> {
-    let mut body = json!({"model": s.model(), "input": texts});
-    for (name, value) in fields {
-        body[name] = value.clone();
-    }
-    let probe = if fresh {
-        Probe::embed(body).fresh()
-    } else {
-        Probe::embed(body)
-    };
-    let reply = s.send(probe).await.map_err(|e| e.to_string())?;
-    if !reply.is_success() {
-        return Err(reply.summary());
-    }
-    let vectors = reply.embeddings()?.vectors;
-    if vectors.len() != texts.len() {
-        return Err(format!(
-            "{} vectors for {} inputs",
-            vectors.len(),
-            texts.len()
-        ));
-    }
-    let answered = reply
-        .json
-        .as_ref()
-        .and_then(|b| b.get("model")?.as_str().map(str::to_owned));
-    Ok((vectors, reply.prompt_tokens(), answered))
-}
-
 /// What the recording sends beside each document batch: the server's document value
 /// of `input_type` where it embeds bare input as a query (UNK-003's finding), as a
 /// migration's baseline is sent.
@@ -343,13 +307,13 @@ pub async fn record(
     for (index, batch) in corpus.batches().enumerate() {
         let texts: Vec<&str> = batch.iter().map(|d| d.text.as_str()).collect();
         let ids = batch.iter().map(|d| d.id.clone()).collect();
-        let (vectors, tokens, answered) = match embed(s, &texts, &fields, false).await {
+        let (vectors, tokens, answered) = match embed_with(s, &texts, &fields, false).await {
             Ok(answer) => answer,
             Err(_) => {
                 // A batch the server refuses (one input over its limit, say) is sent one
                 // document at a time: what it answers alone is the baseline too.
                 for document in batch {
-                    match embed(s, &[document.text.as_str()], &fields, false).await {
+                    match embed_with(s, &[document.text.as_str()], &fields, false).await {
                         Ok((vectors, ..)) => documents.push(RecordedDocument {
                             id: document.id.clone(),
                             text: document.text.clone(),
@@ -447,8 +411,8 @@ async fn repeat_noise(s: &Session, corpus: &Corpus, fields: &Map<String, Value>)
     };
     let texts: Vec<&str> = batch.iter().map(|d| d.text.as_str()).collect();
     let (first, again) = (
-        embed(s, &texts, fields, false).await,
-        embed(s, &texts, fields, true).await,
+        embed_with(s, &texts, fields, false).await,
+        embed_with(s, &texts, fields, true).await,
     );
     let min_cosine = match (first, again) {
         (Ok((a, ..)), Ok((b, ..))) => a.iter().zip(&b).map(|(x, y)| cosine(x, y)).reduce(f64::min),
@@ -474,7 +438,7 @@ async fn record_queries(
     let none = Map::new();
     let mut forms = Vec::new();
     for (name, texts) in [(BARE, &bare), (PREFIXED, &prefixed)] {
-        let (vectors, ..) = embed(s, texts, &none, false)
+        let (vectors, ..) = embed_with(s, texts, &none, false)
             .await
             .map_err(|why| RecordingError::Server(format!("the {name} queries answered {why}")))?;
         forms.push((name, vectors));

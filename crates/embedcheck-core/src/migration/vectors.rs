@@ -16,7 +16,7 @@ use crate::http::Probe;
 use crate::session::{Facts, Session};
 use crate::vectors::{cosine, norm};
 use serde::Serialize;
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 
 /// Lowest per-document cosine at which two servers count as giving the same vectors:
 /// the study saw 0.9996 for one model under two runtimes ("the vectors matched").
@@ -174,14 +174,32 @@ pub(crate) async fn embed(
     texts: &[&str],
     extra: &[(&str, Value)],
 ) -> Result<(Vec<Vec<f64>>, Option<u64>), String> {
+    let fields: Map<String, Value> = extra
+        .iter()
+        .map(|(name, value)| ((*name).to_owned(), value.clone()))
+        .collect();
+    let (vectors, tokens, _) = embed_with(s, texts, &fields, false).await?;
+    Ok((vectors, tokens))
+}
+
+/// Embeds `texts` in one request with `fields` beside `input`, from the session's
+/// cache unless `fresh`: the vectors, the usage count and the `model` the server
+/// answered with (recordings keep it).
+pub(crate) async fn embed_with(
+    s: &Session,
+    texts: &[&str],
+    fields: &Map<String, Value>,
+    fresh: bool,
+) -> Result<(Vec<Vec<f64>>, Option<u64>, Option<String>), String> {
     let mut body = json!({"model": s.model(), "input": texts});
-    for (key, value) in extra {
-        body[*key] = value.clone();
+    for (name, value) in fields {
+        body[name] = value.clone();
     }
-    let reply = s
-        .send(Probe::embed(body))
-        .await
-        .map_err(|e| e.to_string())?;
+    let probe = match fresh {
+        true => Probe::embed(body).fresh(),
+        false => Probe::embed(body),
+    };
+    let reply = s.send(probe).await.map_err(|e| e.to_string())?;
     if !reply.is_success() {
         return Err(reply.summary());
     }
@@ -193,7 +211,11 @@ pub(crate) async fn embed(
             texts.len()
         ));
     }
-    Ok((vectors, reply.prompt_tokens()))
+    let answered = reply
+        .json
+        .as_ref()
+        .and_then(|b| b.get("model")?.as_str().map(str::to_owned));
+    Ok((vectors, reply.prompt_tokens(), answered))
 }
 
 /// Fields sent beside `input` with a request: the instruction field that asks for

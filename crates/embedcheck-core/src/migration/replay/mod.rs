@@ -13,12 +13,11 @@
 pub mod rankings;
 
 use super::recording::{BARE, Recorded, Recording};
-use crate::http::Probe;
 use crate::session::Session;
 use crate::vectors::cosine;
 use rankings::{QualityGate, Rankings};
 use serde::Serialize;
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 use std::fmt;
 
@@ -191,26 +190,8 @@ async fn embed(
     texts: &[&str],
     fields: &Map<String, Value>,
 ) -> Result<(Vec<Vec<f64>>, Option<u64>), String> {
-    let mut body = json!({"model": s.model(), "input": texts});
-    for (name, value) in fields {
-        body[name] = value.clone();
-    }
-    let reply = s
-        .send(Probe::embed(body))
-        .await
-        .map_err(|e| e.to_string())?;
-    if !reply.is_success() {
-        return Err(reply.summary());
-    }
-    let vectors = reply.embeddings()?.vectors;
-    if vectors.len() != texts.len() {
-        return Err(format!(
-            "{} vectors for {} inputs",
-            vectors.len(),
-            texts.len()
-        ));
-    }
-    Ok((vectors, reply.prompt_tokens()))
+    let (vectors, tokens, _) = super::vectors::embed_with(s, texts, fields, false).await?;
+    Ok((vectors, tokens))
 }
 
 /// What the replay gathers before judging.
