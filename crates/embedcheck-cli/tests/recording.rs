@@ -5,7 +5,25 @@
 use super::common::out_dir;
 use embedcheck_core::migration::recording::{BARE, FILE, PREFIXED, Recording};
 use personas::{Persona, Quirk, Trigger};
+use std::path::Path;
 use std::process::ExitCode;
+
+/// Records from `url` into `dir` after an audit of one clause, reports in `reports`,
+/// with `extra` options (`--corpus DIR`): the exit status as `status` writes it.
+async fn record(url: &str, dir: &Path, reports: &Path, extra: &str) -> String {
+    let code = run(format!(
+        "--endpoint {url} --seed 7 --report-dir {} {extra} --record-baseline {} RESP-001",
+        reports.display(),
+        dir.display()
+    ))
+    .await;
+    format!("{code:?}")
+}
+
+/// An exit status as the command line's `ExitCode` prints.
+fn status(code: u8) -> String {
+    format!("{:?}", ExitCode::from(code))
+}
 
 /// Runs the command line without libtest's lines, off the test's runtime.
 async fn run(words: String) -> ExitCode {
@@ -21,14 +39,14 @@ async fn the_shipped_corpus_is_recorded_as_the_server_embeds_it() {
     let server = persona.start().await;
     let scratch = out_dir("record");
     let dir = scratch.path().join("baseline");
-    let code = run(format!(
-        "--endpoint {} --seed 7 --report-dir {} --record-baseline {} RESP-001",
-        server.base_url(),
-        scratch.path().join("reports").display(),
-        dir.display()
-    ))
+    let code = record(
+        &server.base_url(),
+        &dir,
+        &scratch.path().join("reports"),
+        "",
+    )
     .await;
-    assert_eq!(format!("{code:?}"), format!("{:?}", ExitCode::from(0)));
+    assert_eq!(code, status(0));
     let recording = Recording::read(&dir).expect("a readable recording");
     assert_eq!(
         (recording.documents.len(), recording.queries.len()),
@@ -71,14 +89,14 @@ async fn a_refused_batch_is_recorded_one_document_at_a_time() {
         .await;
     let scratch = out_dir("record-refused");
     let dir = scratch.path().join("baseline");
-    let code = run(format!(
-        "--endpoint {} --seed 7 --report-dir {} --record-baseline {} RESP-001",
-        server.base_url(),
-        scratch.path().join("reports").display(),
-        dir.display()
-    ))
+    let code = record(
+        &server.base_url(),
+        &dir,
+        &scratch.path().join("reports"),
+        "",
+    )
     .await;
-    assert_eq!(format!("{code:?}"), format!("{:?}", ExitCode::from(0)));
+    assert_eq!(code, status(0));
     let recording = Recording::read(&dir).expect("a recording");
     assert_eq!(recording.documents.len(), 39);
     assert_eq!(recording.refused.len(), 1);
@@ -97,14 +115,8 @@ async fn a_server_that_refuses_every_document_records_nothing_and_says_why() {
     let scratch = out_dir("record-nothing");
     let reports = scratch.path().join("reports");
     let dir = scratch.path().join("baseline");
-    let code = run(format!(
-        "--endpoint {} --seed 7 --report-dir {} --record-baseline {} RESP-001",
-        server.base_url(),
-        reports.display(),
-        dir.display()
-    ))
-    .await;
-    assert_eq!(format!("{code:?}"), format!("{:?}", ExitCode::from(3)));
+    let code = record(&server.base_url(), &dir, &reports, "").await;
+    assert_eq!(code, status(3));
     assert!(!dir.join(FILE).exists());
     assert!(
         reports.join("report.json").is_file(),
@@ -119,21 +131,21 @@ async fn a_matrix_records_nothing() {
             .into(),
     )
     .await;
-    assert_eq!(format!("{code:?}"), format!("{:?}", ExitCode::from(2)));
+    assert_eq!(format!("{code:?}"), status(2));
 }
 
 /// Records the shipped corpus from the reference server into a fresh directory.
 async fn recorded_from_the_reference(scratch: &tempfile::TempDir) -> std::path::PathBuf {
     let server = personas::reference().start().await;
     let dir = scratch.path().join("baseline");
-    let code = run(format!(
-        "--endpoint {} --seed 7 --report-dir {} --record-baseline {} RESP-001",
-        server.base_url(),
-        scratch.path().join("recording-reports").display(),
-        dir.display()
-    ))
+    let code = record(
+        &server.base_url(),
+        &dir,
+        &scratch.path().join("recording-reports"),
+        "",
+    )
     .await;
-    assert_eq!(format!("{code:?}"), format!("{:?}", ExitCode::from(0)));
+    assert_eq!(code, status(0));
     dir
 }
 
@@ -301,15 +313,14 @@ async fn with_enough_labels_a_worse_space_is_broken_and_a_rotation_is_not() {
     labelled_corpus(&corpus, 120);
     let server = personas::reference().start().await;
     let baseline = scratch.path().join("baseline");
-    let code = run(format!(
-        "--endpoint {} --seed 7 --report-dir {} --corpus {} --record-baseline {} RESP-001",
-        server.base_url(),
-        scratch.path().join("recording-reports").display(),
-        corpus.display(),
-        baseline.display()
-    ))
+    let code = record(
+        &server.base_url(),
+        &baseline,
+        &scratch.path().join("recording-reports"),
+        &format!("--corpus {}", corpus.display()),
+    )
     .await;
-    assert_eq!(format!("{code:?}"), format!("{:?}", ExitCode::from(0)));
+    assert_eq!(code, status(0));
     let mut verdicts = Vec::new();
     for persona in [
         reference_with("rotated", vec![Quirk::DriftedVectors { cosine: 0.5 }]),
@@ -380,14 +391,14 @@ async fn documents_refused_even_alone_are_recorded_as_refused_and_replayed_as_su
         .start()
         .await;
     let baseline = scratch.path().join("baseline");
-    let code = run(format!(
-        "--endpoint {} --seed 7 --report-dir {} --record-baseline {} RESP-001",
-        server.base_url(),
-        scratch.path().join("recording-reports").display(),
-        baseline.display()
-    ))
+    let code = record(
+        &server.base_url(),
+        &baseline,
+        &scratch.path().join("recording-reports"),
+        "",
+    )
     .await;
-    assert_eq!(format!("{code:?}"), format!("{:?}", ExitCode::from(0)));
+    assert_eq!(code, status(0));
     let recording = Recording::read(&baseline).expect("a recording");
     assert!(
         !recording.refused.is_empty(),
