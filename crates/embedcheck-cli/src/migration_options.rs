@@ -67,6 +67,13 @@ pub struct MigrationOptions {
     #[arg(long, env = "EMBEDCHECK_CORPUS", value_name = "DIR")]
     pub corpus: Option<PathBuf>,
 
+    /// Documents of --corpus embedded at most: a larger corpus is sampled, stratified by
+    /// script, length and risky texts, keeping the documents its queries judge relevant.
+    #[arg(long, env = "EMBEDCHECK_CORPUS_SAMPLE", value_name = "N",
+          default_value_t = embedcheck_core::migration::sample::DEFAULT_DOCUMENTS as u64,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub corpus_sample: u64,
+
     /// After the audit, record the corpus as --endpoint embeds it into DIR (baseline.jsonl):
     /// a baseline to compare another server with once this one is gone.
     #[arg(

@@ -10,6 +10,7 @@ use embedcheck_core::migration::corpus::Corpus;
 use embedcheck_core::migration::latency::LoadPlan;
 use embedcheck_core::migration::recording::Recording;
 use embedcheck_core::migration::retrieval::Instruction;
+use embedcheck_core::migration::sample;
 use embedcheck_core::migration::{Plan, Server};
 use embedcheck_core::reference::{Reference, RerankReference};
 use embedcheck_core::session::Settings;
@@ -309,11 +310,12 @@ pub(crate) fn recorded_baseline(options: &Options) -> Result<Option<Recording>, 
     }
 }
 
-/// The corpus a migration compares or a recording records: `--corpus`, else the
-/// shipped one.
+/// The corpus a migration compares or a recording records: `--corpus` (a stratified
+/// sample of `--corpus-sample` documents where it holds more), else the shipped one.
 pub(crate) fn corpus(options: &Options) -> Result<Corpus, RunError> {
-    Ok(match &options.migration.corpus {
-        Some(dir) => Corpus::load(dir)?,
+    let m = &options.migration;
+    Ok(match &m.corpus {
+        Some(dir) => sample::stratified(Corpus::load(dir)?, m.corpus_sample as usize),
         None => Corpus::shipped(),
     })
 }

@@ -481,3 +481,37 @@ async fn silent_truncation_at_a_lower_limit_with_whole_usage_is_changed_and_name
             .starts_with("document")
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_corpus_larger_than_the_sample_is_recorded_as_a_stratified_sample() {
+    let scratch = out_dir("record-sample");
+    let corpus = scratch.path().join("corpus");
+    labelled_corpus(&corpus, 120);
+    let server = personas::reference().start().await;
+    let dir = scratch.path().join("baseline");
+    let extra = format!("--corpus {} --corpus-sample 50", corpus.display());
+    let code = record(
+        &server.base_url(),
+        &dir,
+        &scratch.path().join("reports"),
+        &extra,
+    )
+    .await;
+    assert_eq!(code, status(0));
+    let recording = Recording::read(&dir).expect("a recording");
+    assert_eq!(recording.documents.len(), 50);
+    assert_eq!(
+        recording.queries.len(),
+        50,
+        "the queries whose documents were kept"
+    );
+    assert!(
+        recording
+            .header
+            .corpus
+            .origin
+            .ends_with("(a stratified sample of 50 of its 120 documents)"),
+        "{}",
+        recording.header.corpus.origin
+    );
+}

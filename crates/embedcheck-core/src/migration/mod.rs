@@ -27,6 +27,7 @@ pub mod recording;
 pub(crate) mod remediation;
 pub mod replay;
 pub mod retrieval;
+pub mod sample;
 pub(crate) mod vectors;
 
 use crate::audit;
