@@ -83,6 +83,15 @@ pub struct MigrationOptions {
         conflicts_with = "baseline"
     )]
     pub record_baseline: Option<PathBuf>,
+
+    /// With --record-baseline: keep each text as its SHA-256 only; a replay then reads
+    /// the texts from the same --corpus.
+    #[arg(
+        long,
+        env = "EMBEDCHECK_RECORD_HASHES_ONLY",
+        requires = "record_baseline"
+    )]
+    pub record_hashes_only: bool,
 }
 
 /// `--load-requests`: sequential and concurrent requests per server and run.

@@ -302,12 +302,26 @@ fn is_recording(baseline: &str) -> bool {
     !baseline.contains("://") && std::path::Path::new(baseline).exists()
 }
 
-/// The recorded baseline `--baseline DIR` names, read and checked.
+/// The recorded baseline `--baseline DIR` names, read and checked, with its texts
+/// read back from `--corpus` where it keeps them as hashes only.
 pub(crate) fn recorded_baseline(options: &Options) -> Result<Option<Recording>, RunError> {
-    match options.migration.baseline.as_deref() {
-        Some(path) if is_recording(path) => Ok(Some(Recording::read(std::path::Path::new(path))?)),
-        _ => Ok(None),
+    let recording = match options.migration.baseline.as_deref() {
+        Some(path) if is_recording(path) => Recording::read(std::path::Path::new(path))?,
+        _ => return Ok(None),
+    };
+    if recording.header.texts {
+        return Ok(Some(recording));
     }
+    if options.migration.corpus.is_none() {
+        return Err(RunError::Usage(
+            "the recording keeps its texts as SHA-256 hashes only: give the corpus it was recorded from with --corpus".into(),
+        ));
+    }
+    let corpus = Corpus::load(options.migration.corpus.as_deref().expect("checked"))?;
+    recording
+        .with_texts_from(&corpus)
+        .map(Some)
+        .map_err(|why| RunError::Usage(format!("--corpus is not the recording's: {why}")))
 }
 
 /// The corpus a migration compares or a recording records: `--corpus` (a stratified

@@ -253,8 +253,11 @@ async fn record_baseline(
         return Err(RecordingError::Server(why.clone()).into());
     }
     let corpus = plan::corpus(options)?;
-    let recording =
+    let mut recording =
         recording::record(session, &corpus, &plan::instruction(options), &audit.label).await?;
+    if options.migration.record_hashes_only {
+        recording = recording.without_texts();
+    }
     let bytes = recording.write(dir)?;
     let refused = match recording.refused.len() {
         0 => String::new(),

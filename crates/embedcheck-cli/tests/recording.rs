@@ -482,14 +482,22 @@ async fn silent_truncation_at_a_lower_limit_with_whole_usage_is_changed_and_name
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_corpus_larger_than_the_sample_is_recorded_as_a_stratified_sample() {
-    let scratch = out_dir("record-sample");
+/// Records a labelled corpus of `n` documents from the reference server with `options`:
+/// the server (kept running), the corpus's and the recording's directories.
+async fn recorded_from_a_labelled_corpus(
+    scratch: &tempfile::TempDir,
+    n: usize,
+    options: &str,
+) -> (
+    personas::PersonaServer,
+    std::path::PathBuf,
+    std::path::PathBuf,
+) {
     let corpus = scratch.path().join("corpus");
-    labelled_corpus(&corpus, 120);
+    labelled_corpus(&corpus, n);
     let server = personas::reference().start().await;
     let dir = scratch.path().join("baseline");
-    let extra = format!("--corpus {} --corpus-sample 50", corpus.display());
+    let extra = format!("--corpus {} {options}", corpus.display());
     let code = record(
         &server.base_url(),
         &dir,
@@ -498,6 +506,14 @@ async fn a_corpus_larger_than_the_sample_is_recorded_as_a_stratified_sample() {
     )
     .await;
     assert_eq!(code, status(0));
+    (server, corpus, dir)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_corpus_larger_than_the_sample_is_recorded_as_a_stratified_sample() {
+    let scratch = out_dir("record-sample");
+    let (_server, _corpus, dir) =
+        recorded_from_a_labelled_corpus(&scratch, 120, "--corpus-sample 50").await;
     let recording = Recording::read(&dir).expect("a recording");
     assert_eq!(recording.documents.len(), 50);
     assert_eq!(
@@ -513,5 +529,37 @@ async fn a_corpus_larger_than_the_sample_is_recorded_as_a_stratified_sample() {
             .ends_with("(a stratified sample of 50 of its 120 documents)"),
         "{}",
         recording.header.corpus.origin
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_recording_of_hashes_only_is_replayed_with_the_texts_of_its_corpus() {
+    let scratch = out_dir("record-hashes");
+    let (server, corpus, dir) =
+        recorded_from_a_labelled_corpus(&scratch, 12, "--record-hashes-only").await;
+    let file = std::fs::read_to_string(dir.join(FILE)).expect("the file");
+    assert!(
+        !file.contains("archive entry"),
+        "no document text is written"
+    );
+    let replay = |extra: String| {
+        let reports = scratch.path().join("replay");
+        let words = format!(
+            "--endpoint {} --seed 7 --report-dir {} --baseline {} {extra} RESP-001",
+            server.base_url(),
+            reports.display(),
+            dir.display()
+        );
+        async move { (format!("{:?}", run(words).await), reports) }
+    };
+    let (without_corpus, _) = replay(String::new()).await;
+    assert_eq!(without_corpus, status(2), "the texts are needed");
+    let (code, reports) = replay(format!("--corpus {}", corpus.display())).await;
+    assert_eq!(code, status(0));
+    let report = super::common::read(&reports.join("report.json"));
+    assert_eq!(
+        report["replay"]["verdict"], "identical",
+        "{:#}",
+        report["replay"]
     );
 }

@@ -44,6 +44,7 @@ pub mod reference;
 pub mod report;
 pub mod schemas;
 pub mod session;
+pub mod sha256;
 pub mod snapshot;
 pub mod vectors;
 pub mod vendor;

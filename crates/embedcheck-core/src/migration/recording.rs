@@ -9,7 +9,7 @@
 //!  "recorded_unix":1796000000,"server":"vllm","model":"…","answered_model":"…",
 //!  "dimensions":384,"template":{…},"noise":{…},"corpus":{…}}
 //! {"line":"batch","index":0,"ids":["en-01",…],"tokens":93}
-//! {"line":"document","id":"en-01","text":"…","batch":0,"norm":1.0,"vector":"…"}
+//! {"line":"document","id":"en-01","text":"…","sha256":"…","batch":0,"norm":1.0,"vector":"…"}
 //! {"line":"refused","id":"ko-07","text":"…","batch":2,"answer":"400 \"…maximum context length…\""}
 //! {"line":"query","id":"q-01","text":"…","relevant":["en-03"],"forms":{"bare":{…}},"top":[["en-03",0.8123],…]}
 //! ```
@@ -22,12 +22,15 @@
 //! server's `usage.prompt_tokens` per batch, with the batch's composition: compared
 //! later with the same kind of server's own counts, never with another tokenizer. A
 //! batch the server refuses is sent one document at a time (`"alone": true`), and a
-//! document refused even alone is recorded with the answer it got.
+//! document refused even alone is recorded with the answer it got. Every text carries its
+//! SHA-256; a recording of hashes only (`"texts": false`) leaves the texts out, and a
+//! replay takes them back from the corpus they came from.
 
 use super::corpus::{BATCH_SIZE, Corpus};
 use super::retrieval::Instruction;
 use super::vectors::embed_with;
 use crate::session::Session;
+use crate::sha256;
 use crate::vectors::cosine;
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
@@ -74,6 +77,14 @@ pub struct Header {
     pub template: Template,
     pub noise: RepeatNoise,
     pub corpus: CorpusCounts,
+    /// Whether the file holds the texts, or their SHA-256 only (`--record-hashes-only`):
+    /// a replay then reads them from the corpus they came from.
+    #[serde(default = "texts_stored")]
+    pub texts: bool,
+}
+
+fn texts_stored() -> bool {
+    true
 }
 
 /// The requests a recording sent, so that a replay sends the same ones.
@@ -129,7 +140,11 @@ pub struct Recorded {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RecordedDocument {
     pub id: String,
+    /// Empty where the recording keeps texts as hashes only.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub text: String,
+    /// The text's SHA-256, by which a corpus's text is matched to it.
+    pub sha256: String,
     /// The [`Batch`] it was sent in.
     pub batch: usize,
     #[serde(flatten)]
@@ -141,7 +156,9 @@ pub struct RecordedDocument {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RefusedDocument {
     pub id: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub text: String,
+    pub sha256: String,
     pub batch: usize,
     /// The answer: `400 "…maximum context length…"`.
     pub answer: String,
@@ -151,7 +168,9 @@ pub struct RefusedDocument {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RecordedQuery {
     pub id: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub text: String,
+    pub sha256: String,
     pub relevant: Vec<String>,
     pub forms: BTreeMap<String, Recorded>,
     /// The [`TOP`] documents by cosine with the bare form, best first.
@@ -317,12 +336,14 @@ pub async fn record(
                         Ok((vectors, ..)) => documents.push(RecordedDocument {
                             id: document.id.clone(),
                             text: document.text.clone(),
+                            sha256: sha256::hex(&document.text),
                             batch: index,
                             recorded: Recorded::of(&vectors[0]),
                         }),
                         Err(answer) => refused.push(RefusedDocument {
                             id: document.id.clone(),
                             text: document.text.clone(),
+                            sha256: sha256::hex(&document.text),
                             batch: index,
                             answer,
                         }),
@@ -342,6 +363,7 @@ pub async fn record(
             documents.push(RecordedDocument {
                 id: document.id.clone(),
                 text: document.text.clone(),
+                sha256: sha256::hex(&document.text),
                 batch: index,
                 recorded: Recorded::of(vector),
             });
@@ -390,6 +412,7 @@ pub async fn record(
             documents: documents.len(),
             queries: queries.len(),
         },
+        texts: true,
     };
     Ok(Recording {
         header,
@@ -454,6 +477,7 @@ async fn record_queries(
         .map(|(i, query)| RecordedQuery {
             id: query.id.clone(),
             text: query.text.clone(),
+            sha256: sha256::hex(&query.text),
             relevant: query.relevant.clone(),
             forms: forms
                 .iter()
@@ -481,6 +505,44 @@ fn ranking(
 }
 
 impl Recording {
+    /// The recording with its texts left out, each kept as its SHA-256 only.
+    pub fn without_texts(mut self) -> Recording {
+        self.header.texts = false;
+        self.documents.iter_mut().for_each(|d| d.text.clear());
+        self.refused.iter_mut().for_each(|r| r.text.clear());
+        self.queries.iter_mut().for_each(|q| q.text.clear());
+        self
+    }
+
+    /// Puts back the texts of a recording that keeps hashes only, from the corpus it was
+    /// recorded from; the first text the corpus lacks, else.
+    pub fn with_texts_from(mut self, corpus: &Corpus) -> Result<Recording, String> {
+        let known: std::collections::HashMap<String, &str> = corpus
+            .documents
+            .iter()
+            .map(|d| d.text.as_str())
+            .chain(corpus.queries.iter().map(|q| q.text.as_str()))
+            .map(|text| (sha256::hex(text), text))
+            .collect();
+        let find = |id: &str, hash: &str| {
+            known
+                .get(hash)
+                .map(|t| (*t).to_owned())
+                .ok_or_else(|| format!("{id}'s text is not in the corpus (SHA-256 {hash})"))
+        };
+        for d in &mut self.documents {
+            d.text = find(&d.id, &d.sha256)?;
+        }
+        for r in &mut self.refused {
+            r.text = find(&r.id, &r.sha256)?;
+        }
+        for q in &mut self.queries {
+            q.text = find(&q.id, &q.sha256)?;
+        }
+        self.header.texts = true;
+        Ok(self)
+    }
+
     /// Writes the recording to `dir/baseline.jsonl`, creating `dir`; the bytes written.
     pub fn write(&self, dir: &Path) -> Result<u64, RecordingError> {
         let path = dir.join(FILE);
@@ -677,6 +739,9 @@ pub(crate) mod tests {
             .map(|i| RecordedDocument {
                 id: format!("d{i}"),
                 text: format!("document number {i} of the corpus, a sentence of some length"),
+                sha256: sha256::hex(&format!(
+                    "document number {i} of the corpus, a sentence of some length"
+                )),
                 batch: i / BATCH_SIZE,
                 recorded: recorded(i as u64 + 1),
             })
@@ -694,6 +759,7 @@ pub(crate) mod tests {
                 RecordedQuery {
                     id: format!("q{i}"),
                     text: format!("query {i}"),
+                    sha256: sha256::hex(&format!("query {i}")),
                     relevant: vec![format!("d{i}")],
                     forms: [
                         (BARE.to_owned(), bare),
@@ -730,6 +796,7 @@ pub(crate) mod tests {
                     documents: 0,
                     queries: 0,
                 },
+                texts: true,
             },
             batches: (0..documents.len().div_ceil(BATCH_SIZE))
                 .map(|index| Batch {
@@ -783,6 +850,40 @@ pub(crate) mod tests {
             error.contains("this embedcheck reads format 1 at most"),
             "{error}"
         );
+    }
+
+    #[test]
+    fn a_recording_of_hashes_holds_no_text_and_takes_its_texts_back_from_the_corpus() {
+        let recording = sample(3, 1, 8);
+        let hashed = recording.clone().without_texts();
+        let dir = tempfile::tempdir().unwrap();
+        hashed.write(dir.path()).unwrap();
+        let text = std::fs::read_to_string(dir.path().join(FILE)).unwrap();
+        assert!(!text.contains("document number"), "no text is written");
+        let read = Recording::read(dir.path()).unwrap();
+        assert!(!read.header.texts);
+        let documents = recording
+            .documents
+            .iter()
+            .map(|d| {
+                format!(
+                    "{{\"id\":\"{}\",\"lang\":\"en\",\"text\":\"{}\"}}",
+                    d.id, d.text
+                )
+            })
+            .collect::<Vec<_>>()
+            .join("\n");
+        let queries = "{\"id\":\"q0\",\"lang\":\"en\",\"text\":\"query 0\",\"relevant\":[\"d0\"]}";
+        let corpus = Corpus::parse(&documents, queries, "test").unwrap();
+        assert_eq!(read.clone().with_texts_from(&corpus).unwrap(), recording);
+        let fewer = Corpus::parse(
+            &documents,
+            "{\"id\":\"q9\",\"lang\":\"en\",\"text\":\"other\",\"relevant\":[\"d0\"]}",
+            "t",
+        )
+        .unwrap();
+        let err = read.with_texts_from(&fewer).unwrap_err();
+        assert!(err.starts_with("q0's text is not in the corpus"), "{err}");
     }
 
     #[test]
