@@ -309,6 +309,11 @@ pub(crate) fn recorded_baseline(options: &Options) -> Result<Option<Recording>, 
         Some(path) if is_recording(path) => Recording::read(std::path::Path::new(path))?,
         _ => return Ok(None),
     };
+    if options.migration.load {
+        return Err(RunError::Usage(
+            "--load measures two servers alive at once; a recorded baseline (--baseline DIR) has no server to load".into(),
+        ));
+    }
     if recording.header.texts {
         return Ok(Some(recording));
     }

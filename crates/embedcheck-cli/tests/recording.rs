@@ -554,6 +554,8 @@ async fn a_recording_of_hashes_only_is_replayed_with_the_texts_of_its_corpus() {
     };
     let (without_corpus, _) = replay(String::new()).await;
     assert_eq!(without_corpus, status(2), "the texts are needed");
+    let (with_load, _) = replay(format!("--corpus {} --load", corpus.display())).await;
+    assert_eq!(with_load, status(2), "no server to load");
     let (code, reports) = replay(format!("--corpus {}", corpus.display())).await;
     assert_eq!(code, status(0));
     let report = super::common::read(&reports.join("report.json"));
