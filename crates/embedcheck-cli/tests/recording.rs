@@ -565,3 +565,22 @@ async fn a_recording_of_hashes_only_is_replayed_with_the_texts_of_its_corpus() {
         report["replay"]
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_renamed_model_is_reported_and_never_judged() {
+    let scratch = out_dir("replay-renamed");
+    let baseline = recorded_from_the_reference(&scratch).await;
+    let mut config = personas::reference().config;
+    config.model_id = "renamed-embedder".to_owned();
+    let renamed = Persona {
+        name: "renamed",
+        config,
+        quirks: Vec::new(),
+    };
+    let replay = replayed(renamed, &baseline, &scratch).await;
+    assert_eq!(replay["verdict"], "identical", "{replay:#}");
+    assert_eq!(
+        replay["listed_models"],
+        serde_json::json!([["embedcheck-reference"], ["renamed-embedder"]])
+    );
+}

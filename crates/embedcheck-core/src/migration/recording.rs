@@ -73,6 +73,10 @@ pub struct Header {
     pub model: String,
     /// The `model` the server answered with, where it said one: informational.
     pub answered_model: Option<String>,
+    /// The ids `GET /models` listed, where it listed any: informational, never what a
+    /// replay is judged on (a rename changes it, a new engine need not).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub listed_models: Vec<String>,
     pub dimensions: usize,
     pub template: Template,
     pub noise: RepeatNoise,
@@ -297,6 +301,23 @@ impl Recorded {
     }
 }
 
+/// The ids `GET /models` lists, in its order; none where it answers otherwise.
+pub(crate) async fn listed_models(s: &Session) -> Vec<String> {
+    let Ok(reply) = s.send(crate::http::Probe::list_models()).await else {
+        return Vec::new();
+    };
+    let listed = reply
+        .json
+        .as_ref()
+        .filter(|_| reply.is_success())
+        .and_then(|j| j.get("data")?.as_array().cloned())
+        .unwrap_or_default();
+    listed
+        .iter()
+        .filter_map(|m| m.get("id")?.as_str().map(str::to_owned))
+        .collect()
+}
+
 /// What the recording sends beside each document batch: the server's document value
 /// of `input_type` where it embeds bare input as a query (UNK-003's finding), as a
 /// migration's baseline is sent.
@@ -399,6 +420,7 @@ pub async fn record(
         server: server.to_owned(),
         model: s.model().to_owned(),
         answered_model,
+        listed_models: listed_models(s).await,
         dimensions,
         template: Template {
             document_fields: fields,
@@ -780,6 +802,7 @@ pub(crate) mod tests {
                 server: "old".to_owned(),
                 model: "m".to_owned(),
                 answered_model: Some("m".to_owned()),
+                listed_models: vec!["m".to_owned()],
                 dimensions: width,
                 template: Template {
                     document_fields: Map::new(),

@@ -172,6 +172,9 @@ pub struct Replay {
     pub failures: Vec<String>,
     pub norms: Option<Norms>,
     pub tokens_changed: Vec<TokenChange>,
+    /// What `GET /models` listed when recorded and now, where that differs: what the
+    /// server says of itself, reported and never judged.
+    pub listed_models: Option<(Vec<String>, Vec<String>)>,
     /// Documents refused when recorded and refused again.
     pub refused_alike: usize,
     /// Documents the server answers otherwise than when recorded: refused then and
@@ -251,9 +254,15 @@ pub async fn replay(s: &Session, recording: &Recording) -> Replay {
     let audited_gap = (1.0 - s.facts().noise().cosine).max(0.0);
     let thresholds = Thresholds::loosened_by(recorded_gap.max(audited_gap));
     let mut gathered = Gathered::default();
+    let listed_now = super::recording::listed_models(s).await;
     replay_documents(s, recording, &thresholds, &mut gathered).await;
     replay_queries(s, recording, &thresholds, &mut gathered).await;
-    judge(recording, thresholds, gathered, s.requests_sent() - before)
+    let mut replay = judge(recording, thresholds, gathered, s.requests_sent() - before);
+    let listed_then = &recording.header.listed_models;
+    if *listed_then != listed_now {
+        replay.listed_models = Some((listed_then.clone(), listed_now));
+    }
+    replay
 }
 
 /// Every recorded batch, with the recorded fields and the same documents in the same
@@ -473,6 +482,7 @@ fn judge(recording: &Recording, thresholds: Thresholds, mut g: Gathered, request
         failures: g.failures,
         norms,
         tokens_changed: g.tokens_changed,
+        listed_models: None,
         refused_alike: g.refused_alike,
         answers_changed: g.answers_changed,
         rankings,
@@ -611,6 +621,11 @@ impl Replay {
             line.push_str(&format!(
                 "; usage counts changed in {} of the recorded batches",
                 self.tokens_changed.len()
+            ));
+        }
+        if let Some((then, now)) = &self.listed_models {
+            line.push_str(&format!(
+                "; GET /models listed {then:?} when recorded, {now:?} now (what the server says of itself, not judged)"
             ));
         }
         if self.refused_alike > 0 {

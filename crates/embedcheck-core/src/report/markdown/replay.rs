@@ -83,6 +83,14 @@ pub(super) fn render(replay: &Replay) -> String {
     for failure in &r.failures {
         let _ = writeln!(doc, "- not compared: {}", text::flat(failure));
     }
+    if let Some((then, now)) = &r.listed_models {
+        let _ = writeln!(
+            doc,
+            "- GET /models listed {} when recorded, {} now (what the server says of itself, not judged)",
+            text::flat(&then.join(", ")),
+            text::flat(&now.join(", "))
+        );
+    }
     for change in &r.answers_changed {
         let _ = writeln!(doc, "- answered otherwise: {}", text::flat(change));
     }
@@ -94,6 +102,7 @@ pub(super) fn render(replay: &Replay) -> String {
         );
     }
     if !r.tokens_changed.is_empty()
+        || r.listed_models.is_some()
         || !r.failures.is_empty()
         || !r.answers_changed.is_empty()
         || r.refused_alike > 0
