@@ -175,6 +175,18 @@ fn every_breaker_names_a_catalogued_clause() {
     );
 }
 
+#[test]
+fn paced_counts_are_replaced_and_nothing_else() {
+    assert_eq!(
+        common::paced("6 of 6 throttling answers do not say when to come back; 429"),
+        "[n] of [n] throttling answers do not say when to come back; 429"
+    );
+    assert_eq!(
+        common::paced("top_n -1 answered 500"),
+        "top_n -1 answered 500"
+    );
+}
+
 /// Records, per breaker, why its clause failed and which other clauses it fails, so a
 /// review sees each breaker fail for the intended reason.
 #[test]
@@ -192,7 +204,7 @@ fn breakers_fail_for_the_intended_reason() {
         } else {
             others.join(", ")
         };
-        let reason = &result(audit, id).reason;
+        let reason = common::paced(&result(audit, id).reason);
         let _ = writeln!(table, "{id:<9} {reason}\n          also fails: {shown}");
     }
     insta::with_settings!({

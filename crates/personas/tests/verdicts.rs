@@ -135,7 +135,7 @@ fn render(audit: &ServerAudit) -> String {
             "{:<9} {:<13} {}",
             result.id,
             result.outcome.as_str(),
-            result.reason
+            common::paced(&result.reason)
         );
     }
     table.push_str("\nobservations:\n");

@@ -262,3 +262,15 @@ fn qwen3_query_template() -> QueryTemplate {
         .parse()
         .expect("the template has a {text} placeholder")
 }
+
+/// `reason` with the count of throttling answers replaced: how many requests land in a
+/// gateway's cooldown depends on the pace of the run (4 one run, 6 the next, for
+/// RRL-007's breaker), while the reason's point does not.
+pub fn paced(reason: &str) -> String {
+    match reason.split_once(" throttling answers ") {
+        Some((counts, rest)) if counts.split(" of ").all(|n| n.parse::<u32>().is_ok()) => {
+            format!("[n] of [n] throttling answers {rest}")
+        }
+        _ => reason.to_owned(),
+    }
+}
