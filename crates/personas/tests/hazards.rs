@@ -304,6 +304,40 @@ async fn the_default_reference_server_keeps_every_clause() {
     assert!(observation(&audit, "base64").starts_with("little-endian"));
 }
 
+/// Every answer moved by noise as a GPU server's is (two answers to one text between
+/// cosine 0.9995 and 0.9999, varying per call): noise, so no clause fails. One repeat
+/// measures one draw of it, and the next pair may be five times as far apart.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn noise_as_a_gpu_server_has_it_keeps_every_clause() {
+    let noisy = broken(
+        "gpu_noise",
+        &[Quirk::NoisyAnswers {
+            least_cosine: 0.99975,
+            repeats_only: false,
+        }],
+    );
+    let judged: Vec<&str> = FAMILIES
+        .iter()
+        .chain(&["consistency", "response-shape", "input", "usage"])
+        .copied()
+        .collect();
+    let audit = common::audit_with(&noisy, settings(), &families(&judged)).await;
+    all_pass_except(&audit, &["UNK-004", "LEN-003", "IN-009"]);
+    let (_, repeat) = outcome(&audit, "CONS-001");
+    assert!(repeat.contains("noise allows 0.999"), "{repeat}");
+
+    let beyond = broken(
+        "beyond_noise",
+        &[Quirk::NoisyAnswers {
+            least_cosine: 0.9975,
+            repeats_only: false,
+        }],
+    );
+    let clauses = clauses(&["CONS-001"]);
+    let audit = common::audit_with(&beyond, settings(), &clauses).await;
+    assert_fails(&audit, "CONS-001", &["(< 0.999)", "noise"]);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_reference_server_without_matryoshka_refuses_truncation_cleanly() {
     let config = Config {

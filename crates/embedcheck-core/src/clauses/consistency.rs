@@ -6,7 +6,7 @@ use crate::http::{Probe, Reply};
 use crate::session::facts::Noise;
 use crate::session::requests::{self, BATCH, SENTENCE, body};
 use crate::session::{ProbeError, Session};
-use crate::vectors::{cosine, norm};
+use crate::vectors::{NOISE_BOUND, cosine, norm};
 use crate::verdict::Verdict;
 use serde_json::json;
 use std::sync::Arc;
@@ -21,9 +21,10 @@ pub(crate) fn checks() -> Vec<Check> {
     ]
 }
 
-/// Tolerances, as stated in the catalogue.
-const REPEAT_COSINE: f64 = 0.9999;
-const BATCH_COSINE: f64 = 0.999;
+/// Tolerances, as stated in the catalogue: a repeat and a batch may differ from the
+/// text alone by what noise explains, no more.
+const REPEAT_COSINE: f64 = NOISE_BOUND;
+const BATCH_COSINE: f64 = NOISE_BOUND;
 const NORM_TOLERANCE: f64 = 0.001;
 
 /// The single probe and its repetition: two identical requests, the second sent
@@ -63,7 +64,10 @@ pub(crate) async fn noise(s: &Session) -> Result<Option<Noise>, ProbeError> {
 }
 
 /// CONS-001: "The same request sent twice returns vectors with cosine similarity of
-/// at least 0.9999."
+/// at least 0.999."
+///
+/// The bound is noise's (contract 1.5; 0.9999 before): a GPU server batching the
+/// repeat with other neighbours honestly lands between 0.9995 and 0.9999.
 async fn same_request_same_vector(s: &Session) -> CheckResult {
     let (first, second) = repeated(s).await?;
     let (a, b) = match (
@@ -76,10 +80,12 @@ async fn same_request_same_vector(s: &Session) -> CheckResult {
     noise(s).await?;
     let similarity = cosine(&a[0], &b[0]);
     let verdict = if similarity >= REPEAT_COSINE {
-        Verdict::pass(format!("cosine {similarity:.6}"))
+        Verdict::pass(format!(
+            "the same request twice: cosine {similarity:.6} (noise allows {REPEAT_COSINE})"
+        ))
     } else {
         Verdict::fail(format!(
-            "the same request gave vectors with cosine {similarity:.6} (< {REPEAT_COSINE})"
+            "the same request gave vectors with cosine {similarity:.6} (< {REPEAT_COSINE}): further apart than batch, GPU and fp16 noise (0.9995 or closer in every engine measured)"
         ))
     };
     Ok(verdict.with(&first.exchange).with(&second.exchange))

@@ -1035,6 +1035,14 @@ async fn whole_below_the_limit(s: &Session) -> CheckResult {
             n - kept
         ))));
     }
+    let noise = s.facts().noise();
+    if noise.cosine < crate::vectors::NOISE_BOUND {
+        return Ok(evidence(Verdict::inconclusive(format!(
+            "an input of {n} words and the same with its last {} words replaced gave cosine {similarity:.6}, within this server's noise: identical requests differ by cosine {:.6} (CONS-001), more than noise explains, so no cut can be told from it",
+            n - kept,
+            noise.cosine
+        ))));
+    }
     let (differs_at, same_at) = bisect_within(s, &a, n, kept).await?;
     Ok(evidence(Verdict::fail(format!(
         "an input of {n} words, within the {tokens}-token limit ({claimed_by}), kept its vector when its last {} words were replaced (cosine {similarity:.6}): the server cuts inputs after about {same_at} words (words after the first {same_at} change nothing, after the first {differs_at} they do), before its limit",

@@ -531,9 +531,17 @@ impl Noise {
         1.0 - cosine <= self.threshold()
     }
 
-    /// The distance from 1 beyond which a cosine is an effect, not noise.
+    /// The distance from 1 beyond which a cosine is an effect, not noise. A server
+    /// whose repeat differed at all may differ by as much as noise explains on any
+    /// later pair (one repeat measures one draw of it: 0.9999 on one call, 0.9995 on
+    /// the next), so only a deterministic one is held to its measured noise.
     pub(crate) fn threshold(&self) -> f64 {
-        (NOISE_MARGIN * (1.0 - self.cosine)).max(LEAST_EFFECT)
+        let measured = (NOISE_MARGIN * (1.0 - self.cosine)).max(LEAST_EFFECT);
+        if self.deterministic() {
+            measured
+        } else {
+            measured.max(1.0 - crate::vectors::NOISE_BOUND)
+        }
     }
 
     /// The noise of a server never measured: the fixed tolerance alone.

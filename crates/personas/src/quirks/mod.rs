@@ -229,11 +229,18 @@ pub enum Quirk {
     /// "서울은 대한민국의 수도입니다." (the lab's `vllm` piece). Breaks no clause; the
     /// suite's token estimates must not take Korean's cost for English's.
     UsagePerCharOutsideAscii(u64),
-    /// Adds small noise (seeded by the request number; cosine ≈ 0.9998 to the exact
-    /// vector) to the answer of a request answered before, as nondeterministic GPU
-    /// reductions can. The first answer stays exact, so only clauses that repeat a
-    /// request see the noise (breaks CONS-001).
-    NoiseOnRepeat,
+    /// Moves every answer's vectors by noise seeded by the request number and item, as
+    /// nondeterministic GPU reductions and batch composition do: each answer lands at
+    /// a cosine to the exact vector between `least_cosine` and
+    /// `1 - (1 - least_cosine) / 2`, varying per call, so two answers to one text
+    /// differ by about twice that. At 0.99975 two answers stay above 0.9995, as bge-m3
+    /// in fp16 across batch sizes does (FlagEmbedding#542), which no clause may fail.
+    /// With `repeats_only`, a request's first answer stays exact, so only clauses that
+    /// repeat a request see the noise: at 0.9975 it breaks CONS-001.
+    NoisyAnswers {
+        least_cosine: f64,
+        repeats_only: bool,
+    },
     /// Turns the last item of the first float answer to a batch of at least
     /// `batch_at_least` inputs to this `cosine`, once in the server's life: TEI serving
     /// a decoder model answered data[19] of a 21-input batch at cosine 0.940976 to the

@@ -10,11 +10,6 @@ use serde_json::{Value, json};
 /// `created` of the extra response fields: fixed, so that answers are reproducible.
 const CREATED: u64 = 1_767_225_600;
 
-/// Length of the noise vector added to a repeated request, relative to the unit
-/// vector: cosine ≈ 1 − 0.022²/2 ≈ 0.9998 to the exact answer, below CONS-001's
-/// 0.9999.
-const NOISE: f64 = 0.022;
-
 /// Weight of the padding vector leaking into batch items: cosine to the item alone ≈
 /// 1/√1.04 ≈ 0.98.
 const PAD_WEIGHT: f64 = 0.2;
@@ -111,11 +106,17 @@ pub(super) fn edit(quirk: Quirk, request: &Incoming, answer: &mut Answer, config
                 .sum();
             map_usage(&mut body, |_| json!(chars));
         }
-        Quirk::NoiseOnRepeat if request.repeat > 0 => map_vectors(&mut body, |i, v| {
-            // Any id distinct per request and item gives an independent direction.
-            let seed = (request.number * 4096 + i as u64) as u32;
-            mix(&v, &unit(seed, v.len()), NOISE)
-        }),
+        Quirk::NoisyAnswers {
+            least_cosine,
+            repeats_only,
+        } if request.repeat > 0 || !repeats_only => {
+            let weight = noise_weight(least_cosine, request.number);
+            map_vectors(&mut body, |i, v| {
+                // Any id distinct per request and item gives independent errors.
+                let seed = (request.number * 4096 + i as u64) as u32;
+                with_relative_error(&v, &unit(seed, v.len()), weight)
+            })
+        }
         Quirk::BatchPaddingLeak if batch_len(&body) > 1 => {
             map_vectors(&mut body, |_, v| {
                 mix(&v, &unit(PAD_TOKEN, v.len()), PAD_WEIGHT)
@@ -386,6 +387,32 @@ fn unit(id: u32, len: usize) -> Vec<f64> {
 }
 
 /// `v + weight · other`, normalised to unit length.
+/// The weight of the relative errors that move answer `number` of a
+/// `Quirk::NoisyAnswers { least_cosine, .. }` server: 1 − cosine to the exact vector
+/// between a half and the whole of `1 - least_cosine`, picked by the request number.
+/// With relative errors of weight w, a unit vector keeps cosine about 1/√(1 + w²), so
+/// w = √(1/c² − 1).
+fn noise_weight(least_cosine: f64, number: u64) -> f64 {
+    let spread = (1.0 - least_cosine).max(0.0);
+    let share = (number.wrapping_mul(2_654_435_761) % 1000) as f64 / 1000.0;
+    let cosine = 1.0 - spread * (0.5 + 0.5 * share);
+    (1.0 / (cosine * cosine) - 1.0).sqrt()
+}
+
+/// `v` with each component off by its own relative error (`weight` × √len × the
+/// matching component of the unit vector `errors`), re-normalised: rounding and
+/// reduction errors scale with each value, so every prefix of the vector is as noisy
+/// as the whole, as a Matryoshka server's truncations are.
+fn with_relative_error(v: &[f64], errors: &[f64], weight: f64) -> Vec<f64> {
+    let scale = weight * (v.len() as f64).sqrt();
+    normalise(
+        v.iter()
+            .zip(errors)
+            .map(|(x, e)| x * (1.0 + scale * e))
+            .collect(),
+    )
+}
+
 fn mix(v: &[f64], other: &[f64], weight: f64) -> Vec<f64> {
     normalise(v.iter().zip(other).map(|(a, b)| a + weight * b).collect())
 }

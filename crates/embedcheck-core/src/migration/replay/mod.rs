@@ -24,8 +24,9 @@ use std::fmt;
 /// 1 − cosine at or below which a text's vector is its recorded self.
 pub const IDENTICAL_GAP: f64 = 1e-5;
 
-/// Cosine at or above which a text's vector is the same embedding.
-pub const EQUIVALENT: f64 = 0.999;
+/// Cosine at or above which a text's vector is the same embedding: what noise
+/// explains.
+pub const EQUIVALENT: f64 = crate::vectors::NOISE_BOUND;
 
 /// Cosine below which a text's vector changed.
 pub const CHANGED: f64 = 0.99;
