@@ -120,7 +120,9 @@ mod tests {
         let chosen = ids(select(Catalogue::shipped(), &args("consistency")));
         assert_eq!(
             chosen,
-            ["CONS-001", "CONS-002", "CONS-003", "CONS-004", "CONS-005"]
+            [
+                "CONS-001", "CONS-002", "CONS-003", "CONS-004", "CONS-005", "CONS-006"
+            ]
         );
     }
 

@@ -132,7 +132,8 @@ pub struct Options {
     )]
     pub max_retry_wait: u64,
 
-    /// Batch size the large-batch clause (IN-008) sends.
+    /// Batch size the large-batch clauses send (IN-008 embeds it, CONS-006 compares its
+    /// deep positions with their texts alone).
     #[arg(long, env = "EMBEDCHECK_LARGE_BATCH", value_name = "N", default_value_t = 2048,
           value_parser = clap::value_parser!(u64).range(2..=100_000))]
     pub large_batch: u64,

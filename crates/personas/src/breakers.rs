@@ -54,6 +54,8 @@ static BREAKERS: &[Breaker] = &[
     ("CONS-005", || quirks(&[Quirk::NullsForPaddedItems { longest_at_least: 100 }])),
     // A long document permanently changed short ones' vectors (ROCm/FastFlowLM#647).
     ("CONS-004", || quirks(&[Quirk::ChangedAfterLongInput { bytes: 8_192 }])),
+    // Items from batch position 16 on damaged (ollama/ollama#6262).
+    ("CONS-006", || quirks(&[Quirk::DamagedFromBatchPosition { position: 16, cosine: 0.95 }])),
     // vLLM refuses `dimensions` even at the native size on a model not marked Matryoshka.
     ("DIM-001", || error_when(Trigger::Field("dimensions"), 400, "dimensions must be unset for this model")),
     ("DIM-002", || quirks(&[Quirk::RoundDimensionsUp(64)])),

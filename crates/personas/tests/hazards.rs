@@ -321,7 +321,11 @@ async fn noise_as_a_gpu_server_has_it_keeps_every_clause() {
         .chain(&["consistency", "response-shape", "input", "usage"])
         .copied()
         .collect();
-    let audit = common::audit_with(&noisy, settings(), &families(&judged)).await;
+    let deep = Settings {
+        large_batch: 64,
+        ..settings()
+    };
+    let audit = common::audit_with(&noisy, deep, &families(&judged)).await;
     all_pass_except(&audit, &["UNK-004", "LEN-003", "IN-009"]);
     let (_, repeat) = outcome(&audit, "CONS-001");
     assert!(repeat.contains("noise allows 0.999"), "{repeat}");

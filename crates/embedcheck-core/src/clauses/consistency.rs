@@ -3,7 +3,7 @@
 use super::judging;
 use super::{Check, CheckResult, check};
 use crate::http::{Probe, Reply};
-use crate::session::facts::Noise;
+use crate::session::facts::{BatchLimit, Noise};
 use crate::session::requests::{self, BATCH, SENTENCE, body};
 use crate::session::{ProbeError, Session};
 use crate::vectors::{NOISE_BOUND, cosine, norm};
@@ -18,6 +18,7 @@ pub(crate) fn checks() -> Vec<Check> {
         check!("CONS-003", unit_length),
         check!("CONS-004", survives_long_inputs_and_concurrency, aggregate),
         check!("CONS-005", mixed_lengths_keep_their_vectors, aggregate),
+        check!("CONS-006", deep_positions_keep_their_vectors, aggregate),
     ]
 }
 
@@ -227,6 +228,129 @@ fn mixed_lengths(limit: Option<(u64, usize)>) -> Vec<usize> {
     lengths
 }
 
+/// Batch sizes where batched kernels and schedulers change paths: each is sampled on
+/// both sides (its last position before and its first after). Ollama damaged every
+/// item from position 16 on (ollama/ollama#6262: "a jump at batch sizes of 16 or
+/// larger"); engines also split batches at powers of two (sequence and token limits).
+const POSITION_BOUNDARIES: [usize; 7] = [16, 32, 64, 128, 256, 512, 1024];
+
+/// The positions of a batch of `size` that CONS-006 compares with their texts alone:
+/// the first, both sides of every boundary inside the batch, and the last.
+fn sampled_positions(size: usize) -> Vec<usize> {
+    let mut positions = vec![0];
+    for boundary in POSITION_BOUNDARIES.into_iter().filter(|&b| b < size) {
+        positions.extend([boundary - 1, boundary]);
+    }
+    positions.push(size.saturating_sub(1));
+    positions.dedup();
+    positions
+}
+
+/// CONS-006: "Items at sampled positions of the large batch (IN-008's, or the largest
+/// batch the server names), its first, both sides of 16, 32, 64 … 1024 and its last,
+/// get the vector they get alone (cosine at least 0.999)."
+///
+/// An aggregate check, so the batch limit IN-008 found is known. CONS-002 compares
+/// batches of four, and a server that damages positions 16 and beyond passes it.
+async fn deep_positions_keep_their_vectors(s: &Session) -> CheckResult {
+    let (size, batch) = match large_batch_past_the_first_boundary(s).await? {
+        Ok(embedded) => embedded,
+        Err(skipped) => return Ok(skipped),
+    };
+    let in_batch = match judging::vectors_or_verdict(&batch, size) {
+        Ok(v) => v,
+        Err(verdict) => return Ok(verdict),
+    };
+    let texts = requests::numbered_documents(size);
+    let positions = sampled_positions(size);
+    let mut compared = Vec::with_capacity(positions.len());
+    for &i in &positions {
+        let alone = s.send(Probe::embed(body(s, json!(texts[i]), &[]))).await?;
+        let own = match judging::vectors_or_verdict(&alone, 1) {
+            Ok(v) => v,
+            Err(verdict) => return Ok(verdict.with(&batch.exchange)),
+        };
+        compared.push((i, cosine(&own[0], &in_batch[i]), alone));
+    }
+    Ok(judge_positions(size, &compared).with(&batch.exchange))
+}
+
+/// The large batch and its size: IN-008's when it was embedded, else one of the
+/// largest size the server named; the skip when neither reaches past the first
+/// boundary.
+async fn large_batch_past_the_first_boundary(
+    s: &Session,
+) -> Result<Result<(usize, Arc<Reply>), Verdict>, ProbeError> {
+    let configured = s.settings().large_batch;
+    let named = match s.facts().max_batch.map(|f| f.value) {
+        Some(BatchLimit::Named { limit, .. }) => Some(limit),
+        _ => None,
+    };
+    let size = named.unwrap_or(configured).min(configured);
+    let first = POSITION_BOUNDARIES[0];
+    if size <= first {
+        let why = match named {
+            Some(limit) if limit < configured => {
+                format!("the server takes at most {limit} inputs per request (IN-008)")
+            }
+            _ => format!("the large batch has {configured} inputs (--large-batch)"),
+        };
+        return Ok(Err(Verdict::skip(format!(
+            "{why}: no position past {first} to compare"
+        ))));
+    }
+    let batch = requests::large_batch(s, size).await?;
+    if !batch.is_success() {
+        return Ok(Err(Verdict::skip(format!(
+            "a batch of {size} answered {}: no deep positions to compare (see IN-008)",
+            batch.summary()
+        ))
+        .with(&batch.exchange)));
+    }
+    Ok(Ok((size, batch)))
+}
+
+/// The verdict on the compared positions `(position, cosine to alone, answer alone)`:
+/// a failure names the first position below the bound, how many are, and the lowest.
+fn judge_positions(size: usize, compared: &[(usize, f64, Arc<Reply>)]) -> Verdict {
+    let listed: Vec<String> = compared.iter().map(|(i, ..)| i.to_string()).collect();
+    let lowest = compared
+        .iter()
+        .min_by(|a, b| a.1.total_cmp(&b.1))
+        .expect("position 0 is always compared");
+    let below: Vec<&(usize, f64, Arc<Reply>)> = compared
+        .iter()
+        .filter(|(_, c, _)| *c < BATCH_COSINE)
+        .collect();
+    let Some(first) = below.first() else {
+        return Verdict::pass(format!(
+            "positions {} of a batch of {size} kept the vectors their texts get alone: lowest cosine {:.6} (position {})",
+            listed.join(", "),
+            lowest.1,
+            lowest.0
+        ));
+    };
+    let kept: Vec<String> = compared
+        .iter()
+        .filter(|(_, c, _)| *c >= BATCH_COSINE)
+        .map(|(i, ..)| i.to_string())
+        .collect();
+    let kept = match kept.as_slice() {
+        [] => String::new(),
+        some => format!("; positions {} kept theirs", some.join(", ")),
+    };
+    Verdict::fail(format!(
+        "in a batch of {size}, position {} vs its text alone: cosine {:.6} (< {BATCH_COSINE}); {} of {} sampled positions below, lowest {:.6} at position {}{kept}: documents indexed in large batches get other vectors than queries embedded alone",
+        first.0,
+        first.1,
+        below.len(),
+        compared.len(),
+        lowest.1,
+        lowest.0
+    ))
+    .with(&first.2.exchange)
+}
+
 /// Requests in flight beside CONS-004's probe.
 const IN_FLIGHT: usize = 4;
 
@@ -334,6 +458,18 @@ fn verdict_changed(verdict: Verdict, when: &str, similarity: f64, noise: Noise) 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn positions_are_sampled_on_both_sides_of_each_boundary_inside_the_batch() {
+        assert_eq!(sampled_positions(17), vec![0, 15, 16]);
+        assert_eq!(sampled_positions(64), vec![0, 15, 16, 31, 32, 63]);
+        assert_eq!(
+            sampled_positions(2048),
+            vec![
+                0, 15, 16, 31, 32, 63, 64, 127, 128, 255, 256, 511, 512, 1023, 1024, 2047
+            ]
+        );
+    }
 
     #[test]
     fn mixed_lengths_stay_under_the_limit_and_reach_it() {

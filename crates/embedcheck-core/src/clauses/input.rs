@@ -204,8 +204,7 @@ async fn user_field(s: &Session) -> CheckResult {
 /// or refused with a 4xx whose message names the limit; never a 5xx."
 async fn large_batch(s: &Session) -> CheckResult {
     let size = s.settings().large_batch;
-    let inputs: Vec<String> = (0..size).map(|i| format!("document number {i}")).collect();
-    let reply = s.send(Probe::embed(body(s, json!(inputs), &[]))).await?;
+    let reply = requests::large_batch(s, size).await?;
     if reply.is_client_error() {
         let message = reply.error_message().unwrap_or_default();
         return Ok(match limit_named(&message, size) {

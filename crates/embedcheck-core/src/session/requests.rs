@@ -108,6 +108,19 @@ pub(crate) fn documents_sent_as(s: &Session) -> String {
         })
 }
 
+/// The inputs of a large batch: short, distinct and alike, so that every item costs
+/// the same and any position can be compared with its text alone.
+pub(crate) fn numbered_documents(size: usize) -> Vec<String> {
+    (0..size).map(|i| format!("document number {i}")).collect()
+}
+
+/// A large batch of `size` [`numbered_documents`] (one request, so the cache answers
+/// every clause that looks at it).
+pub(crate) async fn large_batch(s: &Session, size: usize) -> Result<Arc<Reply>, ProbeError> {
+    s.send(Probe::embed(body(s, json!(numbered_documents(size)), &[])))
+        .await
+}
+
 /// The batch probe.
 pub(crate) async fn batch(s: &Session) -> Result<Arc<Reply>, ProbeError> {
     s.send(Probe::embed(body(s, json!(BATCH), &[]))).await

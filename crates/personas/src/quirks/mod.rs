@@ -277,6 +277,11 @@ pub enum Quirk {
     /// kernels because it keeps norms, batch answers and the cosines between the
     /// server's own vectors exactly, so only a comparison with another server sees it.
     DriftedVectors { cosine: f64 },
+    /// Turns the vector of every batch item at `position` or later to this `cosine`
+    /// with the one its text gets alone (the [`Quirk::DriftedVectors`] turn): Ollama
+    /// damaged batch items from position 16 on (ollama/ollama#6262), so small batches
+    /// looked right and large indexing batches did not. Breaks CONS-006.
+    DamagedFromBatchPosition { position: usize, cosine: f64 },
     /// Answers every vector cut to its first `dims` values, re-normalised: a model whose
     /// Sentence-Transformers `Dense` projection is not loaded answers the pooled width
     /// instead of the projected one (vllm-project/vllm#15509: 1024 values for

@@ -147,6 +147,16 @@ pub(super) fn edit(quirk: Quirk, request: &Incoming, answer: &mut Answer, config
             let angle = cosine.clamp(-1.0, 1.0).acos();
             map_vectors(&mut body, |_, v| rotate_pairs(v, angle));
         }
+        Quirk::DamagedFromBatchPosition { position, cosine } => {
+            let angle = cosine.clamp(-1.0, 1.0).acos();
+            map_vectors(&mut body, |i, v| {
+                if i >= position {
+                    rotate_pairs(v, angle)
+                } else {
+                    v
+                }
+            });
+        }
         Quirk::NullsForPaddedItems { longest_at_least } => {
             nulls_for_padded_items(&mut body, request, config.vocab_size, longest_at_least);
         }
