@@ -56,7 +56,12 @@ async fn the_shipped_corpus_is_recorded_as_the_server_embeds_it() {
         recording.header.dimensions,
         persona.config.native_dimensions
     );
-    assert_eq!(recording.batches.len(), 5, "40 documents, 8 a request");
+    assert_eq!(
+        recording.header.template.batch_sizes,
+        [32, 8],
+        "40 documents in the indexing mix"
+    );
+    assert_eq!(recording.batches.len(), 2);
     assert!(recording.batches.iter().all(|b| b.tokens.is_some()));
     assert!(recording.header.noise.min_cosine.unwrap() > 0.999_999);
     let query = &recording.queries[0];
@@ -230,6 +235,47 @@ async fn another_width_is_changed() {
             .unwrap()
             .starts_with("the vectors have 128 values where 256 were recorded")
     );
+}
+
+/// The shipped corpus's document ids, in corpus order.
+fn shipped_document_ids() -> Vec<String> {
+    let shipped = include_str!("../../embedcheck-core/fixtures/corpus/documents.jsonl");
+    shipped
+        .lines()
+        .map(|line| {
+            let document: serde_json::Value = serde_json::from_str(line).expect("a document");
+            document["id"].as_str().expect("an id").to_owned()
+        })
+        .collect()
+}
+
+/// The recording sends its documents in batches of an indexer's mix (32, 8, …), so a
+/// server that damages positions 16 and on is caught on exactly those documents.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn damage_past_batch_position_16_is_changed_on_exactly_those_documents() {
+    let scratch = out_dir("replay-positions");
+    let baseline = recorded_from_the_reference(&scratch).await;
+    let damaged = reference_with(
+        "deep_positions_damaged",
+        vec![Quirk::DamagedFromBatchPosition {
+            position: 16,
+            cosine: 0.95,
+        }],
+    );
+    let replay = replayed(damaged, &baseline, &scratch).await;
+    assert_eq!(replay["verdict"], "changed", "{replay:#}");
+    assert_eq!(replay["bands"]["changed"], 16, "{replay:#}");
+    let deep: Vec<String> = shipped_document_ids()[16..32]
+        .iter()
+        .map(|id| format!("document {id}"))
+        .collect();
+    for worst in replay["worst"].as_array().expect("worst") {
+        let text = worst["text"].as_str().expect("a text").to_owned();
+        assert!(
+            deep.contains(&text),
+            "{text} was not at position 16 or later"
+        );
+    }
 }
 
 /// The reference server with `quirks`, named.
@@ -449,7 +495,7 @@ async fn a_token_appended_to_every_request_shows_in_every_batch_and_not_in_the_v
     let replay = replayed(padded, &baseline, &scratch).await;
     assert_eq!(replay["verdict"], "identical", "{replay:#}");
     let changed = replay["tokens_changed"].as_array().expect("a list");
-    assert_eq!(changed.len(), 5, "every recorded batch");
+    assert_eq!(changed.len(), 2, "every recorded batch");
     assert_eq!(
         changed[0]["now"].as_u64().unwrap(),
         changed[0]["recorded"].as_u64().unwrap() + 1

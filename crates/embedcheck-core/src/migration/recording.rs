@@ -21,12 +21,14 @@
 //! since a normalisation change shows there and not in the cosine. Token counts are the
 //! server's `usage.prompt_tokens` per batch, with the batch's composition: compared
 //! later with the same kind of server's own counts, never with another tokenizer. A
+//! recording sends documents in batches of an indexer's mix of sizes (32, 8, 1, 64,
+//! 16, repeated), so a replay reaches deep batch positions as indexing does. A
 //! batch the server refuses is sent one document at a time (`"alone": true`), and a
 //! document refused even alone is recorded with the answer it got. Every text carries its
 //! SHA-256; a recording of hashes only (`"texts": false`) leaves the texts out, and a
 //! replay takes them back from the corpus they came from.
 
-use super::corpus::{BATCH_SIZE, Corpus};
+use super::corpus::{BATCH_SIZE, Corpus, Document};
 use super::retrieval::Instruction;
 use super::vectors::embed_with;
 use crate::session::Session;
@@ -99,8 +101,32 @@ pub struct Template {
     /// `{text}`'s template of the prefixed query form and its task.
     pub query_template: String,
     pub query_task: String,
-    /// Documents per request.
-    pub batch_size: usize,
+    /// Documents per request, in the order sent: the mix an indexer sends
+    /// ([`INDEXING_MIX`]), so a replay reaches batch positions past 16 too.
+    #[serde(default)]
+    pub batch_sizes: Vec<usize>,
+}
+
+/// The sizes of the recording's document requests, repeated over the corpus: a real
+/// indexer's batches are of many sizes and reach deep positions, where some servers
+/// damage items (Ollama from position 16 on, ollama/ollama#6262), and a single text
+/// (the size a query has). A replay sends the same batches, so a text recorded at
+/// position 20 is compared at position 20.
+pub const INDEXING_MIX: [usize; 5] = [32, 8, 1, 64, 16];
+
+/// The corpus's documents in [`INDEXING_MIX`]'s batches, in corpus order.
+fn indexing_batches(documents: &[Document]) -> Vec<&[Document]> {
+    let mut batches = Vec::new();
+    let mut rest = documents;
+    for size in INDEXING_MIX.into_iter().cycle() {
+        if rest.is_empty() {
+            break;
+        }
+        let (batch, after) = rest.split_at(size.min(rest.len()));
+        batches.push(batch);
+        rest = after;
+    }
+    batches
 }
 
 /// The first document batch sent twice on fresh requests: how far one server's own
@@ -344,7 +370,7 @@ pub async fn record(
     let mut documents = Vec::new();
     let mut answered_model = None;
     let mut refused = Vec::new();
-    for (index, batch) in corpus.batches().enumerate() {
+    for (index, batch) in indexing_batches(&corpus.documents).into_iter().enumerate() {
         let texts: Vec<&str> = batch.iter().map(|d| d.text.as_str()).collect();
         let ids = batch.iter().map(|d| d.id.clone()).collect();
         let (vectors, tokens, answered) = match embed_with(s, &texts, &fields, false).await {
@@ -426,7 +452,7 @@ pub async fn record(
             document_fields: fields,
             query_template: instruction.template.to_string(),
             query_task: instruction.task.clone(),
-            batch_size: BATCH_SIZE,
+            batch_sizes: batches.iter().map(|b| b.ids.len()).collect(),
         },
         noise,
         corpus: CorpusCounts {
@@ -700,6 +726,19 @@ pub(crate) mod tests {
     use super::*;
 
     #[test]
+    fn documents_are_batched_in_the_indexing_mix_in_corpus_order() {
+        let corpus = Corpus::shipped();
+        let sizes: Vec<usize> = indexing_batches(&corpus.documents[..40])
+            .iter()
+            .map(|b| b.len())
+            .collect();
+        assert_eq!(sizes, vec![32, 8]);
+        let many: Vec<Document> = (0..130).map(|_| corpus.documents[0].clone()).collect();
+        let sizes: Vec<usize> = indexing_batches(&many).iter().map(|b| b.len()).collect();
+        assert_eq!(sizes, vec![32, 8, 1, 64, 16, 9]);
+    }
+
+    #[test]
     fn half_floats_round_to_nearest_even_as_ieee_754_says() {
         assert_eq!(half_bits(1.0), 0x3c00);
         assert_eq!(half_bits(-2.0), 0xc000);
@@ -808,7 +847,7 @@ pub(crate) mod tests {
                     document_fields: Map::new(),
                     query_template: Instruction::QWEN3_TEMPLATE.to_owned(),
                     query_task: "task".to_owned(),
-                    batch_size: BATCH_SIZE,
+                    batch_sizes: vec![BATCH_SIZE; documents.len().div_ceil(BATCH_SIZE)],
                 },
                 noise: RepeatNoise {
                     min_cosine: Some(0.9999999),
