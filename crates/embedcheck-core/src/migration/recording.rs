@@ -28,7 +28,7 @@
 //! SHA-256; a recording of hashes only (`"texts": false`) leaves the texts out, and a
 //! replay takes them back from the corpus they came from.
 
-use super::corpus::{BATCH_SIZE, Corpus, Document};
+use super::corpus::{Corpus, Document};
 use super::retrieval::Instruction;
 use super::vectors::embed_with;
 use crate::session::Session;
@@ -723,6 +723,7 @@ impl Recording {
 
 #[cfg(test)]
 pub(crate) mod tests {
+    use super::super::corpus::BATCH_SIZE;
     use super::*;
 
     #[test]
