@@ -278,6 +278,23 @@ async fn damage_past_batch_position_16_is_changed_on_exactly_those_documents() {
     }
 }
 
+/// Another pooling behind the same model name: every text at its own cosine, all far
+/// below the bands, the listed model unchanged. Without labels for 100 queries the
+/// rankings cannot say whether it ranks worse: changed, quality unknown.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn another_pooling_behind_the_same_name_is_changed_on_every_text() {
+    let scratch = out_dir("replay-pooling");
+    let baseline = recorded_from_the_reference(&scratch).await;
+    let swapped = reference_with("pooling_swapped", vec![Quirk::FirstTokenPooling]);
+    let replay = replayed(swapped, &baseline, &scratch).await;
+    assert_eq!(replay["verdict"], "changed", "{replay:#}");
+    assert_eq!(replay["bands"]["changed"], 40 + 2 * 14, "{replay:#}");
+    assert!(replay["listed_models"].is_null(), "{replay:#}");
+    let lowest = replay["cosine_min"].as_f64().unwrap();
+    let median = replay["cosine_median"].as_f64().unwrap();
+    assert!(lowest < median && median < 0.9, "{lowest} {median}");
+}
+
 /// The reference server with `quirks`, named.
 fn reference_with(name: &'static str, quirks: Vec<Quirk>) -> Persona {
     Persona {

@@ -14,6 +14,11 @@ const CREATED: u64 = 1_767_225_600;
 /// 1/√1.04 ≈ 0.98.
 const PAD_WEIGHT: f64 = 0.2;
 
+/// Length of the first token's vector mixed into each vector by
+/// `Quirk::FirstTokenPooling`, relative to the pooled one: cosine ≈ 1/√(1 + 1.5²) ≈
+/// 0.55 where the two are far apart.
+const FIRST_TOKEN_WEIGHT: f64 = 1.5;
+
 /// How far a long input turns later vectors (`Quirk::ChangedAfterLongInput`).
 const CHANGED_COSINE: f64 = 0.99;
 
@@ -146,6 +151,19 @@ pub(super) fn edit(quirk: Quirk, request: &Incoming, answer: &mut Answer, config
         Quirk::DriftedVectors { cosine } => {
             let angle = cosine.clamp(-1.0, 1.0).acos();
             map_vectors(&mut body, |_, v| rotate_pairs(v, angle));
+        }
+        Quirk::FirstTokenPooling => {
+            let texts = request.texts();
+            map_vectors(&mut body, |i, v| {
+                let first = texts
+                    .get(i)
+                    .and_then(Option::as_deref)
+                    .and_then(|t| tokenize(t, config.vocab_size).first().copied());
+                match first {
+                    Some(id) => mix(&v, &unit(id, v.len()), FIRST_TOKEN_WEIGHT),
+                    None => v,
+                }
+            });
         }
         Quirk::DamagedFromBatchPosition { position, cosine } => {
             let angle = cosine.clamp(-1.0, 1.0).acos();
