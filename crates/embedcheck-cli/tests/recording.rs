@@ -295,6 +295,52 @@ async fn another_pooling_behind_the_same_name_is_changed_on_every_text() {
     assert!(lowest < median && median < 0.9, "{lowest} {median}");
 }
 
+/// What a server says of itself is kept with the recording and every change reported
+/// beside an identical verdict: a new version over the same vectors is not a finding.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_new_version_string_is_reported_and_never_judged() {
+    let scratch = out_dir("replay-fingerprint");
+    let old = reference_with(
+        "vllm_0_31",
+        vec![Quirk::Identifies {
+            server: "uvicorn",
+            version: "0.31.0",
+        }],
+    );
+    let server = old.start().await;
+    let baseline = scratch.path().join("baseline");
+    let reports = scratch.path().join("recording-reports");
+    assert_eq!(
+        record(&server.base_url(), &baseline, &reports, "").await,
+        status(0)
+    );
+    drop(server);
+    let recording = Recording::read(&baseline).expect("a readable recording");
+    let kept: Vec<(&str, &str)> = recording
+        .header
+        .fingerprint
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect();
+    assert_eq!(
+        kept,
+        [("GET /version version", "0.31.0"), ("Server", "uvicorn")]
+    );
+    let upgraded = reference_with(
+        "vllm_0_32",
+        vec![Quirk::Identifies {
+            server: "uvicorn",
+            version: "0.32.0",
+        }],
+    );
+    let replay = replayed(upgraded, &baseline, &scratch).await;
+    assert_eq!(replay["verdict"], "identical", "{replay:#}");
+    assert_eq!(
+        replay["fingerprint_changes"],
+        serde_json::json!([{"field": "GET /version version", "recorded": "0.31.0", "now": "0.32.0"}])
+    );
+}
+
 /// The reference server with `quirks`, named.
 fn reference_with(name: &'static str, quirks: Vec<Quirk>) -> Persona {
     Persona {

@@ -23,5 +23,5 @@ pub(crate) use reply::AskedWait;
 pub use reply::Reply;
 pub use rerank::RerankShape;
 pub use secret::{Secret, Secrets};
-pub use target::{RerankRoute, Target, TargetError};
+pub use target::{IdentityPage, RerankRoute, Target, TargetError};
 pub use transport::{Transport, TransportError};

@@ -13,6 +13,7 @@ pub(crate) enum Resource {
     Embeddings,
     Rerank(RerankRoute),
     Models,
+    Identity(super::target::IdentityPage),
 }
 
 /// The texts of a probe as the token estimate sees them: a WordPiece vocabulary
@@ -140,6 +141,14 @@ impl Probe {
             resource: Resource::Models,
             body: Body::None,
             ..Probe::embed(Value::Null)
+        }
+    }
+
+    /// A GET of a page where the engine describes itself.
+    pub(crate) fn identity(page: super::target::IdentityPage) -> Self {
+        Probe {
+            resource: Resource::Identity(page),
+            ..Probe::list_models()
         }
     }
 

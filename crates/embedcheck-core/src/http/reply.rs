@@ -15,6 +15,8 @@ pub struct Reply {
     pub should_retry: Option<String>,
     /// `Location` of a redirect, secrets scrubbed; never followed.
     pub location: Option<String>,
+    /// The `Server` header, as the engine names itself: a fingerprint, never judged.
+    pub server: Option<String>,
     pub body: Vec<u8>,
     /// The body parsed as JSON, when it is JSON (whatever the content type says).
     pub json: Option<Value>,
@@ -206,6 +208,7 @@ impl Reply {
             retry_after_ms: None,
             should_retry: None,
             location: None,
+            server: None,
             body: body.to_string().into_bytes(),
             json: Some(body),
             exchange: Exchange {

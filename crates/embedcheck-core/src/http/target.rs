@@ -17,6 +17,35 @@ pub struct Target {
     models: Url,
     /// The rerank routes of the same server, in the order they are tried.
     rerank: [(RerankRoute, Url); 3],
+    /// The pages where engines describe themselves.
+    identity: [(IdentityPage, Url); 3],
+}
+
+/// A page where an engine describes itself, beside the models listing: vLLM's
+/// `/version`, TEI's `/info` (model id, revision, dtype, version), llama.cpp's
+/// `/props` (build, model file, context). Read for a recording's fingerprint: what a
+/// server says of itself is reported, never judged.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum IdentityPage {
+    Version,
+    Info,
+    Props,
+}
+
+impl IdentityPage {
+    pub const ALL: [IdentityPage; 3] = [
+        IdentityPage::Version,
+        IdentityPage::Info,
+        IdentityPage::Props,
+    ];
+
+    pub fn path(self) -> &'static str {
+        match self {
+            IdentityPage::Version => "/version",
+            IdentityPage::Info => "/info",
+            IdentityPage::Props => "/props",
+        }
+    }
 }
 
 /// Where a server may serve rerank. The Cohere SDK v1 and clients with a `/v1` base
@@ -80,10 +109,12 @@ impl Target {
         };
         let root = root_of(&base);
         let rerank = RerankRoute::ALL.map(|route| (route, with_query(join(&root, route.path()))));
+        let identity = IdentityPage::ALL.map(|page| (page, with_query(join(&root, page.path()))));
         Ok(Target {
             embeddings: with_query(join(&base, "embeddings")),
             models: with_query(join(&base, "models")),
             rerank,
+            identity,
         })
     }
 
@@ -95,6 +126,14 @@ impl Target {
             .find(|(r, _)| *r == route)
             .map(|(_, url)| url)
             .expect("every route has a URL")
+    }
+
+    pub(crate) fn identity_url(&self, page: IdentityPage) -> &Url {
+        self.identity
+            .iter()
+            .find(|(p, _)| *p == page)
+            .map(|(_, url)| url)
+            .expect("every identity page has a URL")
     }
 
     pub fn embeddings_url(&self) -> &Url {

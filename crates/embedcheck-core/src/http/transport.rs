@@ -182,6 +182,7 @@ impl Transport {
             super::probe::Resource::Embeddings => self.target.embeddings_url(),
             super::probe::Resource::Rerank(route) => self.target.rerank_url(route),
             super::probe::Resource::Models => self.target.models_url(),
+            super::probe::Resource::Identity(page) => self.target.identity_url(page),
         }
     }
 
@@ -223,6 +224,7 @@ impl Transport {
             retry_after_ms: header(reqwest::header::HeaderName::from_static("retry-after-ms")),
             should_retry: header(reqwest::header::HeaderName::from_static("x-should-retry")),
             location: header(reqwest::header::LOCATION),
+            server: header(reqwest::header::SERVER),
             body: Vec::new(),
             connection: response
                 .extensions()
@@ -276,6 +278,7 @@ impl Transport {
             retry_after_ms: raw.retry_after_ms,
             should_retry: raw.should_retry,
             location: raw.location.map(|l| self.shown_location(&l)),
+            server: raw.server.map(|v| self.scrub(&v)),
             body,
             json,
             exchange,
@@ -305,6 +308,7 @@ struct RawAnswer {
     retry_after_ms: Option<String>,
     should_retry: Option<String>,
     location: Option<String>,
+    server: Option<String>,
     body: Vec<u8>,
     connection: Option<std::net::SocketAddr>,
 }

@@ -21,6 +21,7 @@
 pub(crate) mod behaviour;
 pub mod contract;
 pub mod corpus;
+pub mod fingerprint;
 pub mod fixed;
 pub mod latency;
 pub mod recording;

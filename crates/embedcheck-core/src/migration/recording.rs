@@ -7,6 +7,7 @@
 //! ```text
 //! {"line":"header","kind":"embedcheck-baseline","format":1,"embedcheck":"0.1.0",
 //!  "recorded_unix":1796000000,"server":"vllm","model":"…","answered_model":"…",
+//!  "listed_models":["…"],"fingerprint":{"Server":"uvicorn","GET /version version":"…"},
 //!  "dimensions":384,"template":{…},"noise":{…},"corpus":{…}}
 //! {"line":"batch","index":0,"ids":["en-01",…],"tokens":93}
 //! {"line":"document","id":"en-01","text":"…","sha256":"…","batch":0,"norm":1.0,"vector":"…"}
@@ -79,6 +80,10 @@ pub struct Header {
     /// replay is judged on (a rename changes it, a new engine need not).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub listed_models: Vec<String>,
+    /// What else the server says of itself (`Server` header, `/version`, `/info`,
+    /// `/props`): informational, as the listed models are.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub fingerprint: super::fingerprint::Fingerprint,
     pub dimensions: usize,
     pub template: Template,
     pub noise: RepeatNoise,
@@ -211,7 +216,8 @@ pub struct RecordedQuery {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "line", rename_all = "snake_case")]
 enum Line {
-    Header(Header),
+    /// Boxed: one a file, and far larger than the lines that repeat.
+    Header(Box<Header>),
     Batch(Batch),
     Document(RecordedDocument),
     Refused(RefusedDocument),
@@ -447,6 +453,7 @@ pub async fn record(
         model: s.model().to_owned(),
         answered_model,
         listed_models: listed_models(s).await,
+        fingerprint: super::fingerprint::of(s).await,
         dimensions,
         template: Template {
             document_fields: fields,
@@ -600,7 +607,7 @@ impl Recording {
         };
         std::fs::create_dir_all(dir).map_err(io)?;
         let mut out = std::io::BufWriter::new(std::fs::File::create(&path).map_err(io)?);
-        let lines = std::iter::once(Line::Header(self.header.clone()))
+        let lines = std::iter::once(Line::Header(Box::new(self.header.clone())))
             .chain(self.batches.iter().cloned().map(Line::Batch))
             .chain(self.documents.iter().cloned().map(Line::Document))
             .chain(self.refused.iter().cloned().map(Line::Refused))
@@ -644,7 +651,7 @@ impl Recording {
             .enumerate()
             .filter(|(_, l)| !l.trim().is_empty());
         let header = match lines.next().map(|(_, l)| serde_json::from_str::<Line>(l)) {
-            Some(Ok(Line::Header(header))) => header,
+            Some(Ok(Line::Header(header))) => *header,
             _ => return Err((0, "its first line is no baseline header".to_owned())),
         };
         if header.kind != KIND {
@@ -843,6 +850,7 @@ pub(crate) mod tests {
                 model: "m".to_owned(),
                 answered_model: Some("m".to_owned()),
                 listed_models: vec!["m".to_owned()],
+                fingerprint: BTreeMap::new(),
                 dimensions: width,
                 template: Template {
                     document_fields: Map::new(),

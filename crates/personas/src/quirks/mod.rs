@@ -277,6 +277,13 @@ pub enum Quirk {
     /// kernels because it keeps norms, batch answers and the cosines between the
     /// server's own vectors exactly, so only a comparison with another server sees it.
     DriftedVectors { cosine: f64 },
+    /// Names itself as vLLM does: `Server: uvicorn`-like on every answer and a
+    /// `GET /version` page answering `{"version": version}`. Breaks nothing; a recorded
+    /// baseline keeps it as the server's fingerprint, and a replay reports a change.
+    Identifies {
+        server: &'static str,
+        version: &'static str,
+    },
     /// Pools otherwise behind the same model name: each vector leans towards its text's
     /// first token (that token's vector mixed in at 1.5 times the pooled one's length),
     /// so every text lands at its own cosine near 0.55 with the right vector, as vLLM
@@ -508,6 +515,12 @@ impl Quirk {
             Quirk::Cl100kTokenIds => vocabulary::cl100k_token_ids(request),
             Quirk::ServedAt(prefix) => return access::serve_at(request, prefix),
             Quirk::NoModelsRoute => return access::no_models_route(request),
+            Quirk::Identifies { version, .. } if request.path == "/version" => {
+                return Some(Answer::json_body(
+                    200,
+                    &serde_json::json!({ "version": version }),
+                ));
+            }
             Quirk::ModelsListingEmpty404 => return access::models_listing_empty_404(request),
             Quirk::RedirectTo(url) => return Some(access::redirect(url)),
             Quirk::RequireQuery { name, .. } => return access::require_query(request, name),
@@ -551,6 +564,7 @@ impl Quirk {
             Quirk::JinaErrors => errors::jina(request, answer, &config.model_id),
             Quirk::DetailErrors => errors::detail(answer),
             Quirk::StatusAs { from, to } if answer.status == from => answer.status = to,
+            Quirk::Identifies { server, .. } => answer.headers.push(("server", server.to_owned())),
             Quirk::Rerank(quirk) => quirk.after(request, answer, config),
             Quirk::AdvertiseMaxModelLen(tokens) => {
                 success::advertise_max_model_len(request, answer, tokens)

@@ -176,6 +176,9 @@ pub struct Replay {
     /// What `GET /models` listed when recorded and now, where that differs: what the
     /// server says of itself, reported and never judged.
     pub listed_models: Option<(Vec<String>, Vec<String>)>,
+    /// Every other field of what the server says of itself that changed: reported,
+    /// never judged.
+    pub fingerprint_changes: Vec<super::fingerprint::FingerprintChange>,
     /// Documents refused when recorded and refused again.
     pub refused_alike: usize,
     /// Documents the server answers otherwise than when recorded: refused then and
@@ -258,11 +261,16 @@ pub async fn replay(s: &Session, recording: &Recording) -> Replay {
     let listed_now = super::recording::listed_models(s).await;
     replay_documents(s, recording, &thresholds, &mut gathered).await;
     replay_queries(s, recording, &thresholds, &mut gathered).await;
+    // After the documents, so the log holds an embeddings answer's `Server` header;
+    // the identity pages' requests are counted with the replay's.
+    let fingerprint_now = super::fingerprint::of(s).await;
     let mut replay = judge(recording, thresholds, gathered, s.requests_sent() - before);
     let listed_then = &recording.header.listed_models;
     if *listed_then != listed_now {
         replay.listed_models = Some((listed_then.clone(), listed_now));
     }
+    replay.fingerprint_changes =
+        super::fingerprint::changes(&recording.header.fingerprint, &fingerprint_now);
     replay
 }
 
@@ -484,6 +492,7 @@ fn judge(recording: &Recording, thresholds: Thresholds, mut g: Gathered, request
         norms,
         tokens_changed: g.tokens_changed,
         listed_models: None,
+        fingerprint_changes: Vec::new(),
         refused_alike: g.refused_alike,
         answers_changed: g.answers_changed,
         rankings,
@@ -627,6 +636,13 @@ impl Replay {
         if let Some((then, now)) = &self.listed_models {
             line.push_str(&format!(
                 "; GET /models listed {then:?} when recorded, {now:?} now (what the server says of itself, not judged)"
+            ));
+        }
+        if let Some(first) = self.fingerprint_changes.first() {
+            line.push_str(&format!(
+                "; {} of what the server says of itself changed, first {} (not judged)",
+                self.fingerprint_changes.len(),
+                first.sentence()
             ));
         }
         if self.refused_alike > 0 {

@@ -91,6 +91,13 @@ pub(super) fn render(replay: &Replay) -> String {
             text::flat(&now.join(", "))
         );
     }
+    for change in &r.fingerprint_changes {
+        let _ = writeln!(
+            doc,
+            "- {} (what the server says of itself, not judged)",
+            text::flat(&change.sentence())
+        );
+    }
     for change in &r.answers_changed {
         let _ = writeln!(doc, "- answered otherwise: {}", text::flat(change));
     }
@@ -103,6 +110,7 @@ pub(super) fn render(replay: &Replay) -> String {
     }
     if !r.tokens_changed.is_empty()
         || r.listed_models.is_some()
+        || !r.fingerprint_changes.is_empty()
         || !r.failures.is_empty()
         || !r.answers_changed.is_empty()
         || r.refused_alike > 0
