@@ -75,13 +75,9 @@ pub struct MigrationOptions {
     pub corpus_sample: u64,
 
     /// After the audit, record the corpus as --endpoint embeds it into DIR (baseline.jsonl):
-    /// a baseline to compare another server with once this one is gone.
-    #[arg(
-        long,
-        env = "EMBEDCHECK_RECORD_BASELINE",
-        value_name = "DIR",
-        conflicts_with = "baseline"
-    )]
+    /// a baseline to compare another server with once this one is gone. Beside
+    /// --baseline URL, the baseline server is recorded as it is compared.
+    #[arg(long, env = "EMBEDCHECK_RECORD_BASELINE", value_name = "DIR")]
     pub record_baseline: Option<PathBuf>,
 
     /// With --record-baseline: keep each text as its SHA-256 only; a replay then reads

@@ -208,6 +208,14 @@ async fn audit_async(options: &Options, selected: &[&Clause]) -> Result<Audited,
                 label,
             };
             let pair = audit_pair(baseline, candidate, &plan, selected, interrupt.clone()).await;
+            if let Some(dir) = &options.migration.record_baseline {
+                let written = pair
+                    .recording
+                    .map_err(|why| RecordingError::Server(why).into())
+                    .and_then(|r| write_recording(r, options, dir));
+                recorded = Some(written);
+            }
+            replayed = pair.replay;
             let comparison = Comparison {
                 baseline: 0,
                 candidate: 1,
@@ -253,8 +261,18 @@ async fn record_baseline(
         return Err(RecordingError::Server(why.clone()).into());
     }
     let corpus = plan::corpus(options)?;
-    let mut recording =
+    let recording =
         recording::record(session, &corpus, &plan::instruction(options), &audit.label).await?;
+    write_recording(recording, options, dir)
+}
+
+/// Writes `recording` to `dir` (its texts as hashes only with
+/// `--record-hashes-only`) and says what it holds.
+fn write_recording(
+    mut recording: recording::Recording,
+    options: &Options,
+    dir: &Path,
+) -> Result<String, RunError> {
     if options.migration.record_hashes_only {
         recording = recording.without_texts();
     }
@@ -267,7 +285,7 @@ async fn record_baseline(
         "recorded: {} documents{refused} and {} queries as {} embeds them, {} dimensions, into {} ({bytes} bytes)",
         recording.documents.len(),
         recording.queries.len(),
-        audit.label,
+        recording.header.server,
         recording.header.dimensions,
         dir.join(recording::FILE).display()
     ))

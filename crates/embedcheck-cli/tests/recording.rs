@@ -341,6 +341,40 @@ async fn a_new_version_string_is_reported_and_never_judged() {
     );
 }
 
+/// A live baseline is recorded as it is compared, and the migration report carries the
+/// replay a recorded baseline would give: with both servers alive and with the old one
+/// gone, the same verdict on the same texts.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_live_baseline_is_recorded_as_compared_and_replays_to_the_same_verdict() {
+    let scratch = out_dir("live-and-recorded");
+    let old = personas::reference().start().await;
+    let hangul = reference_with("hangul_damaged", vec![Quirk::HangulLeadingConsonants]);
+    let new = hangul.clone().start().await;
+    let baseline = scratch.path().join("baseline");
+    let reports = scratch.path().join("live");
+    let _ = run(format!(
+        "--endpoint {} --baseline {} --seed 7 --report-dir {} --record-baseline {} RESP-001",
+        new.base_url(),
+        old.base_url(),
+        reports.display(),
+        baseline.display()
+    ))
+    .await;
+    let live = super::common::read(&reports.join("report.json"));
+    assert_eq!(schema_problems(&live), Vec::<String>::new());
+    assert!(live["migration"].is_object(), "a migration report");
+    let recording = Recording::read(&baseline).expect("the baseline recorded");
+    assert_eq!(recording.documents.len(), 40);
+    drop(old);
+    drop(new);
+    let replay = replayed(hangul, &baseline, &scratch).await;
+    let live = &live["replay"];
+    assert_eq!(live["verdict"], "changed", "{live:#}");
+    for field in ["verdict", "bands", "worst", "cosine_min"] {
+        assert_eq!(live[field], replay[field], "{field}");
+    }
+}
+
 /// The reference server with `quirks`, named.
 fn reference_with(name: &'static str, quirks: Vec<Quirk>) -> Persona {
     Persona {

@@ -97,7 +97,8 @@ fn written(pair: &PairAudit, name: &str) -> (Report, tempfile::TempDir) {
         name: "embedcheck",
         version: "0.0.0-sample",
     };
-    let report = Report::new(tool, false, SEED, servers, vec![comparison], false);
+    let mut report = Report::new(tool, false, SEED, servers, vec![comparison], false);
+    report.replay = pair.replay.clone();
     let dir = tempfile::Builder::new()
         .prefix(&format!("embedcheck-migration-{name}-"))
         .tempdir()
@@ -363,7 +364,9 @@ async fn the_studys_servers_reproduce_the_studys_findings() {
         old_alone.requests_sent,
         new_alone.requests_sent
     );
-    assert!(total <= singles + 20, "{total} vs {singles}");
+    // The comparison on top of two audits: the corpus embedded 8 a request on each side
+    // (13 requests), recorded from the baseline and replayed on the candidate (12 more).
+    assert!(total <= singles + 32, "{total} vs {singles}");
 
     let markdown = embedcheck_core::report::markdown::render(&report);
     insta::with_settings!({

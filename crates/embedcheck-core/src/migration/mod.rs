@@ -41,7 +41,9 @@ use contract::Expectation;
 use corpus::{Corpus, CorpusSummary};
 use fixed::FixesApplied;
 use latency::{Latency, LoadPlan, Loaded};
+use recording::Recording;
 use remediation::Remedy;
+use replay::Replay;
 use retrieval::{Instruction, QueryVectors, Retrieval};
 use serde::Serialize;
 use serde_json::json;
@@ -128,6 +130,13 @@ pub struct PairAudit {
     pub baseline: ServerAudit,
     pub candidate: ServerAudit,
     pub migration: Migration,
+    /// The corpus as the baseline embeds it, recorded after its audit: what
+    /// `--record-baseline` writes beside `--baseline URL`, so a later run can replay it
+    /// with the old server gone. `Err` says why nothing was recorded.
+    pub recording: Result<Recording, String>,
+    /// The candidate replayed against that recording: the comparison `--baseline DIR`
+    /// makes, so a live and a recorded baseline give the same verdict.
+    pub replay: Option<Replay>,
 }
 
 /// Audits both servers and compares them.
@@ -192,6 +201,10 @@ pub async fn audit_pair(
         }
         Some(_) => None,
     };
+    let (recording, replay) = match &unreachable {
+        None => record_and_replay(&b, &c, plan, &b_audit.label).await,
+        Some(why) => (Err(format!("not recorded: {why}")), None),
+    };
     let requests = Pair {
         baseline: b.requests_sent() - b_audit.requests_sent,
         candidate: c.requests_sent() - c_audit.requests_sent,
@@ -217,6 +230,25 @@ pub async fn audit_pair(
             remediation,
             fixes_applied,
         },
+        recording,
+        replay,
+    }
+}
+
+/// The corpus recorded from the baseline as `--record-baseline` records it, and the
+/// candidate replayed against the recording as `--baseline DIR` replays it.
+async fn record_and_replay(
+    b: &Session,
+    c: &Session,
+    plan: &Plan,
+    label: &str,
+) -> (Result<Recording, String>, Option<Replay>) {
+    match recording::record(b, &plan.corpus, &plan.instruction, label).await {
+        Ok(recorded) => {
+            let replayed = replay::replay(c, &recorded).await;
+            (Ok(recorded), Some(replayed))
+        }
+        Err(why) => (Err(why.to_string()), None),
     }
 }
 

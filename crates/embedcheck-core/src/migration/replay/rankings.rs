@@ -49,6 +49,19 @@ pub enum QualityGate {
     TooFewQueries,
 }
 
+impl QualityGate {
+    /// What the gate says, as reports print it.
+    pub fn sentence(self) -> String {
+        match self {
+            QualityGate::NotLower => "not lower beyond the interval".to_owned(),
+            QualityGate::Lower => "lower: the whole interval is below zero".to_owned(),
+            QualityGate::TooFewQueries => {
+                format!("too few judged queries to gate on: about {GATE_QUERIES} needed")
+            }
+        }
+    }
+}
+
 /// Labelled quality before and after, with the paired bootstrap interval of the
 /// difference in nDCG@10.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]

@@ -158,8 +158,12 @@ fn index(doc: &mut String, r: &Rankings) {
         }
         let _ = writeln!(
             doc,
-            "\nnDCG@10 difference {:+.3}, paired bootstrap 95 % interval {:+.3} to {:+.3} over {} judged queries ({:?}).\n",
-            q.ndcg_delta, q.interval.0, q.interval.1, q.queries, q.gate
+            "\nnDCG@10 difference {:+.3}, paired bootstrap 95 % interval {:+.3} to {:+.3} over {} judged queries: {}.\n",
+            q.ndcg_delta,
+            q.interval.0,
+            q.interval.1,
+            q.queries,
+            q.gate.sentence()
         );
     }
 }
