@@ -37,6 +37,11 @@ use embedcheck_core::catalogue::Clause;
 use embedcheck_core::declared::{Matryoshka, Overlength, QueryTemplate, Words};
 use embedcheck_core::expectations::Expectations;
 use embedcheck_core::http::{Target, Transport};
+use embedcheck_core::migration::corpus::Corpus;
+use embedcheck_core::migration::recording::{self, Recording};
+use embedcheck_core::migration::replay::{self, rankings::LabelledQuality};
+use embedcheck_core::migration::retrieval::Instruction;
+use embedcheck_core::report::matrix::{CorpusResult, ReplaySummary};
 use embedcheck_core::session::{Interrupt, Session, Settings};
 use futures::StreamExt;
 use serde::Deserialize;
@@ -221,17 +226,70 @@ fn declared<T: Words>(word: &str, field: &str, label: &str) -> Result<T, RunErro
 /// Audits every server, at most `parallel` at a time, in the order given; each
 /// result's gate is set against that server's known failures. After its clauses, each
 /// audited server embeds the probe texts for the comparison of servers of one model.
+/// One server of the matrix, audited: its audit, its vectors of the probe texts (for
+/// the agreement of servers of one model) and its results on the user's corpus.
+pub(crate) struct Audited {
+    pub audit: ServerAudit,
+    pub vectors: Option<ProbeVectors>,
+    pub corpus: Option<CorpusResult>,
+}
+
+/// What the matrix measures on the user's corpus, when it was asked to (`--corpus` or
+/// a recorded baseline): the corpus, the query instruction and the recording.
+pub(crate) struct OnCorpus {
+    pub corpus: Corpus,
+    pub instruction: Instruction,
+    pub recording: Option<Recording>,
+}
+
+impl OnCorpus {
+    pub(crate) fn of(options: &Options) -> Result<Option<OnCorpus>, RunError> {
+        let recording = plan::recorded_baseline(options)?;
+        if options.migration.corpus.is_none() && recording.is_none() {
+            return Ok(None);
+        }
+        Ok(Some(OnCorpus {
+            corpus: plan::corpus(options)?,
+            instruction: plan::instruction(options),
+            recording,
+        }))
+    }
+
+    /// The server's quality on the corpus's labels (the corpus recorded in memory, as
+    /// `--record-baseline` records it) and its replay against the recording.
+    async fn measure(&self, session: &Session, label: &str) -> CorpusResult {
+        let replay = match &self.recording {
+            Some(recording) => Some(ReplaySummary::of(&replay::replay(session, recording).await)),
+            None => None,
+        };
+        match recording::record(session, &self.corpus, &self.instruction, label).await {
+            Ok(own) => CorpusResult {
+                quality: LabelledQuality::of(&own),
+                replay,
+                not_measured: None,
+            },
+            Err(why) => CorpusResult {
+                quality: None,
+                replay,
+                not_measured: Some(format!("not measured: {why}")),
+            },
+        }
+    }
+}
+
 pub(crate) async fn audit_all(
     options: &Options,
     specs: &[ServerSpec],
     seed: u64,
     selected: &[&Clause],
     interrupt: Interrupt,
-) -> Result<Vec<(ServerAudit, Option<ProbeVectors>)>, RunError> {
+) -> Result<Vec<Audited>, RunError> {
     let prepared: Vec<Prepared> = specs
         .iter()
         .map(|spec| prepare(options, spec, seed))
         .collect::<Result<_, _>>()?;
+    let on_corpus = OnCorpus::of(options)?;
+    let on_corpus = on_corpus.as_ref();
     let audits = futures::stream::iter(prepared.into_iter().map(|p| {
         let interrupt = interrupt.clone();
         async move {
@@ -245,7 +303,15 @@ pub(crate) async fn audit_all(
                 }
                 _ => None,
             };
-            (audit, vectors)
+            let corpus = match (&audit.aborted, on_corpus) {
+                (None, Some(on)) => Some(on.measure(&session, &audit.label).await),
+                _ => None,
+            };
+            Audited {
+                audit,
+                vectors,
+                corpus,
+            }
         }
     }))
     .buffered(usize::try_from(options.parallel).unwrap_or(1).max(1))

@@ -39,9 +39,9 @@ pub(crate) fn matrix(
     specs: &[crate::matrix::ServerSpec],
     selected: &[&Clause],
 ) -> Result<Report, RunError> {
-    if options.migration.baseline.is_some() {
+    if options.migration.baseline.is_some() && plan::recorded_baseline(options)?.is_none() {
         return Err(RunError::Usage(
-            "--baseline compares two servers; a matrix (several --endpoint or --servers) takes none".into(),
+            "--baseline URL compares two servers; a matrix (several --endpoint or --servers) takes a recorded baseline (--baseline DIR) or none".into(),
         ));
     }
     if options.migration.record_baseline.is_some() {
@@ -62,8 +62,13 @@ pub(crate) fn matrix(
         crate::matrix::audit_all(options, specs, seed, selected, interrupt.clone()).await
     })?;
     runtime.shutdown_timeout(Duration::from_secs(1));
-    let (servers, vectors): (Vec<_>, Vec<_>) = audited.into_iter().unzip();
-    let vectors: Vec<_> = vectors.into_iter().flatten().collect();
+    let mut servers = Vec::with_capacity(audited.len());
+    let (mut vectors, mut corpus) = (Vec::new(), Vec::new());
+    for one in audited {
+        servers.push(one.audit);
+        vectors.extend(one.vectors);
+        corpus.push(one.corpus);
+    }
     let mut report = Report::new(
         Tool::this(),
         options.strict,
@@ -77,8 +82,9 @@ pub(crate) fn matrix(
     for outlier in groups.iter().flat_map(|g| &g.outliers) {
         println!("{}", outlier.sentence());
     }
-    let document =
-        report::matrix::Document::of(&report, options.matrix_note.clone()).with_agreement(groups);
+    let document = report::matrix::Document::of(&report, options.matrix_note.clone())
+        .with_agreement(groups)
+        .with_corpus(corpus);
     for server in &document.servers {
         let counts: Vec<String> = server
             .levels

@@ -375,6 +375,65 @@ async fn a_live_baseline_is_recorded_as_compared_and_replays_to_the_same_verdict
     }
 }
 
+/// A matrix against a recording, on a labelled corpus: each server's replay verdict and
+/// lowest cosine, and its nDCG@10 with an interval; a rotation ranks as the recorded
+/// server does (one group with it), constant vectors do not.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_matrix_shows_each_servers_replay_and_labelled_quality_in_groups() {
+    let scratch = out_dir("matrix-corpus");
+    let (reference, corpus, baseline) = recorded_from_a_labelled_corpus(&scratch, 120, "").await;
+    let rotated = reference_with("rotated", vec![Quirk::DriftedVectors { cosine: 0.5 }])
+        .start()
+        .await;
+    let constant = reference_with("constant", vec![Quirk::ConstantVectors])
+        .start()
+        .await;
+    let dir = scratch.path().join("matrix");
+    let _ = run(format!(
+        "--endpoint reference={} --endpoint rotated={} --endpoint constant={} --seed 7 --report-dir {} --corpus {} --baseline {} RESP-001",
+        reference.base_url(),
+        rotated.base_url(),
+        constant.base_url(),
+        dir.display(),
+        corpus.display(),
+        baseline.display()
+    ))
+    .await;
+    let matrix = super::common::read(&dir.join("matrix.json"));
+    let corpus_of = |i: usize| matrix["servers"][i]["corpus"].clone();
+    let verdicts: Vec<String> = (0..3)
+        .map(|i| {
+            corpus_of(i)["replay"]["verdict"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        })
+        .collect();
+    assert_eq!(verdicts[0], "identical", "{:#}", corpus_of(0));
+    assert_eq!(verdicts[1], "reindex_required", "{:#}", corpus_of(1));
+    assert_eq!(verdicts[2], "broken", "{:#}", corpus_of(2));
+    let ndcg = |i: usize| {
+        corpus_of(i)["quality"]["metrics"]["ndcg_10"]
+            .as_f64()
+            .unwrap()
+    };
+    assert_eq!(ndcg(0), ndcg(1), "a rotation ranks alike");
+    assert!(ndcg(2) < ndcg(0), "{} {}", ndcg(2), ndcg(0));
+    assert_eq!(corpus_of(0)["quality"]["queries"], 120);
+    let markdown = std::fs::read_to_string(dir.join("matrix.md")).expect("matrix.md");
+    let row = markdown
+        .lines()
+        .find(|l| l.starts_with("| nDCG@10 on the corpus's labels"))
+        .expect("the quality row");
+    assert_eq!(row.matches("best group").count(), 2, "{row}");
+    let page = std::fs::read_to_string(dir.join("matrix.html")).expect("matrix.html");
+    assert!(page.contains("<table id=\"corpus\">"));
+    assert!(
+        markdown.contains("| against the recorded baseline | identical, lowest cosine 1.0000 |"),
+        "{markdown}"
+    );
+}
+
 /// The reference server with `quirks`, named.
 fn reference_with(name: &'static str, quirks: Vec<Quirk>) -> Persona {
     Persona {

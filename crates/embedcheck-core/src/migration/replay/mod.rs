@@ -46,7 +46,7 @@ pub enum Band {
 
 /// The replay's verdict: the band of its lowest text, unless nothing could be
 /// compared or the vectors' shape changed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ReplayVerdict {
     Identical,

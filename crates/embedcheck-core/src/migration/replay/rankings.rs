@@ -29,7 +29,7 @@ pub const GATE_QUERIES: usize = 100;
 const RESAMPLES: usize = 2000;
 
 /// nDCG@10, recall@10, recall@100 and MRR@10 of one set of rankings, means over queries.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, serde::Deserialize)]
 pub struct Metrics {
     pub ndcg_10: f64,
     pub recall_10: f64,
@@ -158,6 +158,48 @@ fn metrics(ranking: &[&str], relevant: &[String]) -> Metrics {
     }
 }
 
+/// One server's retrieval quality on the corpus's labels: each metric's mean over the
+/// judged queries, with the bootstrap 95 % interval of the mean nDCG@10, so servers can
+/// be told apart only where their intervals do not overlap.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, serde::Deserialize)]
+pub struct LabelledQuality {
+    pub queries: usize,
+    pub metrics: Metrics,
+    pub ndcg_interval: (f64, f64),
+}
+
+impl LabelledQuality {
+    /// The quality of the rankings a recording holds (bare queries against its
+    /// documents); `None` without judged queries.
+    pub fn of(recording: &crate::migration::recording::Recording) -> Option<LabelledQuality> {
+        let per_query: Vec<Metrics> = recording
+            .queries
+            .iter()
+            .filter(|q| !q.relevant.is_empty())
+            .map(|q| {
+                let ranking: Vec<&str> = q.top.iter().map(|(id, _)| id.as_str()).collect();
+                metrics(&ranking, &q.relevant)
+            })
+            .collect();
+        if per_query.is_empty() {
+            return None;
+        }
+        let ndcg: Vec<f64> = per_query.iter().map(|m| m.ndcg_10).collect();
+        Some(LabelledQuality {
+            queries: per_query.len(),
+            metrics: mean_metrics(&per_query),
+            ndcg_interval: bootstrap(&ndcg),
+        })
+    }
+
+    /// Whether this server's interval overlaps `other`'s: the labels cannot tell them
+    /// apart.
+    pub fn overlaps(&self, other: &LabelledQuality) -> bool {
+        self.ndcg_interval.0 <= other.ndcg_interval.1
+            && other.ndcg_interval.0 <= self.ndcg_interval.1
+    }
+}
+
 fn mean_metrics(all: &[Metrics]) -> Metrics {
     let n = all.len().max(1) as f64;
     let sum = |f: fn(&Metrics) -> f64| all.iter().map(f).sum::<f64>() / n;
@@ -169,8 +211,9 @@ fn mean_metrics(all: &[Metrics]) -> Metrics {
     }
 }
 
-/// The 95 % interval of the mean of `deltas` by a paired bootstrap, from a fixed seed
-/// so that the same replay gives the same interval.
+/// The 95 % interval of the mean of `deltas` (paired differences, or one server's
+/// per-query values) by a bootstrap, from a fixed seed so that the same replay gives the
+/// same interval.
 fn bootstrap(deltas: &[f64]) -> (f64, f64) {
     let mut state: u64 = 0x9e37_79b9_7f4a_7c15;
     let mut next = || {

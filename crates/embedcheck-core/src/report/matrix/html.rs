@@ -37,6 +37,7 @@ pub(crate) fn sections(doc: &Document) -> String {
     let rows = doc.rows();
     let mut page = String::new();
     clients(&mut page, doc);
+    corpus(&mut page, doc);
     agreement(&mut page, doc);
     legend(&mut page);
     filters(&mut page, &rows);
@@ -77,6 +78,30 @@ fn clients(page: &mut String, doc: &Document) {
                 }
                 None => page.push_str("<td class=\"cell none\">—</td>"),
             }
+        }
+        page.push_str("</tr>\n");
+    }
+    page.push_str("</tbody></table></div>\n");
+}
+
+/// The servers on the user's corpus: quality on its labels and the replay against the
+/// recording, one row each, one cell per server.
+fn corpus(page: &mut String, doc: &Document) {
+    let rows = doc.corpus_rows();
+    if rows.is_empty() {
+        return;
+    }
+    page.push_str(
+        "<div class=\"scroll short\"><table id=\"corpus\"><thead><tr><th>on the corpus</th>",
+    );
+    for label in doc.labels() {
+        let _ = write!(page, "<th>{}</th>", escape(label));
+    }
+    page.push_str("</tr></thead><tbody>\n");
+    for (name, cells) in rows {
+        let _ = write!(page, "<tr><th class=\"clause\">{}</th>", escape(name));
+        for cell in cells {
+            let _ = write!(page, "<td class=\"cell\">{}</td>", escape(&cell));
         }
         page.push_str("</tr>\n");
     }

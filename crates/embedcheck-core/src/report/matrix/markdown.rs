@@ -34,6 +34,15 @@ pub fn render(doc: &Document) -> String {
     out
 }
 
+/// The summary's rows on the user's corpus, where any server has a result.
+fn corpus_rows(out: &mut String, doc: &Document) {
+    for (name, cells) in doc.corpus_rows() {
+        let mut row = vec![name];
+        row.extend(cells.iter().map(String::as_str));
+        table_row(out, &row);
+    }
+}
+
 fn header(out: &mut String, first: &[&str], labels: &[&str]) {
     let cells: Vec<&str> = first.iter().chain(labels).copied().collect();
     table_row(out, &cells);
@@ -62,6 +71,7 @@ fn summary(out: &mut String, doc: &Document) {
         row.extend(cells.iter().map(String::as_str));
         table_row(out, &row);
     }
+    corpus_rows(out, doc);
     for (client, cells) in doc.clients() {
         let words: Vec<String> = cells
             .iter()

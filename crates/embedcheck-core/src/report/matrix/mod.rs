@@ -17,13 +17,16 @@ pub mod markdown;
 use super::{ContractScore, Report, json};
 use crate::agreement::{Group, Pair};
 use crate::audit::ServerAudit;
+use crate::migration::replay::ReplayVerdict;
+use crate::migration::replay::rankings::LabelledQuality;
 use crate::verdict::Outcome;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// The version of `specs/schemas/matrix.schema.json` this build writes.
-/// 1.1 added `agreement`; 1.2 `contract`; 1.3 `contract.rerank`.
-pub(crate) const MATRIX_SCHEMA_VERSION: &str = "1.3";
+/// 1.1 added `agreement`; 1.2 `contract`; 1.3 `contract.rerank`; 1.4 `corpus` per
+/// server.
+pub(crate) const MATRIX_SCHEMA_VERSION: &str = "1.4";
 
 /// The levels, in the order every view shows them.
 pub(crate) const LEVELS: [&str; 3] = ["MUST", "SHOULD", "MAY"];
@@ -62,8 +65,43 @@ pub struct Server {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub not_audited: Option<String>,
     pub levels: Vec<LevelCounts>,
+    /// What its vectors do on the user's corpus, with `--corpus` or `--baseline DIR`
+    /// (schema 1.4).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub corpus: Option<CorpusResult>,
     /// The server's `report.json`, as a single audit writes it.
     pub report: Value,
+}
+
+/// One server on the user's corpus: its retrieval quality on the corpus's labels and,
+/// against a recorded baseline, the replay's verdict and lowest cosine.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct CorpusResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quality: Option<LabelledQuality>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replay: Option<ReplaySummary>,
+    /// Why the corpus could not be embedded, if so.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_measured: Option<String>,
+}
+
+/// The replay against a recorded baseline, as a matrix cell shows it.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct ReplaySummary {
+    pub verdict: ReplayVerdict,
+    pub cosine_min: Option<f64>,
+    pub reason: String,
+}
+
+impl ReplaySummary {
+    pub fn of(replay: &crate::migration::replay::Replay) -> ReplaySummary {
+        ReplaySummary {
+            verdict: replay.verdict,
+            cosine_min: replay.cosine_min,
+            reason: replay.reason.clone(),
+        }
+    }
 }
 
 /// Outcomes of one level's clauses on one server.
@@ -156,6 +194,79 @@ impl Document {
     /// The document with the cross-server comparison of the probe texts.
     pub fn with_agreement(self, agreement: Vec<Group>) -> Document {
         Document { agreement, ..self }
+    }
+
+    /// The document with each server's results on the corpus, in server order.
+    pub fn with_corpus(mut self, results: Vec<Option<CorpusResult>>) -> Document {
+        for (server, result) in self.servers.iter_mut().zip(results) {
+            server.corpus = result;
+        }
+        self
+    }
+
+    /// The rows every view shows on the user's corpus, each a name and a cell per
+    /// server, where any server has a result: nDCG@10 with its interval (the servers
+    /// the labels cannot tell from the best marked as its group), and the replay
+    /// against the recording when there is one.
+    pub(crate) fn corpus_rows(&self) -> Vec<(&'static str, Vec<String>)> {
+        let results: Vec<Option<&CorpusResult>> =
+            self.servers.iter().map(|s| s.corpus.as_ref()).collect();
+        if results.iter().all(Option::is_none) {
+            return Vec::new();
+        }
+        let group = self.best_quality_group();
+        let quality = results
+            .iter()
+            .zip(&group)
+            .map(|(r, &best)| match (r.and_then(|r| r.quality), r) {
+                (Some(q), _) => format!(
+                    "{:.3} ({:.3}–{:.3}) over {} queries{}",
+                    q.metrics.ndcg_10,
+                    q.ndcg_interval.0,
+                    q.ndcg_interval.1,
+                    q.queries,
+                    if best { ", best group" } else { "" }
+                ),
+                (None, Some(r)) => r
+                    .not_measured
+                    .clone()
+                    .unwrap_or_else(|| "no judged queries".to_owned()),
+                (None, None) => "—".to_owned(),
+            })
+            .collect();
+        let mut rows = vec![("nDCG@10 on the corpus's labels (95 % interval)", quality)];
+        if results.iter().flatten().any(|r| r.replay.is_some()) {
+            let replays = results
+                .iter()
+                .map(|r| match r.and_then(|r| r.replay.as_ref()) {
+                    Some(replay) => match replay.cosine_min {
+                        Some(c) => format!("{}, lowest cosine {c:.4}", replay.verdict),
+                        None => replay.verdict.to_string(),
+                    },
+                    None => "—".to_owned(),
+                })
+                .collect();
+            rows.push(("against the recorded baseline", replays));
+        }
+        rows
+    }
+
+    /// Per server, whether its labelled quality cannot be told apart from the best
+    /// one's (its nDCG@10 interval overlaps the best's): one group, shown as such.
+    pub(crate) fn best_quality_group(&self) -> Vec<bool> {
+        let quality = |s: &Server| s.corpus.as_ref().and_then(|c| c.quality);
+        let best = self
+            .servers
+            .iter()
+            .filter_map(quality)
+            .max_by(|a, b| a.metrics.ndcg_10.total_cmp(&b.metrics.ndcg_10));
+        self.servers
+            .iter()
+            .map(|s| match (quality(s), best) {
+                (Some(q), Some(best)) => q.overlaps(&best),
+                _ => false,
+            })
+            .collect()
     }
 
     /// Reads a written `matrix.json` back.
@@ -294,6 +405,7 @@ fn server(report: &Report, audit: &ServerAudit) -> Server {
         label: audit.label.clone(),
         not_audited,
         levels: levels(audit),
+        corpus: None,
         report: serde_json::from_str(&json::render(&single)).unwrap_or(Value::Null),
     }
 }
@@ -382,6 +494,72 @@ mod tests {
             );
             assert!(problems.is_empty(), "{problems:#?}");
         }
+    }
+
+    fn quality(ndcg: f64, interval: (f64, f64)) -> Option<LabelledQuality> {
+        Some(LabelledQuality {
+            queries: 120,
+            metrics: crate::migration::replay::rankings::Metrics {
+                ndcg_10: ndcg,
+                recall_10: 0.5,
+                recall_100: 1.0,
+                mrr_10: 0.4,
+            },
+            ndcg_interval: interval,
+        })
+    }
+
+    /// Servers' corpus results are part of the document, match the schema, read back
+    /// unchanged; the servers whose interval overlaps the best one's form its group.
+    #[test]
+    fn corpus_results_read_back_and_group_by_overlapping_intervals() {
+        const MATRIX: &str = include_str!("../../../specs/schemas/matrix.schema.json");
+        let mut report = sample::report();
+        let second = report.servers[0].clone();
+        report.servers.push(second.clone());
+        report.servers.push(second);
+        let results = vec![
+            Some(CorpusResult {
+                quality: quality(0.62, (0.55, 0.69)),
+                replay: Some(ReplaySummary {
+                    verdict: ReplayVerdict::Identical,
+                    cosine_min: Some(1.0),
+                    reason: "all identical".into(),
+                }),
+                not_measured: None,
+            }),
+            Some(CorpusResult {
+                quality: quality(0.58, (0.50, 0.66)),
+                ..CorpusResult::default()
+            }),
+            Some(CorpusResult {
+                quality: quality(0.30, (0.22, 0.38)),
+                ..CorpusResult::default()
+            }),
+        ];
+        let document = Document::of(&report, None).with_corpus(results);
+        let value = serde_json::to_value(&document).unwrap();
+        let problems = crate::schemas::full::problems(MATRIX, &value);
+        assert!(problems.is_empty(), "{problems:#?}");
+        let back = Document::parse(&document.render()).unwrap();
+        assert_eq!(back, document);
+        assert_eq!(back.best_quality_group(), vec![true, true, false]);
+        let md = markdown::render(&back);
+        assert!(
+            md.contains("0.620 (0.550–0.690) over 120 queries, best group |"),
+            "{md}"
+        );
+        let page = html::render(&back);
+        assert!(
+            page.contains("0.300 (0.220–0.380) over 120 queries</td>"),
+            "{page}"
+        );
+        assert!(
+            md.contains(
+                "| against the recorded baseline | identical, lowest cosine 1.0000 | — | — |"
+            ),
+            "{md}"
+        );
     }
 
     /// A profile whose requests got no answer (`works: null`) is "unknown" in both
