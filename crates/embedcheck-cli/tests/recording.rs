@@ -643,6 +643,26 @@ async fn noise_within_the_equivalent_band_does_not_fail() {
     assert_eq!(replay["bands"]["equivalent"], 68);
 }
 
+/// GPU-like noise, a fresh draw on every answer (each within cosine 0.99975 of the
+/// exact vector, two answers 0.9995 to 0.9999 apart): every text equivalent, nothing
+/// changed, nothing fails.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn noise_varying_per_call_is_never_a_change() {
+    let scratch = out_dir("replay-gpu-noise");
+    let baseline = recorded_from_the_reference(&scratch).await;
+    let noisy = reference_with(
+        "gpu_noise",
+        vec![Quirk::NoisyAnswers {
+            least_cosine: 0.99975,
+            repeats_only: false,
+        }],
+    );
+    let replay = replayed(noisy, &baseline, &scratch).await;
+    assert_eq!(replay["verdict"], "equivalent", "{replay:#}");
+    assert_eq!(replay["bands"]["equivalent"], 68, "{replay:#}");
+    assert!(replay["cosine_min"].as_f64().unwrap() >= 0.99975 - 1e-6);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_token_appended_to_every_request_shows_in_every_batch_and_not_in_the_vectors() {
     let scratch = out_dir("replay-eos");
