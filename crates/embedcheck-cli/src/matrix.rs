@@ -37,11 +37,12 @@ use embedcheck_core::catalogue::Clause;
 use embedcheck_core::declared::{Matryoshka, Overlength, QueryTemplate, Words};
 use embedcheck_core::expectations::Expectations;
 use embedcheck_core::http::{Target, Transport};
-use embedcheck_core::migration::corpus::Corpus;
+use embedcheck_core::migration;
+use embedcheck_core::migration::corpus::{BATCH_SIZE, Corpus};
 use embedcheck_core::migration::recording::{self, Recording};
 use embedcheck_core::migration::replay::{self, rankings::LabelledQuality};
 use embedcheck_core::migration::retrieval::Instruction;
-use embedcheck_core::report::matrix::{CorpusResult, ReplaySummary};
+use embedcheck_core::report::matrix::{CorpusResult, LatencySummary, ReplaySummary};
 use embedcheck_core::session::{Interrupt, Session, Settings};
 use futures::StreamExt;
 use serde::Deserialize;
@@ -232,6 +233,11 @@ pub(crate) struct Audited {
     pub audit: ServerAudit,
     pub vectors: Option<ProbeVectors>,
     pub corpus: Option<CorpusResult>,
+    /// Its session, kept with `--load` only (its log holds every answer) for the load
+    /// measured after every audit.
+    session: Option<Session>,
+    /// The corpus as it embedded it: which batches the load may send.
+    own: Option<Recording>,
 }
 
 /// What the matrix measures on the user's corpus, when it was asked to (`--corpus` or
@@ -245,7 +251,8 @@ pub(crate) struct OnCorpus {
 impl OnCorpus {
     pub(crate) fn of(options: &Options) -> Result<Option<OnCorpus>, RunError> {
         let recording = plan::recorded_baseline(options)?;
-        if options.migration.corpus.is_none() && recording.is_none() {
+        let m = &options.migration;
+        if m.corpus.is_none() && recording.is_none() && !m.load {
             return Ok(None);
         }
         Ok(Some(OnCorpus {
@@ -257,24 +264,85 @@ impl OnCorpus {
 
     /// The server's quality on the corpus's labels (the corpus recorded in memory, as
     /// `--record-baseline` records it) and its replay against the recording.
-    async fn measure(&self, session: &Session, label: &str) -> CorpusResult {
+    async fn measure(&self, session: &Session, label: &str) -> (CorpusResult, Option<Recording>) {
         let replay = match &self.recording {
             Some(recording) => Some(ReplaySummary::of(&replay::replay(session, recording).await)),
             None => None,
         };
         match recording::record(session, &self.corpus, &self.instruction, label).await {
-            Ok(own) => CorpusResult {
-                quality: LabelledQuality::of(&own),
-                replay,
-                not_measured: None,
-            },
-            Err(why) => CorpusResult {
-                quality: None,
-                replay,
-                not_measured: Some(format!("not measured: {why}")),
-            },
+            Ok(own) => {
+                let result = CorpusResult {
+                    quality: LabelledQuality::of(&own),
+                    replay,
+                    ..CorpusResult::default()
+                };
+                (result, Some(own))
+            }
+            Err(why) => {
+                let result = CorpusResult {
+                    replay,
+                    not_measured: Some(format!("not measured: {why}")),
+                    ..CorpusResult::default()
+                };
+                (result, None)
+            }
         }
     }
+
+    /// The corpus batches of the study's size that every measured server embedded
+    /// whole: the load sends only these, so no server is timed on refusals.
+    fn batches_all_embedded(&self, audited: &[Audited]) -> Vec<usize> {
+        let own: Vec<&Recording> = audited.iter().filter_map(|a| a.own.as_ref()).collect();
+        self.corpus
+            .batches()
+            .enumerate()
+            .filter(|(_, batch)| batch.len() == BATCH_SIZE)
+            .filter(|(_, batch)| {
+                own.iter().all(|r| {
+                    batch
+                        .iter()
+                        .all(|d| r.documents.iter().any(|recorded| recorded.id == d.id))
+                })
+            })
+            .map(|(i, _)| i)
+            .collect()
+    }
+
+    /// With `--load`, the study's load on each server in turn, alone on the machine,
+    /// after every audit.
+    pub(crate) async fn measure_load(&self, options: &Options, audited: &mut [Audited]) {
+        let Some(load) = plan::load_plan(options) else {
+            return;
+        };
+        let batches = self.batches_all_embedded(audited);
+        let timeout = std::time::Duration::from_secs(options.timeout);
+        for one in audited.iter_mut() {
+            let (Some(result), Some(session)) = (one.corpus.as_mut(), one.session.as_ref()) else {
+                continue;
+            };
+            let label = one.audit.label.clone();
+            let measured =
+                migration::load_alone(session, &label, &self.corpus, &batches, timeout, load).await;
+            match measured {
+                Ok(latency) => {
+                    result.latency =
+                        Some(LatencySummary::of(&latency, load.concurrency, BATCH_SIZE));
+                }
+                Err(why) => result.latency_not_measured = Some(why),
+            }
+        }
+    }
+}
+
+/// `--load` sends only to this machine: every server of the matrix must be on it.
+pub(crate) fn check_load_targets(specs: &[ServerSpec]) -> Result<(), RunError> {
+    for spec in specs {
+        let target = Target::parse(&spec.endpoint)?;
+        if !target.is_loopback() {
+            return Err(RunError::LoadOffLoopback(target.display()));
+        }
+    }
+    Ok(())
 }
 
 pub(crate) async fn audit_all(
@@ -303,20 +371,29 @@ pub(crate) async fn audit_all(
                 }
                 _ => None,
             };
-            let corpus = match (&audit.aborted, on_corpus) {
-                (None, Some(on)) => Some(on.measure(&session, &audit.label).await),
-                _ => None,
+            let (corpus, own) = match (&audit.aborted, on_corpus) {
+                (None, Some(on)) => {
+                    let (result, own) = on.measure(&session, &audit.label).await;
+                    (Some(result), own)
+                }
+                _ => (None, None),
             };
             Audited {
                 audit,
                 vectors,
                 corpus,
+                session: options.migration.load.then_some(session),
+                own,
             }
         }
     }))
     .buffered(usize::try_from(options.parallel).unwrap_or(1).max(1))
-    .collect()
+    .collect::<Vec<Audited>>()
     .await;
+    let mut audits = audits;
+    if let Some(on) = on_corpus {
+        on.measure_load(options, &mut audits).await;
+    }
     Ok(audits)
 }
 

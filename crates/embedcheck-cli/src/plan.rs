@@ -285,15 +285,21 @@ pub(crate) fn migration(
         corpus: corpus(options)?,
         instruction: instruction(options),
         top_k: m.top_k as usize,
-        load: m.load.then(|| LoadPlan {
-            concurrency: m.concurrency as usize,
-            sequential: m.load_requests.sequential,
-            concurrent: m.load_requests.concurrent,
-            ..LoadPlan::default()
-        }),
+        load: load_plan(options),
         timeout,
     };
     Ok(Some((server, expectations, plan)))
+}
+
+/// The load `--load` asks for, with its `--concurrency` and `--load-requests`.
+pub(crate) fn load_plan(options: &Options) -> Option<LoadPlan> {
+    let m = &options.migration;
+    m.load.then(|| LoadPlan {
+        concurrency: m.concurrency as usize,
+        sequential: m.load_requests.sequential,
+        concurrent: m.load_requests.concurrent,
+        ..LoadPlan::default()
+    })
 }
 
 /// Whether `--baseline` names a recording (a directory or file on this machine)
@@ -309,11 +315,6 @@ pub(crate) fn recorded_baseline(options: &Options) -> Result<Option<Recording>, 
         Some(path) if is_recording(path) => Recording::read(std::path::Path::new(path))?,
         _ => return Ok(None),
     };
-    if options.migration.load {
-        return Err(RunError::Usage(
-            "--load measures two servers alive at once; a recorded baseline (--baseline DIR) has no server to load".into(),
-        ));
-    }
     if recording.header.texts {
         return Ok(Some(recording));
     }

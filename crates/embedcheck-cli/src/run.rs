@@ -49,6 +49,9 @@ pub(crate) fn matrix(
             "--record-baseline records one server; a matrix (several --endpoint or --servers) takes none".into(),
         ));
     }
+    if options.migration.load {
+        crate::matrix::check_load_targets(specs)?;
+    }
     let runtime = runtime()?;
     let seed = options.seed.unwrap_or_else(fresh_seed);
     let interrupt = Interrupt::default();
@@ -181,6 +184,11 @@ async fn audit_async(options: &Options, selected: &[&Clause]) -> Result<Audited,
     let mut recorded = None;
     let mut replayed = None;
     let recorded_baseline = plan::recorded_baseline(options)?;
+    if recorded_baseline.is_some() && options.migration.load {
+        return Err(RunError::Usage(
+            "--load measures two servers alive at once; a recorded baseline (--baseline DIR) has no server to load".into(),
+        ));
+    }
     let (mut servers, comparisons) = match plan::migration(options, &settings)? {
         None => {
             let mut session = Session::new(transport, settings, interrupt.clone());

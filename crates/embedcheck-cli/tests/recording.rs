@@ -434,6 +434,44 @@ async fn a_matrix_shows_each_servers_replay_and_labelled_quality_in_groups() {
     );
 }
 
+/// `--load` in a matrix: each server loaded alone after every audit, on the corpus
+/// batches every server embedded; a server off this machine refuses the whole run.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_matrix_with_load_times_each_server_alone_and_only_on_this_machine() {
+    let scratch = out_dir("matrix-load");
+    let a = personas::reference().start().await;
+    let b = reference_with("padded", vec![Quirk::PaddedUsage(1)])
+        .start()
+        .await;
+    let dir = scratch.path().join("matrix");
+    let _ = run(format!(
+        "--endpoint a={} --endpoint b={} --seed 7 --report-dir {} --load --load-requests 3,4 --concurrency 2 RESP-001",
+        a.base_url(),
+        b.base_url(),
+        dir.display()
+    ))
+    .await;
+    let matrix = super::common::read(&dir.join("matrix.json"));
+    for i in 0..2 {
+        let latency = &matrix["servers"][i]["corpus"]["latency"];
+        assert_eq!(latency["documents_per_request"], 8, "{latency:#}");
+        assert_eq!(latency["concurrency"], 2);
+        assert_eq!(latency["errors"], 0);
+        assert!(latency["sequential_p50_ms"].as_f64().unwrap() > 0.0);
+    }
+    let markdown = std::fs::read_to_string(dir.join("matrix.md")).expect("matrix.md");
+    assert!(
+        markdown.contains("| latency under the study's load, each server alone | p50 "),
+        "{markdown}"
+    );
+    let refused = run(format!(
+        "--endpoint a={} --endpoint remote=https://api.example.com/v1 --load RESP-001",
+        a.base_url()
+    ))
+    .await;
+    assert_eq!(format!("{refused:?}"), status(2));
+}
+
 /// The reference server with `quirks`, named.
 fn reference_with(name: &'static str, quirks: Vec<Quirk>) -> Persona {
     Persona {

@@ -152,7 +152,7 @@ impl Corpus {
     }
 
     /// The documents in request-sized batches, in corpus order.
-    pub(crate) fn batches(&self) -> impl Iterator<Item = &[Document]> {
+    pub fn batches(&self) -> impl Iterator<Item = &[Document]> {
         self.documents.chunks(BATCH_SIZE)
     }
 

@@ -366,6 +366,20 @@ fn room_for_load(
     corpus: &Corpus,
     load: LoadPlan,
 ) -> Result<(), String> {
+    // The server's counts where they are tokens, else the suite's own estimate: a
+    // server counting characters must not spend a budget the user never set.
+    let counted: Vec<u64> = if s.facts().usage_counts_tokens() {
+        documents.batch_tokens.iter().flatten().copied().collect()
+    } else {
+        corpus.batches().map(|batch| estimated(s, batch)).collect()
+    };
+    let per_request = counted.iter().sum::<u64>() / counted.len().max(1) as u64;
+    room_for_requests_of(s, per_request, load)
+}
+
+/// The load of `load` in requests of about `per_request` tokens each fits in what
+/// the run's budgets have left.
+fn room_for_requests_of(s: &Session, per_request: u64, load: LoadPlan) -> Result<(), String> {
     let settings = s.settings();
     let requests = load.requests_per_server();
     if s.requests_sent() + requests > settings.max_requests {
@@ -375,14 +389,6 @@ fn room_for_load(
             s.requests_sent()
         ));
     }
-    // The server's counts where they are tokens, else the suite's own estimate: a
-    // server counting characters must not spend a budget the user never set.
-    let counted: Vec<u64> = if s.facts().usage_counts_tokens() {
-        documents.batch_tokens.iter().flatten().copied().collect()
-    } else {
-        corpus.batches().map(|batch| estimated(s, batch)).collect()
-    };
-    let per_request = counted.iter().sum::<u64>() / counted.len().max(1) as u64;
     let tokens = per_request * requests;
     if s.tokens_used() + tokens > settings.max_tokens {
         return Err(format!(
@@ -392,6 +398,33 @@ fn room_for_load(
         ));
     }
     Ok(())
+}
+
+/// One server under the study's load on its own, sending the corpus batches
+/// `answered` (indices of [`Corpus::batches`]): a matrix measures its servers one after
+/// another, each alone on the machine, on the batches every one of them embedded.
+pub async fn load_alone(
+    s: &Session,
+    label: &str,
+    corpus: &Corpus,
+    answered: &[usize],
+    timeout: Duration,
+    load: LoadPlan,
+) -> Result<latency::ServerLatency, String> {
+    if answered.is_empty() {
+        return Err(
+            "not measured: no full batch of the corpus was embedded by every server".into(),
+        );
+    }
+    let sent: Vec<u64> = corpus
+        .batches()
+        .enumerate()
+        .filter(|(i, _)| answered.contains(i))
+        .map(|(_, batch)| estimated(s, batch))
+        .collect();
+    room_for_requests_of(s, sent.iter().sum::<u64>() / sent.len() as u64, load)?;
+    let server = Arc::new(loaded(s, label, corpus, answered, timeout));
+    Ok(latency::measure_one(server, load).await)
 }
 
 /// The suite's own token estimate of one corpus batch.

@@ -84,6 +84,61 @@ pub struct CorpusResult {
     /// Why the corpus could not be embedded, if so.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub not_measured: Option<String>,
+    /// With `--load`: the study's load on this server alone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency: Option<LatencySummary>,
+    /// Why `--load` was asked for and not measured, if so.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_not_measured: Option<String>,
+}
+
+/// The study's load on one server, as a matrix cell shows it: the medians over the
+/// runs of each phase.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq)]
+pub struct LatencySummary {
+    pub documents_per_request: usize,
+    pub sequential_p50_ms: f64,
+    pub sequential_p99_ms: f64,
+    pub concurrency: usize,
+    pub concurrent_p50_ms: f64,
+    pub concurrent_p99_ms: f64,
+    pub concurrent_docs_per_second: f64,
+    pub errors: usize,
+}
+
+impl LatencySummary {
+    pub fn of(
+        latency: &crate::migration::latency::ServerLatency,
+        concurrency: usize,
+        documents_per_request: usize,
+    ) -> LatencySummary {
+        let (seq, con) = (&latency.sequential, &latency.concurrent);
+        LatencySummary {
+            documents_per_request,
+            sequential_p50_ms: seq.p50_ms,
+            sequential_p99_ms: seq.p99_ms,
+            concurrency,
+            concurrent_p50_ms: con.p50_ms,
+            concurrent_p99_ms: con.p99_ms,
+            concurrent_docs_per_second: con.docs_per_second,
+            errors: seq.errors + con.errors,
+        }
+    }
+
+    /// `p50 12.3 ms sequential, 40.1 ms at 4 concurrent (250 documents/s)`.
+    pub fn cell(&self) -> String {
+        let errors = match self.errors {
+            0 => String::new(),
+            n => format!(", {n} errors"),
+        };
+        format!(
+            "p50 {:.1} ms sequential, {:.1} ms at {} concurrent ({:.0} documents/s){errors}",
+            self.sequential_p50_ms,
+            self.concurrent_p50_ms,
+            self.concurrency,
+            self.concurrent_docs_per_second
+        )
+    }
 }
 
 /// The replay against a recorded baseline, as a matrix cell shows it.
@@ -235,6 +290,24 @@ impl Document {
             })
             .collect();
         let mut rows = vec![("nDCG@10 on the corpus's labels (95 % interval)", quality)];
+        if results
+            .iter()
+            .flatten()
+            .any(|r| r.latency.is_some() || r.latency_not_measured.is_some())
+        {
+            let latency = results
+                .iter()
+                .map(|r| match r {
+                    Some(r) => r.latency.map(|l| l.cell()).unwrap_or_else(|| {
+                        r.latency_not_measured
+                            .clone()
+                            .unwrap_or_else(|| "—".to_owned())
+                    }),
+                    None => "—".to_owned(),
+                })
+                .collect();
+            rows.push(("latency under the study's load, each server alone", latency));
+        }
         if results.iter().flatten().any(|r| r.replay.is_some()) {
             let replays = results
                 .iter()
@@ -526,7 +599,7 @@ mod tests {
                     cosine_min: Some(1.0),
                     reason: "all identical".into(),
                 }),
-                not_measured: None,
+                ..CorpusResult::default()
             }),
             Some(CorpusResult {
                 quality: quality(0.58, (0.50, 0.66)),
@@ -534,6 +607,16 @@ mod tests {
             }),
             Some(CorpusResult {
                 quality: quality(0.30, (0.22, 0.38)),
+                latency: Some(LatencySummary {
+                    documents_per_request: 8,
+                    sequential_p50_ms: 12.34,
+                    sequential_p99_ms: 20.0,
+                    concurrency: 4,
+                    concurrent_p50_ms: 40.12,
+                    concurrent_p99_ms: 60.0,
+                    concurrent_docs_per_second: 250.4,
+                    errors: 0,
+                }),
                 ..CorpusResult::default()
             }),
         ];
@@ -547,6 +630,12 @@ mod tests {
         let md = markdown::render(&back);
         assert!(
             md.contains("0.620 (0.550–0.690) over 120 queries, best group |"),
+            "{md}"
+        );
+        assert!(
+            md.contains(
+                "| — | — | p50 12.3 ms sequential, 40.1 ms at 4 concurrent (250 documents/s) |"
+            ),
             "{md}"
         );
         let page = html::render(&back);
