@@ -296,11 +296,12 @@ fn write_recording(
         n => format!(" ({n} more refused even alone, recorded as refused)"),
     };
     Ok(format!(
-        "recorded: {} documents{refused} and {} queries as {} embeds them, {} dimensions, into {} ({bytes} bytes)",
+        "recorded: {} documents{refused} and {} queries as {} embeds them, {} dimensions, in {} requests, into {} ({bytes} bytes)",
         recording.documents.len(),
         recording.queries.len(),
         recording.header.server,
         recording.header.dimensions,
+        recording.header.requests,
         dir.join(recording::FILE).display()
     ))
 }

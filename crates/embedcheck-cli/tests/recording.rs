@@ -186,6 +186,15 @@ async fn the_same_server_replayed_is_identical() {
     let replay = replayed(personas::reference(), &baseline, &scratch).await;
     assert_eq!(replay["verdict"], "identical", "{replay:#}");
     assert_eq!(replay["compared"], 40 + 2 * 14);
+    let recorded = Recording::read(&baseline)
+        .expect("the recording")
+        .header
+        .requests;
+    let sent = replay["requests"].as_u64().unwrap();
+    assert!(
+        0 < sent && sent <= recorded,
+        "the replay sent {sent} requests, the recording {recorded}"
+    );
     assert_eq!(replay["failures"], serde_json::json!([]));
     assert_eq!(replay["tokens_changed"], serde_json::json!([]));
 }

@@ -92,6 +92,10 @@ pub struct Header {
     /// a replay then reads them from the corpus they came from.
     #[serde(default = "texts_stored")]
     pub texts: bool,
+    /// Requests the recording sent: a replay sends no more (it repeats no batch for
+    /// the noise); 0 in a file written before it was kept.
+    #[serde(default)]
+    pub requests: u64,
 }
 
 fn texts_stored() -> bool {
@@ -370,6 +374,7 @@ pub async fn record(
     instruction: &Instruction,
     server: &str,
 ) -> Result<Recording, RecordingError> {
+    let before = s.requests_sent();
     let fields = document_fields(s);
     let failed = |what: String| RecordingError::Server(what);
     let mut batches = Vec::new();
@@ -468,6 +473,11 @@ pub async fn record(
             queries: queries.len(),
         },
         texts: true,
+        requests: 0,
+    };
+    let header = Header {
+        requests: s.requests_sent() - before,
+        ..header
     };
     Ok(Recording {
         header,
@@ -868,6 +878,7 @@ pub(crate) mod tests {
                     queries: 0,
                 },
                 texts: true,
+                requests: 0,
             },
             batches: (0..documents.len().div_ceil(BATCH_SIZE))
                 .map(|index| Batch {
