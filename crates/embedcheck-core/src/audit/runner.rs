@@ -152,6 +152,8 @@ async fn run_one(session: &Session, check: Option<&Check>) -> Verdict {
         Err(error @ ProbeError::Unanswered { .. }) => {
             Verdict::fail(error.to_string()).with_all(pending.iter().rev().take(2))
         }
+        // The clause asks what the server's rerank dialect cannot say.
+        Err(ProbeError::NotInDialect(why)) => Verdict::skip(why),
         Err(error) => inconclusive(error).with_all(pending.iter().rev().take(3)),
     }
 }

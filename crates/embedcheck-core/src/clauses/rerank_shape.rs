@@ -7,7 +7,7 @@
 
 use super::{Check, CheckResult, check};
 use crate::http::rerank::{Echo, RerankAnswer};
-use crate::http::{Body, Reply, RerankRoute, RerankShape};
+use crate::http::{Body, Reply, RerankDialect, RerankRoute, RerankShape};
 use crate::session::facts::{UnknownField, UnknownModel};
 use crate::session::rerank::{self, DOCUMENTS, QUERY};
 use crate::session::{Logged, ProbeError, Session};
@@ -76,6 +76,10 @@ async fn cohere_shape(s: &Session) -> CheckResult {
     let Some((route, reply)) = rerank::plain(s).await? else {
         return Ok(not_offered(s));
     };
+    let dialect = rerank::dialect(s);
+    if dialect != RerankDialect::Cohere {
+        return another_dialect(s, route, dialect, &reply).await;
+    }
     if !reply.is_success() {
         return Ok(Verdict::fail(format!(
             "the portable request to {} was answered {}: a Cohere-shaped client gets no ranking",
@@ -121,6 +125,43 @@ async fn cohere_shape(s: &Session) -> CheckResult {
         DOCUMENTS.len()
     ))
     .with(&reply.exchange))
+}
+
+/// RRS-001 on a server that speaks another dialect: the portable request as a client
+/// of Cohere's dialect sends it (the route search's, from the cache) and what it got,
+/// beside the dialect the server does answer in.
+async fn another_dialect(
+    s: &Session,
+    route: RerankRoute,
+    dialect: RerankDialect,
+    in_dialect: &Reply,
+) -> CheckResult {
+    let portable = s
+        .send(rerank::probe(route, rerank::plain_body(s)).verbatim())
+        .await?;
+    let answered = match in_dialect.rerank() {
+        Ok(answer) => {
+            let fact = s.detected(answer.shape, &in_dialect.exchange);
+            s.learn(|facts| facts.rerank.shape = Some(fact));
+            match answer.shape {
+                RerankShape::BareArray => "a bare array of {index, score}",
+                RerankShape::Results => "results[]",
+                RerankShape::Data => "data[]",
+                RerankShape::Rankings => "rankings[]",
+            }
+            .to_owned()
+        }
+        Err(_) => in_dialect.summary(),
+    };
+    Ok(Verdict::fail(format!(
+        "the server speaks {} rerank dialect ({} answered with {answered}), and the portable request to {} was answered {}: clients of Cohere's dialect (the Cohere SDKs, LangChain's and LlamaIndex's CohereRerank, Dify, Open WebUI, LiteLLM) get no ranking; the other rerank clauses judge it in its own dialect",
+        dialect.described(),
+        dialect.request(),
+        route.path(),
+        portable.summary()
+    ))
+    .with(&portable.exchange)
+    .with(&in_dialect.exchange))
 }
 
 /// RRS-002: "Every result's index is an integer in [0, N) for N documents, and no index
@@ -196,7 +237,7 @@ fn rerank_answers(s: &Session) -> Vec<(Arc<Reply>, usize, Logged)> {
         .filter_map(|l| {
             let reply = l.reply.clone().filter(|r| r.is_success())?;
             let sent = crate::json::parse(l.request_body.as_deref()?)?;
-            let n = sent.get("documents")?.as_array()?.len();
+            let n = crate::http::rerank::sent_documents(&sent)?.len();
             Some((reply, n, l))
         })
         .collect()
@@ -377,17 +418,26 @@ async fn documents_as_text_objects(s: &Session) -> CheckResult {
         Ok(found) => found,
         Err(verdict) => return Ok(verdict),
     };
+    let dialect = rerank::dialect(s);
     let mut present = 0;
     for (reply, answer, _, logged) in &answers {
         for item in &answer.items {
-            let form = match &item.document {
-                Echo::Null => {
+            let form = match (&item.document, dialect) {
+                (Echo::Absent, _) => continue,
+                // TEI's `Rank` carries `text: Option<String>`, and its clients read it so.
+                (Echo::String(_), RerankDialect::Tei) => {
+                    present += 1;
+                    continue;
+                }
+                (_, RerankDialect::Tei) => {
+                    "not the string TEI's dialect documents (Rank's text): its clients read text as a string"
+                }
+                (Echo::Null, _) => {
                     "null: LiteLLM's cohere provider builds a typed response whose document is not Optional and fails on it; omit the document instead"
                 }
-                Echo::String(_) => {
+                (Echo::String(_), _) => {
                     "a bare string, not {\"text\": …}: LiteLLM's hosted_vllm provider fails on it ('str' object has no attribute 'get')"
                 }
-                Echo::Absent => continue,
                 _ => {
                     present += 1;
                     continue;
@@ -403,8 +453,12 @@ async fn documents_as_text_objects(s: &Session) -> CheckResult {
     if present == 0 {
         return Ok(nothing_echoed(&echo, answers.len()));
     }
+    let form = match dialect {
+        RerankDialect::Tei => "a text string, as TEI's dialect documents",
+        RerankDialect::Cohere => "{\"text\": …}; none null or a bare string",
+    };
     Ok(Verdict::pass(format!(
-        "{present} documents in {} rerank answers, each {{\"text\": …}}; none null or a bare string",
+        "{present} documents in {} rerank answers, each {form}",
         answers.len()
     ))
     .with(&echo.exchange))
@@ -452,8 +506,7 @@ fn sent_documents(logged: &Logged) -> Vec<String> {
         .as_deref()
         .and_then(crate::json::parse)
         .unwrap_or_default();
-    let documents = sent["documents"]
-        .as_array()
+    let documents = crate::http::rerank::sent_documents(&sent)
         .map(Vec::as_slice)
         .unwrap_or_default();
     documents
@@ -707,19 +760,23 @@ async fn served_at(s: &Session, route: RerankRoute, callers: &str) -> CheckResul
     if rerank::route(s).await?.is_none() {
         return Ok(not_offered(s));
     }
-    let routes =
-        s.facts()
-            .rerank
-            .routes
-            .map(|f| f.value)
-            .unwrap_or(crate::session::facts::RerankRoutes {
-                tried: Vec::new(),
-                used: None,
-            });
+    let Some(routes) = s.facts().rerank.routes.map(|f| f.value) else {
+        return Ok(not_offered(s));
+    };
+    if routes.dialect != RerankDialect::Cohere {
+        return Ok(Verdict::skip(format!(
+            "the server speaks {} rerank dialect ({}), whose clients call the route it serves ({}); where clients of Cohere's call has no meaning for it (see RRS-001)",
+            routes.dialect.described(),
+            routes.dialect.request(),
+            routes.statuses()
+        )));
+    }
     let answered = routes.statuses();
     let found = routes.tried.iter().find(|a| a.route == route);
     // The route search's own request there (answered from the run's cache).
-    let evidence = s.send(rerank::probe(route, rerank::plain_body(s))).await?;
+    let evidence = s
+        .send(rerank::probe(route, rerank::plain_body(s)).verbatim())
+        .await?;
     let path = route.path();
     Ok(match found {
         Some(a) if a.status == 200 => Verdict::pass(format!("served at {path} ({answered})")),

@@ -21,7 +21,7 @@ pub(crate) use exchange::Exchange;
 pub(crate) use probe::{Body, Credentials, Probe, Validity};
 pub(crate) use reply::AskedWait;
 pub use reply::Reply;
-pub use rerank::RerankShape;
+pub use rerank::{RerankDialect, RerankShape};
 pub use secret::{Secret, Secrets};
 pub use target::{IdentityPage, RerankRoute, Target, TargetError};
 pub use transport::{Transport, TransportError};

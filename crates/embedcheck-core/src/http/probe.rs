@@ -76,6 +76,9 @@ pub(crate) struct Probe {
     pub fresh: bool,
     /// Which connection carries it: a pooled one, or one opened for it alone.
     pub connection: Connection,
+    /// Sent as written, never said in the server's rerank dialect: how a client of
+    /// Cohere's dialect fares (RRS-001).
+    pub verbatim: bool,
 }
 
 /// Which TCP connection carries a request.
@@ -100,6 +103,7 @@ impl Probe {
             credentials: Credentials::Run,
             fresh: false,
             connection: Connection::Pooled,
+            verbatim: false,
         }
     }
 
@@ -164,6 +168,12 @@ impl Probe {
 
     pub(crate) fn with_wrong_credentials(mut self) -> Self {
         self.credentials = Credentials::Wrong;
+        self
+    }
+
+    /// The same request, sent as written whatever dialect the server speaks.
+    pub(crate) fn verbatim(mut self) -> Self {
+        self.verbatim = true;
         self
     }
 

@@ -44,6 +44,95 @@ impl RerankShape {
     }
 }
 
+/// The request language a server's rerank route speaks, found from its answers (the
+/// route search sends both), never from its name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RerankDialect {
+    /// `{model, query, documents, top_n, return_documents}`: Cohere's, Jina's, vLLM's,
+    /// Infinity's, llama.cpp's, LiteLLM's; the contract's.
+    Cohere,
+    /// `{query, texts, return_text, raw_scores, truncate, truncation_direction}`:
+    /// Hugging Face TEI's (`router/src/http/types.rs` `RerankRequest`): no model, no
+    /// top_n.
+    Tei,
+}
+
+impl RerankDialect {
+    /// The dialect, for reasons: `TEI's`.
+    pub(crate) fn described(self) -> &'static str {
+        match self {
+            RerankDialect::Cohere => "Cohere's",
+            RerankDialect::Tei => "TEI's",
+        }
+    }
+
+    /// The request it reads, for reasons: `{query, texts}`.
+    pub(crate) fn request(self) -> &'static str {
+        match self {
+            RerankDialect::Cohere => "{query, documents}",
+            RerankDialect::Tei => "{query, texts}",
+        }
+    }
+
+    /// `body`, a request in Cohere's dialect, said in this one; why it has no meaning
+    /// here where a field has no counterpart (TEI names no model and has no top_n).
+    /// `model` is the run's: dropped where the dialect names none; another model name
+    /// has no meaning there. A request already in the dialect, or not a JSON object
+    /// (a client mistake), is sent as it is.
+    pub(crate) fn translate(self, body: &Value, model: &str) -> Result<Value, String> {
+        let (RerankDialect::Tei, Value::Object(fields)) = (self, body) else {
+            return Ok(body.clone());
+        };
+        if !fields.contains_key("documents") {
+            return Ok(body.clone());
+        }
+        let mut said = serde_json::Map::new();
+        for (name, value) in fields {
+            match name.as_str() {
+                "documents"
+                    if value
+                        .as_array()
+                        .is_some_and(|d| d.iter().any(Value::is_object)) =>
+                {
+                    return Err(no_meaning("takes texts as strings, not {text} objects"));
+                }
+                "documents" => {
+                    said.insert("texts".to_owned(), value.clone());
+                }
+                "model" if value.as_str() == Some(model) => {}
+                "model" => return Err(no_meaning("names no model")),
+                "top_n" => return Err(no_meaning("has no top_n: it answers every text")),
+                "max_tokens_per_doc" => {
+                    return Err(no_meaning(
+                        "has no max_tokens_per_doc (it truncates with truncate)",
+                    ));
+                }
+                "return_documents" => {
+                    said.insert("return_text".to_owned(), value.clone());
+                }
+                _ => {
+                    said.insert(name.clone(), value.clone());
+                }
+            }
+        }
+        Ok(Value::Object(said))
+    }
+}
+
+/// The documents a rerank request sent, in whichever dialect it was said: Cohere's
+/// `documents` or TEI's `texts`.
+pub(crate) fn sent_documents(request: &Value) -> Option<&Vec<Value>> {
+    request
+        .get("documents")
+        .or_else(|| request.get("texts"))?
+        .as_array()
+}
+
+fn no_meaning(why: &str) -> String {
+    format!("no meaning in TEI's rerank dialect, which {why}")
+}
+
 /// What a result says of its document.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) enum Echo {
@@ -185,6 +274,31 @@ fn item_of(item: &Value, score_key: &str) -> Option<RerankItem> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_cohere_request_is_said_in_teis_dialect_or_named_as_meaningless_there() {
+        let tei = RerankDialect::Tei;
+        let body = serde_json::json!({"model": "m", "query": "q", "documents": ["a", "b"],
+            "return_documents": true, "top_k": 2});
+        assert_eq!(
+            tei.translate(&body, "m").unwrap(),
+            serde_json::json!({"query": "q", "texts": ["a", "b"], "return_text": true, "top_k": 2})
+        );
+        let with = |field: &str, value: Value| {
+            let mut b = body.clone();
+            b[field] = value;
+            tei.translate(&b, "m").unwrap_err()
+        };
+        assert!(with("top_n", serde_json::json!(2)).contains("has no top_n"));
+        assert!(with("model", serde_json::json!("other")).contains("names no model"));
+        assert!(with("documents", serde_json::json!([{"text": "a"}])).contains("{text} objects"));
+        // A client mistake is kept as it is: documents that are not an array.
+        let mistake = serde_json::json!({"query": "q", "documents": "Paris"});
+        assert_eq!(tei.translate(&mistake, "m").unwrap()["texts"], "Paris");
+        let already = serde_json::json!({"query": "q", "texts": ["a"]});
+        assert_eq!(tei.translate(&already, "m").unwrap(), already);
+        assert_eq!(RerankDialect::Cohere.translate(&body, "m").unwrap(), body);
+    }
     use serde_json::json;
 
     fn reply(body: Value) -> Reply {

@@ -262,7 +262,7 @@ async fn profile_one(s: &Session, profile: &Profile, scale: Option<ScoreScale>) 
     let n = DOCUMENTS.len();
     let body = rerank::body(s, QUERY, json!(DOCUMENTS), &(profile.extra)(n));
     let path = profile.route.path();
-    let reply = match s.send(rerank::probe(profile.route, body)).await {
+    let reply = match s.send(rerank::probe(profile.route, body).verbatim()).await {
         Ok(reply) => reply,
         Err(error) => {
             let finding = Finding::RerankNotProbed {

@@ -64,6 +64,10 @@ pub enum ProbeError {
         "the server closed the connection without a complete answer to {request}, again on a new connection, while it answers other requests: a client gets a connection error (which the OpenAI SDKs retry twice), never an answer ({error})"
     )]
     Unanswered { request: String, error: String },
+    /// The request has no meaning in the rerank dialect the server speaks (TEI's has
+    /// no top_n): nothing was sent, and the clause that asked it does not apply.
+    #[error("{0}")]
+    NotInDialect(String),
 }
 
 /// Ctrl-C, shared between the signal handler and every waiting probe.
@@ -343,6 +347,7 @@ impl Session {
 
     /// Sends a probe (or answers it from the cache) and returns the server's answer.
     pub(crate) async fn send(&self, probe: Probe) -> Result<Arc<Reply>, ProbeError> {
+        let probe = self.in_dialect(probe)?;
         let key = probe.cache_key();
         let cached = (!probe.fresh)
             .then(|| lock(&self.cache).get(&key).cloned())
@@ -366,6 +371,29 @@ impl Session {
         let reply = Arc::new(sent?);
         lock(&self.cache).insert(key, reply.clone());
         Ok(reply)
+    }
+
+    /// A rerank request said in the dialect the server's rerank route speaks, once the
+    /// route search found it (a request the clauses write in Cohere's); one with no
+    /// meaning there is not sent.
+    fn in_dialect(&self, mut probe: Probe) -> Result<Probe, ProbeError> {
+        let dialect = super::rerank::dialect(self);
+        let rerank = matches!(probe.resource, Resource::Rerank(_));
+        if !rerank || probe.verbatim || dialect == crate::http::RerankDialect::Cohere {
+            return Ok(probe);
+        }
+        if let crate::http::Body::Json(body) = &probe.body {
+            let model = self
+                .settings()
+                .rerank_model
+                .clone()
+                .unwrap_or_else(|| self.model().to_owned());
+            let said = dialect
+                .translate(body, &model)
+                .map_err(ProbeError::NotInDialect)?;
+            probe.body = crate::http::Body::Json(said);
+        }
+        Ok(probe)
     }
 
     async fn send_waiting_out_429(&self, probe: &Probe) -> Result<Reply, ProbeError> {

@@ -7,7 +7,7 @@
 //! question. `report.json` shows the facts as they are (`facts`) and, for readers of
 //! schema 1.0, rendered as one line each (`observations`).
 
-use crate::http::{Exchange, RerankRoute, RerankShape};
+use crate::http::{Exchange, RerankDialect, RerankRoute, RerankShape};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::fmt;
@@ -616,15 +616,21 @@ pub struct RouteAnswer {
     /// Whether the answer shows the route is served (anything but 404, 405, 501 or a
     /// refusal saying the model cannot rerank).
     pub served: bool,
+    /// The dialect the route answered 200 in, if any: Cohere's portable request, else
+    /// TEI's.
+    pub answered_in: Option<RerankDialect>,
 }
 
 /// Where the server serves rerank: every route tried and the one the clauses use.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct RerankRoutes {
     pub tried: Vec<RouteAnswer>,
-    /// The first route answering 200, else the first served: `None` when rerank is not
-    /// offered at all.
+    /// The first route answering 200 (in Cohere's dialect before TEI's), else the first
+    /// served: `None` when rerank is not offered at all.
     pub used: Option<RerankRoute>,
+    /// The dialect the clauses speak on the used route: the one it answered 200 in,
+    /// Cohere's where it answered neither.
+    pub dialect: RerankDialect,
 }
 
 impl RerankRoutes {
@@ -760,9 +766,17 @@ impl RerankFacts {
             "rerank_routes",
             self.routes.as_ref().map(|f| {
                 let tried = f.value.statuses();
-                match f.value.used {
-                    Some(route) => format!("{} used ({tried})", route.path()),
-                    None => format!("not offered ({tried})"),
+                match (f.value.used, f.value.dialect) {
+                    (Some(route), RerankDialect::Cohere) => {
+                        format!("{} used ({tried})", route.path())
+                    }
+                    (Some(route), dialect) => format!(
+                        "{} used, in {} dialect {} ({tried})",
+                        route.path(),
+                        dialect.described(),
+                        dialect.request()
+                    ),
+                    (None, _) => format!("not offered ({tried})"),
                 }
             }),
         );

@@ -10,7 +10,7 @@
 use super::connection::{ProbeError, Session};
 use super::facts::{RerankRoutes, RouteAnswer};
 use crate::http::probe::Resource;
-use crate::http::{Body, Probe, Reply, RerankRoute};
+use crate::http::{Body, Probe, Reply, RerankDialect, RerankRoute};
 use serde_json::{Value, json};
 use std::sync::Arc;
 
@@ -68,19 +68,31 @@ pub(crate) async fn route(s: &Session) -> Result<Option<RerankRoute>, ProbeError
     let mut tried = Vec::new();
     for route in RerankRoute::ALL {
         let reply = s.send(probe(route, plain_body(s))).await?;
+        let (served, answered_in) = served_at(s, route, &reply).await?;
         tried.push(RouteAnswer {
             route,
             status: reply.status,
-            served: served_at(s, route, &reply).await?,
+            served,
+            answered_in,
         });
     }
-    let used = tried
-        .iter()
-        .find(|a| a.status == 200)
-        .or_else(|| tried.iter().find(|a| a.served))
-        .map(|a| a.route);
+    let answered = |dialect| tried.iter().find(|a| a.answered_in == Some(dialect));
+    let used = answered(RerankDialect::Cohere)
+        .or_else(|| answered(RerankDialect::Tei))
+        .or_else(|| tried.iter().find(|a| a.served));
+    let dialect = used
+        .and_then(|a| a.answered_in)
+        .unwrap_or(RerankDialect::Cohere);
+    let used = used.map(|a| a.route);
     let requests = (s.requests_sent() - before) as u32;
-    let fact = s.searched(RerankRoutes { tried, used }, requests);
+    let fact = s.searched(
+        RerankRoutes {
+            tried,
+            used,
+            dialect,
+        },
+        requests,
+    );
     s.learn(|facts| facts.rerank.routes = Some(fact));
     Ok(used)
 }
@@ -96,19 +108,35 @@ const IN_TEI_DIALECT: &str = "TEI's rerank dialect ({query, texts}): a route tha
 /// request, whatever it carries, and TEI's dialect does not serve rerank: TEI with an
 /// embedding model (422 to the Cohere body, 424 to its own), Infinity and llama.cpp
 /// with a model that does not rerank.
-async fn served_at(s: &Session, route: RerankRoute, first: &Reply) -> Result<bool, ProbeError> {
+///
+/// Returns whether it is served, and the dialect it answered 200 in.
+async fn served_at(
+    s: &Session,
+    route: RerankRoute,
+    first: &Reply,
+) -> Result<(bool, Option<RerankDialect>), ProbeError> {
     if first.is_absent() {
-        return Ok(false);
+        return Ok((false, None));
     }
     if !first.is_refusal() {
-        return Ok(true);
+        let cohere = (first.status == 200).then_some(RerankDialect::Cohere);
+        return Ok((true, cohere));
     }
     let other = s.send(probe(route, other_body(s))).await?;
     if !first.refused_alike(&other) {
-        return Ok(true);
+        return Ok((true, None));
     }
     let tei = s.send(either(route, tei_body(), IN_TEI_DIALECT)).await?;
-    Ok(!tei.is_refusal() && !tei.is_absent())
+    let tei_answered = (tei.status == 200 && tei.rerank().is_ok()).then_some(RerankDialect::Tei);
+    Ok((!tei.is_refusal() && !tei.is_absent(), tei_answered))
+}
+
+/// The dialect the rerank clauses speak, once the route search found it.
+pub(crate) fn dialect(s: &Session) -> RerankDialect {
+    s.facts()
+        .rerank
+        .routes
+        .map_or(RerankDialect::Cohere, |f| f.value.dialect)
 }
 
 /// A portable request with another query and documents than [`plain_body`].

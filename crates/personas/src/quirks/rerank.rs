@@ -30,7 +30,8 @@ pub enum RerankQuirk {
     /// Parses TEI's rerank request, `{query, texts}` (`router/src/http/types.rs`,
     /// `RerankRequest`, in huggingface/text-embeddings-inference), before anything else:
     /// a body without `texts` is refused 422 as its axum `Json` extractor refuses it,
-    /// with the column of the end of the body; `texts` is read as the documents.
+    /// with the column of the end of the body; `texts` is read as the documents,
+    /// `return_text` as `return_documents`, and other fields are ignored (serde).
     TeiDialect,
     /// Lists results in input order, not by score: early llama.cpp builds (breaks
     /// RRS-004).
@@ -438,9 +439,15 @@ impl RerankQuirk {
             _ => {}
         }
         if let RerankQuirk::BareArray = *self {
+            // TEI's `Rank {index, text?, score}`: the text a bare string when asked for.
             let bare: Vec<Value> = results
                 .iter()
-                .map(|r| json!({"index": r["index"], "score": r["relevance_score"]}))
+                .map(|r| match r.pointer("/document/text") {
+                    Some(text) => {
+                        json!({"index": r["index"], "text": text, "score": r["relevance_score"]})
+                    }
+                    None => json!({"index": r["index"], "score": r["relevance_score"]}),
+                })
                 .collect();
             body = Value::Array(bare);
         }
@@ -471,9 +478,18 @@ fn tei_dialect(request: &mut Incoming) -> Option<Answer> {
         if let Some(texts) = f.remove("texts") {
             f.insert("documents".to_owned(), texts);
         }
+        if let Some(echo) = f.remove("return_text") {
+            f.insert("return_documents".to_owned(), echo);
+        }
+        // serde reads the struct's fields and ignores the rest; raw_scores, truncate and
+        // truncation_direction keep their defaults here (sigmoid scores, no cut).
+        f.retain(|name, _| TEI_FIELDS.contains(&name.as_str()));
     });
     None
 }
+
+/// What TEI's `RerankRequest` reads, as the engine names it after [`tei_dialect`].
+const TEI_FIELDS: [&str; 3] = ["query", "documents", "return_documents"];
 
 /// The same request answered with every document (`top_n` left out). Only called after
 /// the engine answered the request 200, so fields it does not read (which a quirk
