@@ -309,3 +309,49 @@ async fn rrq_007_with(persona: &Persona, case: &serde_json::Value) -> (Outcome, 
     let (outcome, reason) = result(&audit, "RRQ-007");
     (outcome, reason.to_owned())
 }
+
+/// `persona` speaking TEI's rerank dialect at `/rerank`, as the `tei_reranker` persona
+/// does: TEI's request read first (so its quirks see the engine's), its answer shape
+/// written last (after theirs).
+fn in_teis_dialect(mut persona: Persona) -> Persona {
+    let mut quirks = vec![
+        Quirk::Rerank(RerankQuirk::ServedAt(&["/rerank"])),
+        Quirk::Rerank(RerankQuirk::TeiDialect),
+    ];
+    quirks.append(&mut persona.quirks);
+    quirks.push(Quirk::Rerank(RerankQuirk::BareArray));
+    persona.quirks = quirks;
+    persona
+}
+
+/// Each rerank breaker, put behind TEI's dialect, still fails its clause where the
+/// clause has a meaning in that dialect, and says it was judged there; where it has
+/// none (top_n, a model name, {text} documents, where Cohere's clients call) the clause
+/// skips saying why. TEI's own shape (a bare array) and routes are not breakers there.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_rerank_breaker_breaks_its_clause_in_teis_dialect_too() {
+    // No meaning in TEI's dialect (top_n, a model name, {text} documents, where
+    // Cohere's clients call, usage); TEI's own shape and routes; and breakers TEI's
+    // parser undoes (it ignores unknown fields and cannot write a null text).
+    const NO_MEANING_IN_TEI: [&str; 11] = [
+        "RRS-005", "RRS-007", "RRS-011", "RRS-014", "RRL-003", "RRS-015", "RRS-001", "RRS-009",
+        "RRS-012", "RRS-008", "RRS-010",
+    ];
+    let mut wrong = Vec::new();
+    for id in personas::broken_clauses().filter(|id| id.starts_with("RR")) {
+        let breaker = personas::breaker(id).expect("a breaker");
+        let clause: Vec<&Clause> = rerank_clauses()
+            .into_iter()
+            .filter(|c| c.id == id)
+            .collect();
+        let persona = in_teis_dialect(breaker);
+        let settings = common::settings(&persona, false);
+        let audit = common::audit_with(&persona, settings, &clause).await;
+        let (outcome, reason) = result(&audit, id);
+        let broken_in_tei = outcome == Outcome::Fail && reason.contains("TEI's");
+        if !(broken_in_tei || NO_MEANING_IN_TEI.contains(&id)) {
+            wrong.push(format!("{id} {outcome:?}: {reason}"));
+        }
+    }
+    assert!(wrong.is_empty(), "{wrong:#?}");
+}

@@ -130,10 +130,30 @@ pub async fn run(session: &Session, selected: &[&Clause]) -> Vec<ClauseResult> {
     order.sort_by_key(|(i, check)| (check.map_or(Stage::Probe, |c| c.stage), *i));
     let mut results: Vec<Option<ClauseResult>> = vec![None; selected.len()];
     for (i, check) in order {
-        let verdict = run_one(session, check).await;
+        let verdict = in_the_servers_dialect(session, selected[i], run_one(session, check).await);
         results[i] = Some(ClauseResult::new(selected[i], verdict));
     }
     results.into_iter().flatten().collect()
+}
+
+/// A rerank clause's failure on a server of another dialect than Cohere's says so: the
+/// server author reads which requests it was judged on.
+fn in_the_servers_dialect(session: &Session, clause: &Clause, mut verdict: Verdict) -> Verdict {
+    let dialect = crate::session::rerank::dialect(session);
+    let rerank = clause.family.contract() == crate::catalogue::ContractId::Rerank;
+    if rerank
+        && verdict.outcome == Outcome::Fail
+        && dialect != crate::http::RerankDialect::Cohere
+        && !verdict.reason.contains("dialect")
+    {
+        verdict.reason = format!(
+            "{} (judged in {} rerank dialect, {})",
+            verdict.reason,
+            dialect.described(),
+            dialect.request()
+        );
+    }
+    verdict
 }
 
 async fn run_one(session: &Session, check: Option<&Check>) -> Verdict {

@@ -118,17 +118,26 @@ async fn served_at(
     if first.is_absent() {
         return Ok((false, None));
     }
+    if first.status == 200 {
+        return Ok((true, Some(RerankDialect::Cohere)));
+    }
     if !first.is_refusal() {
-        let cohere = (first.status == 200).then_some(RerankDialect::Cohere);
-        return Ok((true, cohere));
+        // Served, but not in Cohere's dialect: a server may answer a body it cannot
+        // parse with a 5xx as well as a 4xx, so TEI's is tried too.
+        let tei = s.send(either(route, tei_body(), IN_TEI_DIALECT)).await?;
+        return Ok((true, answered_in_tei(&tei)));
     }
     let other = s.send(probe(route, other_body(s))).await?;
     if !first.refused_alike(&other) {
         return Ok((true, None));
     }
     let tei = s.send(either(route, tei_body(), IN_TEI_DIALECT)).await?;
-    let tei_answered = (tei.status == 200 && tei.rerank().is_ok()).then_some(RerankDialect::Tei);
-    Ok((!tei.is_refusal() && !tei.is_absent(), tei_answered))
+    Ok((!tei.is_refusal() && !tei.is_absent(), answered_in_tei(&tei)))
+}
+
+/// TEI's dialect, when TEI's request got a rerank answer.
+fn answered_in_tei(tei: &Reply) -> Option<RerankDialect> {
+    (tei.status == 200 && tei.rerank().is_ok()).then_some(RerankDialect::Tei)
 }
 
 /// The dialect the rerank clauses speak, once the route search found it.

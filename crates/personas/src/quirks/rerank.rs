@@ -157,6 +157,8 @@ fn fields(request: &Incoming) -> Option<Map<String, Value>> {
 fn documents(fields: &Map<String, Value>) -> Vec<String> {
     fields
         .get("documents")
+        // TEI's dialect, as the client sent it.
+        .or_else(|| fields.get("texts"))
         .and_then(Value::as_array)
         .map(|docs| {
             docs.iter()
@@ -337,7 +339,8 @@ impl RerankQuirk {
             .unwrap_or_default()
             .to_owned();
         let docs = documents(&sent);
-        let asked = sent.get("return_documents") == Some(&json!(true));
+        let asked =
+            [sent.get("return_documents"), sent.get("return_text")].contains(&Some(&json!(true)));
         let Some(results) = body.get_mut("results").and_then(Value::as_array_mut) else {
             return;
         };
