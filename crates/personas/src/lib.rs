@@ -48,6 +48,6 @@ pub use persona::{API_KEY, Persona, PersonaServer};
 pub use quirks::{Quirk, RerankQuirk, Trigger};
 pub use real::{
     asymmetric_cpu, dynamo_vllm, infinity, infinity_reranker, litellm, litellm_reranker,
-    litserve_reranker, llama_cpp, old_fastapi, ollama, openai, python_http_server, real_servers,
-    reference, rerank_servers, serial_cpu, tei, tei_reranker, vllm, vllm_reranker,
+    litserve_reranker, llama_cpp, nim_reranker, old_fastapi, ollama, openai, python_http_server,
+    real_servers, reference, rerank_servers, serial_cpu, tei, tei_reranker, vllm, vllm_reranker,
 };

@@ -54,6 +54,25 @@ pub fn rerank_servers() -> Vec<Persona> {
     ]
 }
 
+/// NVIDIA NIM's text reranking, written from its API documentation (NeMo Retriever
+/// text reranking: `POST /v1/ranking` with `{model, query: {text}, passages: [{text}]}`
+/// answered `{"rankings": [{index, logit}]}`, raw logits), not measured: no NIM runs in
+/// the lab. No embeddings route for a model that only ranks.
+pub fn nim_reranker() -> Persona {
+    Persona {
+        name: "nim_reranker",
+        config: cross_encoder(OverlengthPolicy::Reject),
+        quirks: vec![
+            Quirk::ErrorWhen {
+                trigger: Trigger::EmbedPost,
+                status: 404,
+                message: "Not Found",
+            },
+            Quirk::Rerank(RerankQuirk::NimDialect),
+        ],
+    }
+}
+
 /// TEI 1.9 serving a cross-encoder: rerank only at `/rerank`, in TEI's dialect
 /// (`{query, texts}` answered with a bare array of `{index, score}`); every
 /// embeddings request answered `424 {"code":424,"message":"Backend error: Model is not

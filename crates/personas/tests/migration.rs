@@ -307,9 +307,9 @@ async fn the_studys_servers_reproduce_the_studys_findings() {
         rerank
             .baseline
             .starts_with("served at /v1/rerank: probabilities in [0, 1]")
-            && rerank
-                .candidate
-                .contains("not served (/v1/rerank 404, /rerank 404, /v2/rerank 404)"),
+            && rerank.candidate.contains(
+                "not served (/v1/rerank 404, /rerank 404, /v2/rerank 404, /v1/ranking 404)"
+            ),
         "{rerank:#?}"
     );
     assert!(m.behaviour_diff.differing > 0 && m.behaviour_diff.verdicts_changed > 0);

@@ -48,6 +48,7 @@ verdicts_of_real_server_personas![
     litellm_reranker,
     litserve_reranker,
     tei_reranker,
+    nim_reranker,
     python_http_server,
 ];
 

@@ -8,6 +8,7 @@
 
 use super::rerank_shape::{answered, not_offered};
 use super::{Check, CheckResult, check};
+use crate::http::RerankDialect;
 use crate::http::rerank::RerankAnswer;
 use crate::http::{Exchange, Reply, RerankRoute};
 use crate::reference::RerankCase;
@@ -425,13 +426,25 @@ async fn probabilities(s: &Session) -> CheckResult {
         "{} scores of the run from {low:.4} to {high:.4}",
         scores.len()
     );
+    // NIM's dialect documents raw logits (`rankings[].logit`); every other, Cohere's
+    // [0, 1] (TEI's too, unless raw_scores is asked for).
+    let (expected, documented) = match crate::session::rerank::dialect(s) {
+        RerankDialect::Nim => (
+            ScoreScale::Logit,
+            "NVIDIA NIM's dialect documents raw logits (rankings[].logit), which its clients pass on as they are",
+        ),
+        _ => (
+            ScoreScale::Probability,
+            "clients filter on Cohere's [0, 1] scale (Dify's score_threshold, Open WebUI's relevance threshold)",
+        ),
+    };
     Ok(match scale {
-        ScoreScale::Probability => Verdict::pass(format!("{scale}: {seen}")).with(&plain.exchange),
+        found if found == expected => {
+            Verdict::pass(format!("{scale}: {seen}")).with(&plain.exchange)
+        }
         _ => {
-            let verdict = Verdict::fail(format!(
-                "{scale}: {seen}; clients filter on Cohere's [0, 1] scale (Dify's score_threshold, Open WebUI's relevance threshold)"
-            ))
-            .with(&plain.exchange);
+            let verdict =
+                Verdict::fail(format!("{scale}: {seen}; {documented}")).with(&plain.exchange);
             match farthest_outside(s) {
                 Some(exchange) if exchange != plain.exchange => verdict.with(&exchange),
                 _ => verdict,

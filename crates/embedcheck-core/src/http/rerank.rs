@@ -56,6 +56,10 @@ pub enum RerankDialect {
     /// Hugging Face TEI's (`router/src/http/types.rs` `RerankRequest`): no model, no
     /// top_n.
     Tei,
+    /// `{model, query: {text}, passages: [{text}], truncate}` at `/v1/ranking`,
+    /// answered `{rankings: [{index, logit}]}` (raw logits): NVIDIA NIM's text
+    /// reranking; no top_n, no documents echoed.
+    Nim,
 }
 
 impl RerankDialect {
@@ -64,6 +68,7 @@ impl RerankDialect {
         match self {
             RerankDialect::Cohere => "Cohere's",
             RerankDialect::Tei => "TEI's",
+            RerankDialect::Nim => "NVIDIA NIM's",
         }
     }
 
@@ -72,6 +77,7 @@ impl RerankDialect {
         match self {
             RerankDialect::Cohere => "{query, documents}",
             RerankDialect::Tei => "{query, texts}",
+            RerankDialect::Nim => "{query: {text}, passages: [{text}]}",
         }
     }
 
@@ -81,56 +87,99 @@ impl RerankDialect {
     /// has no meaning there. A request already in the dialect, or not a JSON object
     /// (a client mistake), is sent as it is.
     pub(crate) fn translate(self, body: &Value, model: &str) -> Result<Value, String> {
-        let (RerankDialect::Tei, Value::Object(fields)) = (self, body) else {
-            return Ok(body.clone());
-        };
-        if !fields.contains_key("documents") {
-            return Ok(body.clone());
-        }
-        let mut said = serde_json::Map::new();
-        for (name, value) in fields {
-            match name.as_str() {
-                "documents"
-                    if value
-                        .as_array()
-                        .is_some_and(|d| d.iter().any(Value::is_object)) =>
-                {
-                    return Err(no_meaning("takes texts as strings, not {text} objects"));
-                }
-                "documents" => {
-                    said.insert("texts".to_owned(), value.clone());
-                }
-                "model" if value.as_str() == Some(model) => {}
-                "model" => return Err(no_meaning("names no model")),
-                "top_n" => return Err(no_meaning("has no top_n: it answers every text")),
-                "max_tokens_per_doc" => {
-                    return Err(no_meaning(
-                        "has no max_tokens_per_doc (it truncates with truncate)",
-                    ));
-                }
-                "return_documents" => {
-                    said.insert("return_text".to_owned(), value.clone());
-                }
-                _ => {
-                    said.insert(name.clone(), value.clone());
-                }
+        match (self, body) {
+            (RerankDialect::Tei, Value::Object(fields)) if fields.contains_key("documents") => {
+                tei(fields, model)
             }
+            (RerankDialect::Nim, Value::Object(fields)) if fields.contains_key("documents") => {
+                nim(fields)
+            }
+            _ => Ok(body.clone()),
         }
-        Ok(Value::Object(said))
     }
 }
 
+/// A Cohere request in TEI's dialect.
+fn tei(fields: &serde_json::Map<String, Value>, model: &str) -> Result<Value, String> {
+    let no_meaning = |why: &str| format!("no meaning in TEI's rerank dialect, which {why}");
+    let mut said = serde_json::Map::new();
+    for (name, value) in fields {
+        match name.as_str() {
+            "documents"
+                if value
+                    .as_array()
+                    .is_some_and(|d| d.iter().any(Value::is_object)) =>
+            {
+                return Err(no_meaning("takes texts as strings, not {text} objects"));
+            }
+            "documents" => {
+                said.insert("texts".to_owned(), value.clone());
+            }
+            "model" if value.as_str() == Some(model) => {}
+            "model" => return Err(no_meaning("names no model")),
+            "top_n" => return Err(no_meaning("has no top_n: it answers every text")),
+            "max_tokens_per_doc" => {
+                return Err(no_meaning(
+                    "has no max_tokens_per_doc (it truncates with truncate)",
+                ));
+            }
+            "return_documents" => {
+                said.insert("return_text".to_owned(), value.clone());
+            }
+            _ => {
+                said.insert(name.clone(), value.clone());
+            }
+        }
+    }
+    Ok(Value::Object(said))
+}
+
+/// A Cohere request in NVIDIA NIM's dialect: the query and each document as `{text}`
+/// (objects as they are, a client mistake as it is), the model kept.
+fn nim(fields: &serde_json::Map<String, Value>) -> Result<Value, String> {
+    let no_meaning = |why: &str| format!("no meaning in NVIDIA NIM's rerank dialect, which {why}");
+    let text = |v: &Value| match v {
+        Value::String(_) => serde_json::json!({ "text": v }),
+        other => other.clone(),
+    };
+    let mut said = serde_json::Map::new();
+    for (name, value) in fields {
+        match name.as_str() {
+            "query" => {
+                said.insert("query".to_owned(), text(value));
+            }
+            "documents" => {
+                let passages = match value {
+                    Value::Array(documents) => Value::Array(documents.iter().map(text).collect()),
+                    other => other.clone(),
+                };
+                said.insert("passages".to_owned(), passages);
+            }
+            "top_n" => return Err(no_meaning("has no top_n: it ranks every passage")),
+            "return_documents" => {
+                return Err(no_meaning("answers indices and logits, never the passages"));
+            }
+            "max_tokens_per_doc" => {
+                return Err(no_meaning(
+                    "has no max_tokens_per_doc (it truncates with truncate)",
+                ));
+            }
+            _ => {
+                said.insert(name.clone(), value.clone());
+            }
+        }
+    }
+    Ok(Value::Object(said))
+}
+
 /// The documents a rerank request sent, in whichever dialect it was said: Cohere's
-/// `documents` or TEI's `texts`.
+/// `documents`, TEI's `texts` or NIM's `passages`.
 pub(crate) fn sent_documents(request: &Value) -> Option<&Vec<Value>> {
     request
         .get("documents")
-        .or_else(|| request.get("texts"))?
+        .or_else(|| request.get("texts"))
+        .or_else(|| request.get("passages"))?
         .as_array()
-}
-
-fn no_meaning(why: &str) -> String {
-    format!("no meaning in TEI's rerank dialect, which {why}")
 }
 
 /// What a result says of its document.

@@ -16,7 +16,7 @@ pub struct Target {
     embeddings: Url,
     models: Url,
     /// The rerank routes of the same server, in the order they are tried.
-    rerank: [(RerankRoute, Url); 3],
+    rerank: [(RerankRoute, Url); 4],
     /// The pages where engines describe themselves.
     identity: [(IdentityPage, Url); 3],
 }
@@ -59,11 +59,21 @@ pub enum RerankRoute {
     Bare,
     /// `{root}/v2/rerank`.
     V2,
+    /// `{root}/v1/ranking`: NVIDIA NIM's text reranking, in its own dialect only.
+    Ranking,
 }
 
 impl RerankRoute {
-    /// Every route, in the order they are tried.
+    /// The routes of Cohere's and TEI's dialects, in the order they are tried.
     pub const ALL: [RerankRoute; 3] = [RerankRoute::V1, RerankRoute::Bare, RerankRoute::V2];
+
+    /// Every route a server may rerank at.
+    pub const EVERY: [RerankRoute; 4] = [
+        RerankRoute::V1,
+        RerankRoute::Bare,
+        RerankRoute::V2,
+        RerankRoute::Ranking,
+    ];
 
     /// The path under the server's root.
     pub fn path(self) -> &'static str {
@@ -71,6 +81,7 @@ impl RerankRoute {
             RerankRoute::V1 => "/v1/rerank",
             RerankRoute::Bare => "/rerank",
             RerankRoute::V2 => "/v2/rerank",
+            RerankRoute::Ranking => "/v1/ranking",
         }
     }
 }
@@ -108,7 +119,7 @@ impl Target {
             leaf
         };
         let root = root_of(&base);
-        let rerank = RerankRoute::ALL.map(|route| (route, with_query(join(&root, route.path()))));
+        let rerank = RerankRoute::EVERY.map(|route| (route, with_query(join(&root, route.path()))));
         let identity = IdentityPage::ALL.map(|page| (page, with_query(join(&root, page.path()))));
         Ok(Target {
             embeddings: with_query(join(&base, "embeddings")),

@@ -76,9 +76,13 @@ pub(crate) async fn route(s: &Session) -> Result<Option<RerankRoute>, ProbeError
             answered_in,
         });
     }
+    if !tried.iter().any(|a| a.answered_in.is_some()) {
+        tried.push(ranking(s).await?);
+    }
     let answered = |dialect| tried.iter().find(|a| a.answered_in == Some(dialect));
     let used = answered(RerankDialect::Cohere)
         .or_else(|| answered(RerankDialect::Tei))
+        .or_else(|| answered(RerankDialect::Nim))
         .or_else(|| tried.iter().find(|a| a.served));
     let dialect = used
         .and_then(|a| a.answered_in)
@@ -133,6 +137,28 @@ async fn served_at(
     }
     let tei = s.send(either(route, tei_body(), IN_TEI_DIALECT)).await?;
     Ok((!tei.is_refusal() && !tei.is_absent(), answered_in_tei(&tei)))
+}
+
+/// Why the route search asks NIM's route in NIM's dialect.
+const IN_NIM_DIALECT: &str = "NVIDIA NIM's rerank dialect ({query: {text}, passages: [{text}]}) at /v1/ranking, asked where no route answered Cohere's or TEI's";
+
+/// NIM's route, asked in NIM's dialect only (a route of its own, which no other
+/// dialect's client calls): served when it answers anything but absent or a refusal.
+async fn ranking(s: &Session) -> Result<RouteAnswer, ProbeError> {
+    let route = RerankRoute::Ranking;
+    let body = RerankDialect::Nim
+        .translate(&plain_body(s), s.model())
+        .expect("the portable request has a meaning in NIM's dialect");
+    let reply = s
+        .send(either(route, body, IN_NIM_DIALECT).verbatim())
+        .await?;
+    let ranked = reply.status == 200 && reply.rerank().is_ok();
+    Ok(RouteAnswer {
+        route,
+        status: reply.status,
+        served: !reply.is_absent() && !reply.is_refusal(),
+        answered_in: ranked.then_some(RerankDialect::Nim),
+    })
 }
 
 /// TEI's dialect, when TEI's request got a rerank answer.

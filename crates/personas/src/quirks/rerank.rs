@@ -33,6 +33,12 @@ pub enum RerankQuirk {
     /// with the column of the end of the body; `texts` is read as the documents,
     /// `return_text` as `return_documents`, and other fields are ignored (serde).
     TeiDialect,
+    /// Speaks NVIDIA NIM's text reranking API and no other: `POST /v1/ranking` with
+    /// `{model, query: {text}, passages: [{text}], truncate}` answered
+    /// `{"rankings": [{"index", "logit"}]}`, raw logits sorted highest first
+    /// (docs.nvidia.com, NeMo Retriever text reranking, "using-reranking"); a body
+    /// without them is refused 422; the rerank routes of other dialects are absent.
+    NimDialect,
     /// Lists results in input order, not by score: early llama.cpp builds (breaks
     /// RRS-004).
     InputOrder,
@@ -181,6 +187,9 @@ fn error(status: u16, message: &str) -> Answer {
 impl RerankQuirk {
     /// Rewrites the rerank request before the engine sees it, or answers it outright.
     pub(crate) fn before(&self, request: &mut Incoming) -> Option<Answer> {
+        if let RerankQuirk::NimDialect = *self {
+            return nim_request(request);
+        }
         if !is_rerank(request) {
             return None;
         }
@@ -295,6 +304,9 @@ impl RerankQuirk {
 
     /// Rewrites the answer to a rerank request.
     pub(crate) fn after(&self, request: &Incoming, answer: &mut Answer, config: &Config) {
+        if let RerankQuirk::NimDialect = *self {
+            return nim_answer(request, answer, config);
+        }
         if !is_rerank(request) {
             return;
         }
@@ -461,6 +473,76 @@ impl RerankQuirk {
         }
         answer.set_json(&body);
     }
+}
+
+/// NIM's route and the only one: `/v1/ranking` read into the engine's rerank request
+/// (422 without a `query.text` and `passages` of `{text}`), every rerank route of the
+/// other dialects answered 404.
+fn nim_request(request: &mut Incoming) -> Option<Answer> {
+    if is_rerank(request) {
+        return Some(error(404, "Not Found"));
+    }
+    if request.method != "POST" || request.path != NIM_ROUTE {
+        return None;
+    }
+    let body = request.json().unwrap_or_default();
+    let query = body.pointer("/query/text").and_then(Value::as_str);
+    let passages: Option<Vec<&str>> = body
+        .get("passages")
+        .and_then(Value::as_array)
+        .map(|p| p.iter().filter_map(|d| d.get("text")?.as_str()).collect());
+    let (Some(query), Some(passages)) = (query, passages) else {
+        return Some(Answer::json_body(
+            422,
+            &json!({"error": "query.text and passages[].text are required"}),
+        ));
+    };
+    let mut engine = json!({"query": query, "documents": passages});
+    if let Some(model) = body.get("model") {
+        engine["model"] = model.clone();
+    }
+    request.path = "/v1/rerank".to_owned();
+    request.body = engine.to_string().into_bytes();
+    None
+}
+
+/// The path of NIM's text reranking.
+const NIM_ROUTE: &str = "/v1/ranking";
+
+/// The engine's answer to a `/v1/ranking` request as NIM writes it: each result's
+/// index with the pair's raw logit, in the engine's order (by score, so by logit).
+///
+/// The request is the client's body at the engine's route (see `Persona::answer`), so
+/// NIM's request is known by its `passages`.
+fn nim_answer(request: &Incoming, answer: &mut Answer, config: &Config) {
+    let sent = request.json().unwrap_or_default();
+    if answer.status != 200 || sent.get("passages").is_none() {
+        return;
+    }
+    let query = sent
+        .pointer("/query/text")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let passages: Vec<&str> = sent
+        .get("passages")
+        .and_then(Value::as_array)
+        .map(|p| p.iter().filter_map(|d| d.get("text")?.as_str()).collect())
+        .unwrap_or_default();
+    let Some(body) = answer.json() else {
+        return;
+    };
+    let rankings: Vec<Value> = body["results"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|r| {
+            let index = r["index"].as_u64()?;
+            let passage = passages.get(usize::try_from(index).ok()?)?;
+            Some(json!({"index": index, "logit": rerank_logit(query, passage, config)}))
+        })
+        .collect();
+    answer.set_json(&json!({ "rankings": rankings }));
 }
 
 /// TEI's request parser: 422 for a body without `texts` (axum's rejection text,
