@@ -355,3 +355,32 @@ async fn every_rerank_breaker_breaks_its_clause_in_teis_dialect_too() {
     }
     assert!(wrong.is_empty(), "{wrong:#?}");
 }
+
+/// NIM's dialect documents raw logits: a NIM-dialect server answering probabilities
+/// fails RRQ-005 there, and one answering logits passes it, where a Cohere-dialect server
+/// answering logits fails it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn nims_scale_is_its_documented_logits() {
+    let clause: Vec<&Clause> = rerank_clauses()
+        .into_iter()
+        .filter(|c| c.id == "RRQ-005")
+        .collect();
+    let mut probabilities = personas::nim_reranker();
+    probabilities
+        .quirks
+        .push(Quirk::Rerank(RerankQuirk::LogitsAsProbabilities));
+    for (persona, expected, says) in [
+        (personas::nim_reranker(), Outcome::Pass, "raw logits"),
+        (
+            probabilities,
+            Outcome::Fail,
+            "NVIDIA NIM's dialect documents raw logits",
+        ),
+    ] {
+        let settings = common::settings(&persona, false);
+        let audit = common::audit_with(&persona, settings, &clause).await;
+        let (outcome, reason) = result(&audit, "RRQ-005");
+        assert_eq!(outcome, expected, "{reason}");
+        assert!(reason.contains(says), "{reason}");
+    }
+}

@@ -39,6 +39,9 @@ pub enum RerankQuirk {
     /// (docs.nvidia.com, NeMo Retriever text reranking, "using-reranking"); a body
     /// without them is refused 422; the rerank routes of other dialects are absent.
     NimDialect,
+    /// Writes NIM's `rankings[].logit` as the logit's sigmoid, a probability, where NIM
+    /// documents raw logits (breaks RRQ-005 in NIM's dialect; after [`Self::NimDialect`]).
+    LogitsAsProbabilities,
     /// Lists results in input order, not by score: early llama.cpp builds (breaks
     /// RRS-004).
     InputOrder,
@@ -304,8 +307,10 @@ impl RerankQuirk {
 
     /// Rewrites the answer to a rerank request.
     pub(crate) fn after(&self, request: &Incoming, answer: &mut Answer, config: &Config) {
-        if let RerankQuirk::NimDialect = *self {
-            return nim_answer(request, answer, config);
+        match *self {
+            RerankQuirk::NimDialect => return nim_answer(request, answer, config),
+            RerankQuirk::LogitsAsProbabilities => return probabilities_for_logits(answer),
+            _ => {}
         }
         if !is_rerank(request) {
             return;
@@ -504,6 +509,22 @@ fn nim_request(request: &mut Incoming) -> Option<Answer> {
     request.path = "/v1/rerank".to_owned();
     request.body = engine.to_string().into_bytes();
     None
+}
+
+/// Each `rankings[].logit` of a NIM answer turned into its sigmoid.
+fn probabilities_for_logits(answer: &mut Answer) {
+    let Some(mut body) = answer.json() else {
+        return;
+    };
+    let Some(rankings) = body.get_mut("rankings").and_then(Value::as_array_mut) else {
+        return;
+    };
+    for ranking in rankings.iter_mut() {
+        if let Some(logit) = ranking["logit"].as_f64() {
+            ranking["logit"] = json!(1.0 / (1.0 + (-logit).exp()));
+        }
+    }
+    answer.set_json(&body);
 }
 
 /// The path of NIM's text reranking.
