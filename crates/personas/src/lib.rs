@@ -50,4 +50,5 @@ pub use real::{
     asymmetric_cpu, dynamo_vllm, infinity, infinity_reranker, litellm, litellm_reranker,
     litserve_reranker, llama_cpp, nim_reranker, old_fastapi, ollama, openai, python_http_server,
     real_servers, reference, rerank_servers, serial_cpu, tei, tei_reranker, vllm, vllm_reranker,
+    voyage_reranker,
 };

@@ -73,6 +73,26 @@ pub fn nim_reranker() -> Persona {
     }
 }
 
+/// Voyage's rerank API, written from its SDK's types (`RerankRequest`: `top_k`,
+/// `truncation`, `return_documents`; answered under `data[]`, the document a plain
+/// string), not measured: Voyage is hosted only. At `/v1/rerank`, as Voyage's base URL
+/// gives it; no embeddings model behind it here.
+pub fn voyage_reranker() -> Persona {
+    Persona {
+        name: "voyage_reranker",
+        config: cross_encoder(OverlengthPolicy::Reject),
+        quirks: vec![
+            Quirk::ErrorWhen {
+                trigger: Trigger::EmbedPost,
+                status: 404,
+                message: "Not Found",
+            },
+            Quirk::Rerank(RerankQuirk::ServedAt(&["/v1/rerank"])),
+            Quirk::Rerank(RerankQuirk::VoyageDialect),
+        ],
+    }
+}
+
 /// TEI 1.9 serving a cross-encoder: rerank only at `/rerank`, in TEI's dialect
 /// (`{query, texts}` answered with a bare array of `{index, score}`); every
 /// embeddings request answered `424 {"code":424,"message":"Backend error: Model is not

@@ -49,6 +49,7 @@ verdicts_of_real_server_personas![
     litserve_reranker,
     tei_reranker,
     nim_reranker,
+    voyage_reranker,
     python_http_server,
 ];
 

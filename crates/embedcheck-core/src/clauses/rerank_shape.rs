@@ -153,12 +153,19 @@ async fn another_dialect(
         }
         Err(_) => in_dialect.summary(),
     };
+    let got = if portable.is_success() {
+        format!(
+            "{} with {answered}, where they read results[]",
+            portable.status
+        )
+    } else {
+        portable.summary()
+    };
     Ok(Verdict::fail(format!(
-        "the server speaks {} rerank dialect ({} answered with {answered}), and the portable request to {} was answered {}: clients of Cohere's dialect (the Cohere SDKs, LangChain's and LlamaIndex's CohereRerank, Dify, Open WebUI, LiteLLM) get no ranking; the other rerank clauses judge it in its own dialect",
+        "the server speaks {} rerank dialect ({} answered with {answered}), and the portable request to {} was answered {got}: clients of Cohere's dialect (the Cohere SDKs, LangChain's and LlamaIndex's CohereRerank, Dify, Open WebUI, LiteLLM) get no ranking; the other rerank clauses judge it in its own dialect",
         dialect.described(),
         dialect.request(),
         route.path(),
-        portable.summary()
     ))
     .with(&portable.exchange)
     .with(&in_dialect.exchange))
@@ -428,13 +435,14 @@ async fn documents_as_text_objects(s: &Session) -> CheckResult {
         for item in &answer.items {
             let form = match (&item.document, dialect) {
                 (Echo::Absent, _) => continue,
-                // TEI's `Rank` carries `text: Option<String>`, and its clients read it so.
-                (Echo::String(_), RerankDialect::Tei) => {
+                // TEI's `Rank` carries `text: Option<String>`, Voyage's data[] a plain
+                // `document`, and their clients read them so.
+                (Echo::String(_), RerankDialect::Tei | RerankDialect::Voyage) => {
                     present += 1;
                     continue;
                 }
-                (_, RerankDialect::Tei) => {
-                    "not the string TEI's dialect documents (Rank's text): its clients read text as a string"
+                (_, RerankDialect::Tei | RerankDialect::Voyage) => {
+                    "not the plain string its dialect documents (TEI's text, Voyage's document): its clients read a string"
                 }
                 (Echo::Null, _) => {
                     "null: LiteLLM's cohere provider builds a typed response whose document is not Optional and fails on it; omit the document instead"
@@ -459,6 +467,7 @@ async fn documents_as_text_objects(s: &Session) -> CheckResult {
     }
     let form = match dialect {
         RerankDialect::Tei => "a text string, as TEI's dialect documents",
+        RerankDialect::Voyage => "a plain string, as Voyage's dialect documents",
         RerankDialect::Cohere | RerankDialect::Nim => "{\"text\": …}; none null or a bare string",
     };
     Ok(Verdict::pass(format!(
@@ -552,15 +561,23 @@ async fn null_is_absent(s: &Session) -> CheckResult {
     // plain request's answer after them.
     let mut evidence = Vec::new();
     let mut answered = Vec::new();
+    let mut judged = Vec::new();
     for field in NULLABLE {
         let request = rerank::body(s, QUERY, json!(DOCUMENTS), &[(field, Value::Null)]);
-        let reply = s
+        let sent = s
             .send(rerank::either(
                 route,
                 request,
                 format!("{field}: null, read as absent or refused"),
             ))
-            .await?;
+            .await;
+        let reply = match sent {
+            Ok(reply) => reply,
+            // A field the server's dialect does not have (Voyage's max_tokens_per_doc).
+            Err(ProbeError::NotInDialect(_)) => continue,
+            Err(other) => return Err(other),
+        };
+        judged.push(field);
         let all = reply
             .rerank()
             .is_ok_and(|a| reply.is_success() && a.items.len() == DOCUMENTS.len());
@@ -573,10 +590,17 @@ async fn null_is_absent(s: &Session) -> CheckResult {
     }
     evidence.extend(answered);
     evidence.push(plain.exchange.clone());
+    if judged.is_empty() {
+        return Ok(Verdict::skip(format!(
+            "none of {} has a meaning in {} rerank dialect",
+            NULLABLE.join(", "),
+            rerank::dialect(s).described()
+        )));
+    }
     Ok(if refused.is_empty() {
         Verdict::pass(format!(
             "{} null read as absent (all results)",
-            NULLABLE.join(", ")
+            judged.join(", ")
         ))
     } else {
         Verdict::fail(format!(

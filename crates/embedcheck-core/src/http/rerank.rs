@@ -60,6 +60,10 @@ pub enum RerankDialect {
     /// answered `{rankings: [{index, logit}]}` (raw logits): NVIDIA NIM's text
     /// reranking; no top_n, no documents echoed.
     Nim,
+    /// `{model, query, documents, top_k, return_documents, truncation}` answered
+    /// `{data: [{index, relevance_score, document?}]}`, the document a plain string:
+    /// Voyage's (its SDK's `RerankRequest`, generated from its API definition).
+    Voyage,
 }
 
 impl RerankDialect {
@@ -69,6 +73,7 @@ impl RerankDialect {
             RerankDialect::Cohere => "Cohere's",
             RerankDialect::Tei => "TEI's",
             RerankDialect::Nim => "NVIDIA NIM's",
+            RerankDialect::Voyage => "Voyage's",
         }
     }
 
@@ -78,6 +83,7 @@ impl RerankDialect {
             RerankDialect::Cohere => "{query, documents}",
             RerankDialect::Tei => "{query, texts}",
             RerankDialect::Nim => "{query: {text}, passages: [{text}]}",
+            RerankDialect::Voyage => "{query, documents, top_k}",
         }
     }
 
@@ -94,6 +100,7 @@ impl RerankDialect {
             (RerankDialect::Nim, Value::Object(fields)) if fields.contains_key("documents") => {
                 nim(fields)
             }
+            (RerankDialect::Voyage, Value::Object(fields)) => voyage(fields),
             _ => Ok(body.clone()),
         }
     }
@@ -162,6 +169,35 @@ fn nim(fields: &serde_json::Map<String, Value>) -> Result<Value, String> {
             "max_tokens_per_doc" => {
                 return Err(no_meaning(
                     "has no max_tokens_per_doc (it truncates with truncate)",
+                ));
+            }
+            _ => {
+                said.insert(name.clone(), value.clone());
+            }
+        }
+    }
+    Ok(Value::Object(said))
+}
+
+/// A Cohere request in Voyage's dialect: `top_n` is its `top_k`; documents are strings.
+fn voyage(fields: &serde_json::Map<String, Value>) -> Result<Value, String> {
+    let no_meaning = |why: &str| format!("no meaning in Voyage's rerank dialect, which {why}");
+    let mut said = serde_json::Map::new();
+    for (name, value) in fields {
+        match name.as_str() {
+            "documents"
+                if value
+                    .as_array()
+                    .is_some_and(|d| d.iter().any(Value::is_object)) =>
+            {
+                return Err(no_meaning("takes documents as strings, not {text} objects"));
+            }
+            "top_n" => {
+                said.insert("top_k".to_owned(), value.clone());
+            }
+            "max_tokens_per_doc" => {
+                return Err(no_meaning(
+                    "has no max_tokens_per_doc (it truncates with truncation)",
                 ));
             }
             _ => {

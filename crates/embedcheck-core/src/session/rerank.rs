@@ -81,6 +81,7 @@ pub(crate) async fn route(s: &Session) -> Result<Option<RerankRoute>, ProbeError
     }
     let answered = |dialect| tried.iter().find(|a| a.answered_in == Some(dialect));
     let used = answered(RerankDialect::Cohere)
+        .or_else(|| answered(RerankDialect::Voyage))
         .or_else(|| answered(RerankDialect::Tei))
         .or_else(|| answered(RerankDialect::Nim))
         .or_else(|| tried.iter().find(|a| a.served));
@@ -123,7 +124,17 @@ async fn served_at(
         return Ok((false, None));
     }
     if first.status == 200 {
-        return Ok((true, Some(RerankDialect::Cohere)));
+        // Voyage reads Cohere's request and answers under data[]: its own dialect
+        // (top_k for top_n) from there on.
+        let voyage = first
+            .rerank()
+            .is_ok_and(|a| a.shape == crate::http::RerankShape::Data);
+        let dialect = if voyage {
+            RerankDialect::Voyage
+        } else {
+            RerankDialect::Cohere
+        };
+        return Ok((true, Some(dialect)));
     }
     if !first.is_refusal() {
         // Served, but not in Cohere's dialect: a server may answer a body it cannot

@@ -39,6 +39,11 @@ pub enum RerankQuirk {
     /// (docs.nvidia.com, NeMo Retriever text reranking, "using-reranking"); a body
     /// without them is refused 422; the rerank routes of other dialects are absent.
     NimDialect,
+    /// Speaks Voyage's rerank dialect: `top_k` where Cohere's has `top_n` (which it
+    /// refuses as unknown), `truncation` read and ignored, answered
+    /// `{"object": "list", "data": [{index, relevance_score, document?}]}` with the
+    /// document a plain string (voyageai SDK types, rerank-contracts §1).
+    VoyageDialect,
     /// Writes NIM's `rankings[].logit` as the logit's sigmoid, a probability, where NIM
     /// documents raw logits (breaks RRQ-005 in NIM's dialect; after [`Self::NimDialect`]).
     LogitsAsProbabilities,
@@ -204,6 +209,7 @@ impl RerankQuirk {
             }
             RerankQuirk::CannotRerank { status, message } => Some(error(status, message)),
             RerankQuirk::TeiDialect => tei_dialect(request),
+            RerankQuirk::VoyageDialect => voyage_request(request),
             RerankQuirk::AnyModel => {
                 edit(request, |f| {
                     f.remove("model");
@@ -309,6 +315,7 @@ impl RerankQuirk {
     pub(crate) fn after(&self, request: &Incoming, answer: &mut Answer, config: &Config) {
         match *self {
             RerankQuirk::NimDialect => return nim_answer(request, answer, config),
+            RerankQuirk::VoyageDialect => return voyage_answer(answer),
             RerankQuirk::LogitsAsProbabilities => return probabilities_for_logits(answer),
             _ => {}
         }
@@ -509,6 +516,45 @@ fn nim_request(request: &mut Incoming) -> Option<Answer> {
     request.path = "/v1/rerank".to_owned();
     request.body = engine.to_string().into_bytes();
     None
+}
+
+/// Voyage's request read into the engine's: `top_k` as `top_n`, `truncation` dropped;
+/// Cohere's `top_n` refused as the unknown field it is to Voyage.
+fn voyage_request(request: &mut Incoming) -> Option<Answer> {
+    if fields(request).is_some_and(|f| f.contains_key("top_n")) {
+        return Some(error(400, "Unrecognized request argument supplied: top_n"));
+    }
+    edit(request, |f| {
+        if let Some(top_k) = f.remove("top_k") {
+            f.insert("top_n".to_owned(), top_k);
+        }
+        f.remove("truncation");
+    });
+    None
+}
+
+/// The engine's rerank answer as Voyage writes it: `data[]`, each document a plain
+/// string.
+fn voyage_answer(answer: &mut Answer) {
+    let Some(mut body) = answer.json() else {
+        return;
+    };
+    let Some(results) = body.get_mut("results").map(Value::take) else {
+        return;
+    };
+    let data: Vec<Value> = results
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or_default()
+        .iter()
+        .map(|r| match r.pointer("/document/text") {
+            Some(text) => json!({"index": r["index"], "relevance_score": r["relevance_score"], "document": text}),
+            None => json!({"index": r["index"], "relevance_score": r["relevance_score"]}),
+        })
+        .collect();
+    let usage = body.get("usage").cloned().unwrap_or(Value::Null);
+    answer
+        .set_json(&json!({"object": "list", "data": data, "model": body["model"], "usage": usage}));
 }
 
 /// Each `rankings[].logit` of a NIM answer turned into its sigmoid.
