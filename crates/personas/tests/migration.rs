@@ -573,3 +573,45 @@ async fn a_server_whose_bare_input_is_a_query_migrates_with_each_side_kept() {
     let fixed = m.fixes_applied.as_ref().expect("the instruction to move");
     assert!(fixed.restored, "{fixed:#?}");
 }
+
+/// A TEI reranker migrated to a server of Cohere's dialect at the same route: the old
+/// clients send TEI's {query, texts}, the candidate does not read it, and the remedy
+/// says which dialect the clients must change to. Back the other way, the same.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_migration_between_rerank_dialects_names_the_client_change() {
+    let tei = start(&personas::tei_reranker()).await;
+    let cohere = start(&personas::vllm_reranker()).await;
+    for (old, new, from, to) in [
+        (
+            &tei,
+            &cohere,
+            "TEI's dialect {query, texts}",
+            "Cohere's {query, documents}",
+        ),
+        (
+            &cohere,
+            &tei,
+            "Cohere's dialect {query, documents}",
+            "TEI's {query, texts}",
+        ),
+    ] {
+        let pair = migrate(old, new).await;
+        let m = &pair.migration;
+        let rerank = m
+            .contract
+            .iter()
+            .find(|e| e.topic == Topic::Rerank)
+            .expect("the rerank expectation");
+        assert_eq!(rerank.judgement, Judgement::Broken, "{rerank:#?}");
+        let remedy = m
+            .remediation
+            .iter()
+            .find(|r| r.finding == "rerank")
+            .expect("a rerank remedy");
+        assert!(
+            remedy.action.contains(from) && remedy.action.contains(to),
+            "{}",
+            remedy.action
+        );
+    }
+}

@@ -23,7 +23,7 @@
 
 use super::behaviour::{Answer, BehaviourDiff};
 use crate::clauses::TEMPLATE_COSINE;
-use crate::http::{Body, Encoding, Exchange, Probe, Reply, RerankRoute};
+use crate::http::{Body, Encoding, Exchange, Probe, Reply, RerankDialect, RerankRoute};
 use crate::session::facts::{
     self, BareIs, Base64, FieldHandling, InputLimit, OverlengthPolicy, ScoreScale,
 };
@@ -131,6 +131,9 @@ pub(crate) struct Findings {
     pub rerank_routes: Option<(RerankRoute, Option<RerankRoute>)>,
     /// The rerank scales of baseline and candidate, when they differ.
     pub rerank_scales: Option<(ScoreScale, ScoreScale)>,
+    /// The rerank dialects of baseline and candidate, when they differ: the baseline's
+    /// clients speak the baseline's.
+    pub rerank_dialects: Option<(RerankDialect, RerankDialect)>,
 }
 
 /// One server of the pair: its session (for replays) and what its audit learned.
@@ -564,6 +567,21 @@ fn rerank_of(f: &Facts) -> (Option<RerankRoute>, Option<ScoreScale>) {
     )
 }
 
+fn dialect_of(f: &Facts) -> RerankDialect {
+    f.rerank
+        .routes
+        .as_ref()
+        .map_or(RerankDialect::Cohere, |r| r.value.dialect)
+}
+
+/// `in TEI's dialect {query, texts}`, or nothing for Cohere's.
+fn dialect_words(dialect: RerankDialect) -> String {
+    match dialect {
+        RerankDialect::Cohere => String::new(),
+        other => format!(" in {} dialect {}", other.described(), other.request()),
+    }
+}
+
 fn rerank_text(f: &Facts, reply: Option<&Arc<Reply>>) -> String {
     let (used, scale) = rerank_of(f);
     let Some(routes) = &f.rerank.routes else {
@@ -580,7 +598,8 @@ fn rerank_text(f: &Facts, reply: Option<&Arc<Reply>>) -> String {
                 .map(|i| format!(", document {i} first"))
                 .unwrap_or_default();
             let scale = scale.map_or("scale not measured".to_owned(), |s| s.to_string());
-            format!("served at {}: {scale}{first}", route.path())
+            let dialect = dialect_words(dialect_of(f));
+            format!("served at {}{dialect}: {scale}{first}", route.path())
         }
     }
 }
@@ -619,7 +638,14 @@ async fn rerank(b: Side<'_>, c: Side<'_>) -> Expectation {
             true,
         );
     };
-    let portable = |s: &Session| rerank_requests::probe(route, rerank_requests::plain_body(s));
+    // The baseline's clients speak the baseline's dialect, to either server.
+    let b_dialect = dialect_of(b.facts);
+    let c_dialect = dialect_of(c.facts);
+    let portable = |s: &Session| {
+        let plain = rerank_requests::plain_body(s);
+        let said = b_dialect.translate(&plain, s.model()).unwrap_or(plain);
+        rerank_requests::probe(route, said).verbatim()
+    };
     let b_reply = replay(b.session, portable(b.session)).await;
     let c_reply = replay(c.session, portable(c.session)).await;
     let first = |r: &Option<Arc<Reply>>| {
@@ -636,8 +662,9 @@ async fn rerank(b: Side<'_>, c: Side<'_>) -> Expectation {
     };
     let kept = answered && same_scale && first(&b_reply) == first(&c_reply);
     let relies_on = Some(format!(
-        "rerank at {}{}",
+        "rerank at {}{}{}",
         route.path(),
+        dialect_words(b_dialect),
         b_scale.map_or(String::new(), |s| format!(", scores as {s}"))
     ));
     let mut candidate = rerank_text(c.facts, c_reply.as_ref());
@@ -665,6 +692,8 @@ async fn rerank(b: Side<'_>, c: Side<'_>) -> Expectation {
         (Some(x), Some(y)) if x != y => Some((x, y)),
         _ => None,
     };
+    e.findings.rerank_dialects =
+        (c_route.is_some() && b_dialect != c_dialect).then_some((b_dialect, c_dialect));
     e.evidence = evidence(&[b_reply.as_ref(), c_reply.as_ref()]);
     e
 }

@@ -104,6 +104,15 @@ fn for_expectation(e: &Expectation, retrieval: &Retrieval) -> Option<Remedy> {
 
 /// What a rerank client changes: its route, its score threshold, or where it reranks.
 fn rerank_action(e: &Expectation) -> String {
+    if let Some((old, new)) = e.findings.rerank_dialects {
+        return format!(
+            "change every rerank client from {} dialect {} to {} {}: the candidate does not read the baseline's request (TEI's clients: LlamaIndex's TextEmbeddingInference, Haystack's HuggingFaceTEIRanker; NIM's: NVIDIARerank; Cohere's: the Cohere SDKs, LangChain's and LlamaIndex's CohereRerank, Dify, Open WebUI)",
+            old.described(),
+            old.request(),
+            new.described(),
+            new.request()
+        );
+    }
     match (e.findings.rerank_routes, e.findings.rerank_scales) {
         (Some((_, None)), _) => "keep reranking on the baseline (or another reranker): the candidate serves no rerank route".to_owned(),
         (Some((old, Some(new))), _) if old != new => format!(
