@@ -643,7 +643,9 @@ async fn rerank(b: Side<'_>, c: Side<'_>) -> Expectation {
     let c_dialect = dialect_of(c.facts);
     let portable = |s: &Session| {
         let plain = rerank_requests::plain_body(s);
-        let said = b_dialect.translate(&plain, s.model()).unwrap_or(plain);
+        let said = b_dialect
+            .translate(&plain, &rerank_requests::model(s))
+            .unwrap_or(plain);
         rerank_requests::probe(route, said).verbatim()
     };
     let b_reply = replay(b.session, portable(b.session)).await;

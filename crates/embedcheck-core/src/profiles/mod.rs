@@ -71,6 +71,18 @@ pub enum Client {
     /// Open WebUI's external reranker.
     #[serde(rename = "open-webui-external")]
     OpenWebUi,
+    /// LlamaIndex's TEI reranker, `TextEmbeddingInference` (PyPI
+    /// `llama-index-postprocessor-tei-rerank`): TEI's dialect at `{base_url}/rerank`.
+    #[serde(rename = "llama-index-tei-rerank")]
+    LlamaIndexTei,
+    /// Haystack's `HuggingFaceTEIRanker` (PyPI `haystack-ai`): TEI's dialect at
+    /// `/rerank` of its `url`.
+    #[serde(rename = "haystack-tei-ranker")]
+    HaystackTei,
+    /// NVIDIA's `NVIDIARerank` (PyPI `langchain-nvidia-ai-endpoints`): NIM's dialect at
+    /// `{base_url}/ranking`, the base URL ending in `/v1`.
+    #[serde(rename = "langchain-nvidia-rerank")]
+    NvidiaRerank,
 }
 
 impl Client {
@@ -83,12 +95,15 @@ impl Client {
 
     /// Every profiled rerank client, in the order reports show them (after the
     /// embeddings clients, and only for a server that serves rerank).
-    pub const RERANK: [Client; 5] = [
+    pub const RERANK: [Client; 8] = [
         Client::CohereV1,
         Client::CohereV2,
         Client::LangChainCohere,
         Client::Dify,
         Client::OpenWebUi,
+        Client::LlamaIndexTei,
+        Client::HaystackTei,
+        Client::NvidiaRerank,
     ];
 
     pub fn name(self) -> &'static str {
@@ -101,6 +116,9 @@ impl Client {
             Client::LangChainCohere => "langchain-cohere",
             Client::Dify => "dify-openai-compatible",
             Client::OpenWebUi => "open-webui-external",
+            Client::LlamaIndexTei => "llama-index-tei-rerank",
+            Client::HaystackTei => "haystack-tei-ranker",
+            Client::NvidiaRerank => "langchain-nvidia-rerank",
         }
     }
 
@@ -115,6 +133,9 @@ impl Client {
             Client::Dify => "0.0.63",
             // No release names the code read: its commit.
             Client::OpenWebUi => "ab233f82",
+            Client::LlamaIndexTei => "0.6.0",
+            Client::HaystackTei => "2.29.0",
+            Client::NvidiaRerank => "1.4.3",
         }
     }
 }

@@ -10,6 +10,9 @@
 //! | langchain-cohere 0.6.0 | `{root}/v2/rerank` | `top_n: 3, max_tokens_per_doc: null` | an index past the list raises `IndexError`; order as sent |
 //! | dify-openai-compatible 0.0.63 | `{endpoint_url}/rerank`, `endpoint_url` = `…/v1` | `top_n` = N | a missing score becomes 0.0, a missing index 0; re-sorted; `score_threshold` |
 //! | open-webui-external | the URL as configured, `…/v1/rerank` | `top_n` = N | sorted by `index`, then the scores zipped to the documents by position |
+//! | llama-index-tei-rerank 0.6.0 | `{base_url}/rerank`, base the server's root | TEI's `{query, texts}` | a bare list, one item per text (`assert`), `index` and `score`; re-sorted by score, top 5 |
+//! | haystack-tei-ranker 2.29.0 | `urljoin(url, "/rerank")` | `{query, texts, raw_scores: false}` | a bare list (an `{error}` object raises RuntimeError, anything else TypeError), `index` and `score`; order as sent, top 10 |
+//! | langchain-nvidia-rerank 1.4.3 | `{base_url}/ranking`, base `…/v1` | NIM's `{model, query: {text}, passages: [{text}]}` | `rankings[]` of `{index: int, logit: float}` (an index outside the passages fails an assert); order as sent, top 5 |
 //!
 //! A profile breaks when the client raises or returns a ranking that is not the
 //! server's (scores moved to other documents, silently 0.0, wrong order kept). Profiles
@@ -17,7 +20,7 @@
 //! no rerank client's server.
 
 use super::{Client, ClientProfile, Finding, no_answer};
-use crate::http::{Reply, RerankRoute};
+use crate::http::{Reply, RerankDialect, RerankRoute};
 use crate::reference::{RERANK_DOCUMENTS as DOCUMENTS, RERANK_QUERY as QUERY};
 use crate::session::facts::ScoreScale;
 use crate::session::{Session, rerank};
@@ -27,6 +30,8 @@ use serde_json::{Value, json};
 struct Profile {
     client: Client,
     route: RerankRoute,
+    /// The dialect the client speaks, whatever the server does.
+    dialect: RerankDialect,
     /// Fields the client adds to `{model, query, documents}`.
     extra: fn(usize) -> Vec<(&'static str, Value)>,
     read: fn(&Value, usize) -> Read,
@@ -40,36 +45,62 @@ pub(crate) enum Read {
     Wrong(String),
 }
 
-const PROFILES: [Profile; 5] = [
+const PROFILES: [Profile; 8] = [
     Profile {
         client: Client::CohereV1,
         route: RerankRoute::V1,
+        dialect: RerankDialect::Cohere,
         extra: |_| Vec::new(),
         read: read_cohere,
     },
     Profile {
         client: Client::CohereV2,
         route: RerankRoute::V2,
+        dialect: RerankDialect::Cohere,
         extra: |_| Vec::new(),
         read: read_cohere,
     },
     Profile {
         client: Client::LangChainCohere,
         route: RerankRoute::V2,
+        dialect: RerankDialect::Cohere,
         extra: |_| vec![("top_n", json!(3)), ("max_tokens_per_doc", Value::Null)],
         read: read_langchain,
     },
     Profile {
         client: Client::Dify,
         route: RerankRoute::V1,
+        dialect: RerankDialect::Cohere,
         extra: |n| vec![("top_n", json!(n))],
         read: read_dify,
     },
     Profile {
         client: Client::OpenWebUi,
         route: RerankRoute::V1,
+        dialect: RerankDialect::Cohere,
         extra: |n| vec![("top_n", json!(n))],
         read: read_open_webui,
+    },
+    Profile {
+        client: Client::LlamaIndexTei,
+        route: RerankRoute::Bare,
+        dialect: RerankDialect::Tei,
+        extra: |_| Vec::new(),
+        read: read_llama_index_tei,
+    },
+    Profile {
+        client: Client::HaystackTei,
+        route: RerankRoute::Bare,
+        dialect: RerankDialect::Tei,
+        extra: |_| vec![("raw_scores", json!(false))],
+        read: read_haystack_tei,
+    },
+    Profile {
+        client: Client::NvidiaRerank,
+        route: RerankRoute::Ranking,
+        dialect: RerankDialect::Nim,
+        extra: |_| Vec::new(),
+        read: read_nvidia,
     },
 ];
 
@@ -231,6 +262,102 @@ impl Score {
     }
 }
 
+/// Each item's `index` and numeric `score` in a TEI-dialect bare list, or what the
+/// client raises: Python's `KeyError` for a missing field, `float()`'s `TypeError` or
+/// `ValueError` for a score that is no number.
+fn tei_items(items: &[Value], n: usize) -> Result<Vec<(usize, f64)>, String> {
+    let mut read = Vec::new();
+    for (i, item) in items.iter().enumerate() {
+        let index = item
+            .get("index")
+            .and_then(int)
+            .ok_or_else(|| format!("raises KeyError or TypeError on item {i}: no integer index"))?;
+        let score = item
+            .get("score")
+            .and_then(|v| v.as_f64().or_else(|| v.as_str()?.trim().parse().ok()))
+            .ok_or_else(|| format!("raises on item {i}: its score is no number"))?;
+        let index = usize::try_from(index)
+            .ok()
+            .filter(|&x| x < n)
+            .ok_or_else(|| {
+                format!("raises IndexError: item {i} has index {index} for {n} texts")
+            })?;
+        read.push((index, score));
+    }
+    Ok(read)
+}
+
+/// LlamaIndex's `TextEmbeddingInference` asserts one score per text, maps each by its
+/// `index` and re-sorts by score, keeping the top 5.
+fn read_llama_index_tei(body: &Value, n: usize) -> Read {
+    let Some(items) = body.as_array() else {
+        return Read::Wrong(
+            "iterates an answer that is not a list and fails its assert len(scores) == len(nodes)"
+                .to_owned(),
+        );
+    };
+    if items.len() != n {
+        return Read::Wrong(format!(
+            "fails its assert len(scores) == len(nodes): {} items for {n} texts",
+            items.len()
+        ));
+    }
+    match tei_items(items, n) {
+        Ok(mut read) => {
+            read.sort_by(|a, b| b.1.total_cmp(&a.1));
+            Read::Ranked(read.into_iter().take(5).map(|(i, _)| i).collect())
+        }
+        Err(why) => Read::Wrong(why),
+    }
+}
+
+/// Haystack's `HuggingFaceTEIRanker` requires a bare list (an object with `error`
+/// raises RuntimeError, any other object TypeError) and keeps the server's order,
+/// cut to its top 10.
+fn read_haystack_tei(body: &Value, n: usize) -> Read {
+    let Some(items) = body.as_array() else {
+        return Read::Wrong(if body.get("error").is_some() {
+            "raises RuntimeError: the answer is an {error} object".to_owned()
+        } else {
+            "raises TypeError (\"Unexpected response format\"): the answer is not a bare list"
+                .to_owned()
+        });
+    };
+    match tei_items(items, n) {
+        Ok(read) => Read::Ranked(read.into_iter().take(10).map(|(i, _)| i).collect()),
+        Err(why) => Read::Wrong(why),
+    }
+}
+
+/// NVIDIA's `NVIDIARerank` reads `rankings[]` as `Ranking(index: int, logit: float)`
+/// (pydantic), asserts each index names a passage, and keeps the server's order, cut to
+/// its top 5.
+fn read_nvidia(body: &Value, n: usize) -> Read {
+    let Some(rankings) = body.get("rankings").and_then(Value::as_array) else {
+        return Read::Wrong("raises KeyError: the answer has no rankings list".to_owned());
+    };
+    let mut ranked = Vec::new();
+    for (i, ranking) in rankings.iter().enumerate() {
+        let (Some(index), Some(_)) = (
+            ranking.get("index").and_then(int),
+            ranking.get("logit").and_then(Value::as_f64),
+        ) else {
+            return Read::Wrong(format!(
+                "raises a pydantic ValidationError on ranking {i}: no integer index and float logit"
+            ));
+        };
+        match usize::try_from(index).ok().filter(|&x| x < n) {
+            Some(x) => ranked.push(x),
+            None => {
+                return Read::Wrong(format!(
+                    "fails its assert: ranking {i} has index {index} for {n} passages"
+                ));
+            }
+        }
+    }
+    Read::Ranked(ranked.into_iter().take(5).collect())
+}
+
 /// The server's own ranking of the canonical documents, from its answer.
 fn servers_ranking(reply: &Reply, n: usize) -> Option<Vec<usize>> {
     let scores = reply.rerank().ok()?.all_scores(n).ok()?;
@@ -260,9 +387,27 @@ pub(crate) async fn profile_all(s: &Session) -> Vec<ClientProfile> {
 
 async fn profile_one(s: &Session, profile: &Profile, scale: Option<ScoreScale>) -> ClientProfile {
     let n = DOCUMENTS.len();
-    let body = rerank::body(s, QUERY, json!(DOCUMENTS), &(profile.extra)(n));
+    let cohere = rerank::body(s, QUERY, json!(DOCUMENTS), &(profile.extra)(n));
+    // The client's own dialect, whatever the server speaks.
+    let body = profile
+        .dialect
+        .translate(&cohere, &rerank::model(s))
+        .unwrap_or(cohere);
     let path = profile.route.path();
-    let reply = match s.send(rerank::probe(profile.route, body).verbatim()).await {
+    // A client of another dialect than the server's sends what the server may refuse:
+    // its throttling of a refusal is then not waited out as a valid request's.
+    let server = rerank::dialect(s);
+    let probe = if profile.dialect == server {
+        rerank::probe(profile.route, body)
+    } else {
+        let why = format!(
+            "a client of {} rerank dialect; the server speaks {}",
+            profile.dialect.described(),
+            server.described()
+        );
+        rerank::either(profile.route, body, why)
+    };
+    let reply = match s.send(probe.verbatim()).await {
         Ok(reply) => reply,
         Err(error) => {
             let finding = Finding::RerankNotProbed {

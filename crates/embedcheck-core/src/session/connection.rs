@@ -383,11 +383,7 @@ impl Session {
             return Ok(probe);
         }
         if let crate::http::Body::Json(body) = &probe.body {
-            let model = self
-                .settings()
-                .rerank_model
-                .clone()
-                .unwrap_or_else(|| self.model().to_owned());
+            let model = super::rerank::model(self);
             let said = dialect
                 .translate(body, &model)
                 .map_err(ProbeError::NotInDialect)?;
@@ -464,7 +460,18 @@ impl Session {
     /// as usual. (A limiter that lets one request through per window would be taken for
     /// a refusal here; one that asks for the wait it enforces is not.)
     async fn refused_with_429(&self, probe: &Probe) -> Result<Option<Reply>, ProbeError> {
-        let control = lock(&self.last_valid_success).get(&probe.resource).cloned();
+        // A route never answered 200 (a rerank client's own route on a server serving
+        // another) is held against the same contract's other route that was.
+        let control = {
+            let successes = lock(&self.last_valid_success);
+            successes.get(&probe.resource).cloned().or_else(|| {
+                let rerank = matches!(probe.resource, Resource::Rerank(_));
+                crate::http::RerankRoute::EVERY
+                    .into_iter()
+                    .filter(|_| rerank)
+                    .find_map(|route| successes.get(&Resource::Rerank(route)).cloned())
+            })
+        };
         let Some(control) = control.map(Probe::fresh) else {
             return Ok(None);
         };

@@ -24,11 +24,7 @@ pub(crate) const ANSWER: usize = 1;
 /// the run's, and none where requests carry no model.
 pub(crate) fn body(s: &Session, query: &str, documents: Value, extra: &[(&str, Value)]) -> Value {
     let mut body = json!({"query": query, "documents": documents});
-    let model = s
-        .settings()
-        .rerank_model
-        .clone()
-        .unwrap_or_else(|| s.model().to_owned());
+    let model = model(s);
     if !model.is_empty() {
         body["model"] = json!(model);
     }
@@ -36,6 +32,14 @@ pub(crate) fn body(s: &Session, query: &str, documents: Value, extra: &[(&str, V
         body[*name] = value.clone();
     }
     body
+}
+
+/// The model rerank requests name: `--rerank-model`, else the run's.
+pub(crate) fn model(s: &Session) -> String {
+    s.settings()
+        .rerank_model
+        .clone()
+        .unwrap_or_else(|| s.model().to_owned())
 }
 
 /// A valid rerank request to the route the clauses use.
@@ -158,7 +162,7 @@ const IN_NIM_DIALECT: &str = "NVIDIA NIM's rerank dialect ({query: {text}, passa
 async fn ranking(s: &Session) -> Result<RouteAnswer, ProbeError> {
     let route = RerankRoute::Ranking;
     let body = RerankDialect::Nim
-        .translate(&plain_body(s), s.model())
+        .translate(&plain_body(s), &model(s))
         .expect("the portable request has a meaning in NIM's dialect");
     let reply = s
         .send(either(route, body, IN_NIM_DIALECT).verbatim())
