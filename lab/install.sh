@@ -362,11 +362,13 @@ install_litserve() {
 
 # The rerank clients (lab/clients/rerank_check.py): the Cohere SDK with LangChain's and
 # LlamaIndex's Cohere rerankers in one venv (both cap cohere below 6 and 7, so it resolves to
-# 5.21.1), and the newest Cohere SDK alone in a second venv.
+# 5.21.1), and the newest Cohere SDK alone in a second venv; the clients of TEI's and NIM's
+# dialects (lab/clients/dialect_check.py) in a third.
 install_rerank_clients() {
   local main="cohere==5.21.1 langchain-cohere==0.6.0 llama-index-postprocessor-cohere-rerank==0.10.0"
   local c7="cohere==7.3.1"
-  local spec="$main | $c7"
+  local dialects="llama-index-postprocessor-tei-rerank==0.6.0 langchain-nvidia-ai-endpoints==1.4.3"
+  local spec="$main | $c7 | $dialects"
   is_done rerank-clients "$spec" && { log "rerank-clients: already installed"; return; }
   ensure_uv
   log "rerank-clients: installing $main; $c7 (venv rerank-clients-cohere7)"
@@ -377,6 +379,11 @@ install_rerank_clients() {
   make_venv rerank-clients-cohere7
   uv_install rerank-clients-cohere7 "$c7"
   write_lock rerank-clients-cohere7
+  make_venv rerank-dialect-clients
+  # shellcheck disable=SC2086
+  uv_install rerank-dialect-clients $dialects
+  write_lock rerank-dialect-clients
+  touch "$(venv_dir rerank-dialect-clients)/.lab-installed"
   mark_done rerank-clients "$spec"
   log "rerank-clients: installed"
 }

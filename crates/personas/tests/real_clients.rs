@@ -190,3 +190,70 @@ async fn every_profile_says_what_the_real_client_experiences() {
     }
     assert!(disagreements.is_empty(), "{disagreements:#?}");
 }
+
+/// The rerank clients of TEI's and NIM's dialects, the real libraries
+/// (`lab/clients/dialect_check.py` in the `rerank-dialect-clients` venv of
+/// `lab/install.sh rerank-clients`), against a server of each dialect and of Cohere's:
+/// every profile's `works` is what the real client did. Without the venv it prints why
+/// and passes, as the test above.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_dialect_clients_do_what_their_profiles_say() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let state = std::env::var_os("EMBEDCHECK_LAB_DIR")
+        .map_or_else(|| root.join("lab/.state"), PathBuf::from);
+    let venv = state.join("venvs/rerank-dialect-clients");
+    if !venv.join(".lab-installed").is_file() {
+        println!(
+            "skipped: no rerank-dialect-clients venv under {}",
+            state.display()
+        );
+        return;
+    }
+    let script = root.join("lab/clients/dialect_check.py");
+    let mut disagreements = Vec::new();
+    for persona in [
+        personas::tei_reranker(),
+        personas::nim_reranker(),
+        personas::vllm_reranker(),
+    ] {
+        let server = persona.start().await;
+        let url = format!("http://{}", server.addr());
+        let model = persona.config.model_id.clone();
+        let python = venv.join("bin/python");
+        let script = script.clone();
+        let output = tokio::task::spawn_blocking(move || {
+            Command::new(python)
+                .arg(script)
+                .args([&url, &model])
+                .output()
+        })
+        .await
+        .expect("the clients ran")
+        .expect("python started");
+        let real: Vec<Value> = String::from_utf8_lossy(&output.stdout)
+            .lines()
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect();
+        assert_eq!(real.len(), 2, "{}", String::from_utf8_lossy(&output.stderr));
+        let audit = audit_running(&persona, &server.base_url()).await;
+        for outcome in &real {
+            let name = outcome["client"].as_str().expect("a client name");
+            let profile = audit
+                .clients
+                .iter()
+                .find(|p| p.client.name() == name)
+                .unwrap_or_else(|| panic!("{name} profiled on {}", persona.name));
+            println!(
+                "{:<16} {name:<24} profile {:?} real {outcome}",
+                persona.name, profile.works
+            );
+            if profile.works != outcome["works"].as_bool() {
+                disagreements.push(format!(
+                    "{} / {name}: {:?} vs {outcome}",
+                    persona.name, profile.works
+                ));
+            }
+        }
+    }
+    assert!(disagreements.is_empty(), "{disagreements:#?}");
+}
