@@ -46,7 +46,7 @@ impl RerankShape {
 
 /// The request language a server's rerank route speaks, found from its answers (the
 /// route search sends both), never from its name.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RerankDialect {
     /// `{model, query, documents, top_n, return_documents}`: Cohere's, Jina's, vLLM's,

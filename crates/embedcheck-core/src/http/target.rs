@@ -51,7 +51,7 @@ impl IdentityPage {
 /// Where a server may serve rerank. The Cohere SDK v1 and clients with a `/v1` base
 /// URL call `/v1/rerank`; llama.cpp, TEI and Dify's plugin `/rerank`; the Cohere SDK
 /// v2, LangChain and LlamaIndex `/v2/rerank`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum RerankRoute {
     /// `{root}/v1/rerank`.
     V1,

@@ -84,15 +84,16 @@ fn clients(page: &mut String, doc: &Document) {
     page.push_str("</tbody></table></div>\n");
 }
 
-/// The servers on the user's corpus: quality on its labels and the replay against the
-/// recording, one row each, one cell per server.
+/// The rerank dialect of each server, and the servers on the user's corpus (quality on
+/// its labels, the replay against the recording, latency), one row each, one cell per
+/// server.
 fn corpus(page: &mut String, doc: &Document) {
-    let rows = doc.corpus_rows();
+    let rows = doc.summary_rows();
     if rows.is_empty() {
         return;
     }
     page.push_str(
-        "<div class=\"scroll short\"><table id=\"corpus\"><thead><tr><th>on the corpus</th>",
+        "<div class=\"scroll short\"><table id=\"corpus\"><thead><tr><th>rerank and corpus</th>",
     );
     for label in doc.labels() {
         let _ = write!(page, "<th>{}</th>", escape(label));

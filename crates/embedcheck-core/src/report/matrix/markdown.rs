@@ -34,9 +34,10 @@ pub fn render(doc: &Document) -> String {
     out
 }
 
-/// The summary's rows on the user's corpus, where any server has a result.
-fn corpus_rows(out: &mut String, doc: &Document) {
-    for (name, cells) in doc.corpus_rows() {
+/// The summary's rows under the levels: each server's rerank dialect, and its results
+/// on the user's corpus, where any server has one.
+fn dialect_and_corpus_rows(out: &mut String, doc: &Document) {
+    for (name, cells) in doc.summary_rows() {
         let mut row = vec![name];
         row.extend(cells.iter().map(String::as_str));
         table_row(out, &row);
@@ -71,7 +72,7 @@ fn summary(out: &mut String, doc: &Document) {
         row.extend(cells.iter().map(String::as_str));
         table_row(out, &row);
     }
-    corpus_rows(out, doc);
+    dialect_and_corpus_rows(out, doc);
     for (client, cells) in doc.clients() {
         let words: Vec<String> = cells
             .iter()
