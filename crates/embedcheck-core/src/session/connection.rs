@@ -373,17 +373,37 @@ impl Session {
         Ok(reply)
     }
 
+    /// The dialect the server's rerank route speaks, once the route search found it
+    /// (the `routes` fact); Cohere's before.
+    pub(crate) fn rerank_dialect(&self) -> crate::http::RerankDialect {
+        lock(&self.facts)
+            .rerank
+            .routes
+            .as_ref()
+            .map_or(crate::http::RerankDialect::Cohere, |f| f.value.dialect)
+    }
+
+    /// The model rerank requests name: `--rerank-model`, else the run's.
+    pub(crate) fn rerank_model(&self) -> String {
+        self.settings()
+            .rerank_model
+            .clone()
+            .unwrap_or_else(|| self.model().to_owned())
+    }
+
     /// A rerank request said in the dialect the server's rerank route speaks, once the
     /// route search found it (a request the clauses write in Cohere's); one with no
     /// meaning there is not sent.
     fn in_dialect(&self, mut probe: Probe) -> Result<Probe, ProbeError> {
-        let dialect = super::rerank::dialect(self);
-        let rerank = matches!(probe.resource, Resource::Rerank(_));
-        if !rerank || probe.verbatim || dialect == crate::http::RerankDialect::Cohere {
+        if !matches!(probe.resource, Resource::Rerank(_)) || probe.verbatim {
+            return Ok(probe);
+        }
+        let dialect = self.rerank_dialect();
+        if dialect == crate::http::RerankDialect::Cohere {
             return Ok(probe);
         }
         if let crate::http::Body::Json(body) = &probe.body {
-            let model = super::rerank::model(self);
+            let model = self.rerank_model();
             let said = dialect
                 .translate(body, &model)
                 .map_err(ProbeError::NotInDialect)?;

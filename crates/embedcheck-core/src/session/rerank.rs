@@ -36,10 +36,7 @@ pub(crate) fn body(s: &Session, query: &str, documents: Value, extra: &[(&str, V
 
 /// The model rerank requests name: `--rerank-model`, else the run's.
 pub(crate) fn model(s: &Session) -> String {
-    s.settings()
-        .rerank_model
-        .clone()
-        .unwrap_or_else(|| s.model().to_owned())
+    s.rerank_model()
 }
 
 /// A valid rerank request to the route the clauses use.
@@ -183,10 +180,7 @@ fn answered_in_tei(tei: &Reply) -> Option<RerankDialect> {
 
 /// The dialect the rerank clauses speak, once the route search found it.
 pub(crate) fn dialect(s: &Session) -> RerankDialect {
-    s.facts()
-        .rerank
-        .routes
-        .map_or(RerankDialect::Cohere, |f| f.value.dialect)
+    s.rerank_dialect()
 }
 
 /// A portable request with another query and documents than [`plain_body`].
