@@ -30,8 +30,9 @@ pub enum RerankQuirk {
     /// Parses TEI's rerank request, `{query, texts}` (`router/src/http/types.rs`,
     /// `RerankRequest`, in huggingface/text-embeddings-inference), before anything else:
     /// a body without `texts` is refused 422 as its axum `Json` extractor refuses it,
-    /// with the column of the end of the body; `texts` is read as the documents,
-    /// `return_text` as `return_documents`, and other fields are ignored (serde).
+    /// with the column of the end of the body, and more than 32 texts (its default
+    /// `--max-client-batch-size`) 422 with `{error, error_type}`; `texts` is read as the
+    /// documents, `return_text` as `return_documents`, other fields are ignored (serde).
     TeiDialect,
     /// Speaks NVIDIA NIM's text reranking API and no other: `POST /v1/ranking` with
     /// `{model, query: {text}, passages: [{text}], truncate}` answered
@@ -626,6 +627,18 @@ fn tei_dialect(request: &mut Incoming) -> Option<Answer> {
             &json!({"error": message, "error_type": "Validation"}),
         ));
     }
+    let texts = fields(request)
+        .and_then(|f| f.get("texts")?.as_array().map(Vec::len))
+        .unwrap_or(0);
+    if texts > TEI_MAX_CLIENT_BATCH_SIZE {
+        return Some(Answer::json_body(
+            422,
+            &json!({
+                "error": format!("batch size {texts} > maximum allowed batch size {TEI_MAX_CLIENT_BATCH_SIZE}"),
+                "error_type": "Validation"
+            }),
+        ));
+    }
     edit(request, |f| {
         if let Some(texts) = f.remove("texts") {
             f.insert("documents".to_owned(), texts);
@@ -639,6 +652,10 @@ fn tei_dialect(request: &mut Incoming) -> Option<Answer> {
     });
     None
 }
+
+/// TEI's `--max-client-batch-size` default: more texts in one request are refused 422
+/// (rerank-contracts §1, TEI's `router/src/http/server.rs`).
+const TEI_MAX_CLIENT_BATCH_SIZE: usize = 32;
 
 /// What TEI's `RerankRequest` reads, as the engine names it after [`tei_dialect`].
 const TEI_FIELDS: [&str; 3] = ["query", "documents", "return_documents"];
