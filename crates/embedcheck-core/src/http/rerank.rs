@@ -93,119 +93,95 @@ impl RerankDialect {
     /// has no meaning there. A request already in the dialect, or not a JSON object
     /// (a client mistake), is sent as it is.
     pub(crate) fn translate(self, body: &Value, model: &str) -> Result<Value, String> {
-        match (self, body) {
-            (RerankDialect::Tei, Value::Object(fields)) if fields.contains_key("documents") => {
-                tei(fields, model)
-            }
-            (RerankDialect::Nim, Value::Object(fields)) if fields.contains_key("documents") => {
-                nim(fields)
-            }
-            (RerankDialect::Voyage, Value::Object(fields)) => voyage(fields),
-            _ => Ok(body.clone()),
+        let Value::Object(fields) = body else {
+            return Ok(body.clone());
+        };
+        let written_in_cohere = fields.contains_key("documents");
+        if self == RerankDialect::Cohere || (self != RerankDialect::Voyage && !written_in_cohere) {
+            return Ok(body.clone());
         }
-    }
-}
-
-/// A Cohere request in TEI's dialect.
-fn tei(fields: &serde_json::Map<String, Value>, model: &str) -> Result<Value, String> {
-    let no_meaning = |why: &str| format!("no meaning in TEI's rerank dialect, which {why}");
-    let mut said = serde_json::Map::new();
-    for (name, value) in fields {
-        match name.as_str() {
-            "documents"
-                if value
-                    .as_array()
-                    .is_some_and(|d| d.iter().any(Value::is_object)) =>
-            {
-                return Err(no_meaning("takes texts as strings, not {text} objects"));
-            }
-            "documents" => {
-                said.insert("texts".to_owned(), value.clone());
-            }
-            "model" if value.as_str() == Some(model) => {}
-            "model" => return Err(no_meaning("names no model")),
-            "top_n" => return Err(no_meaning("has no top_n: it answers every text")),
-            "max_tokens_per_doc" => {
-                return Err(no_meaning(
-                    "has no max_tokens_per_doc (it truncates with truncate)",
-                ));
-            }
-            "return_documents" => {
-                said.insert("return_text".to_owned(), value.clone());
-            }
-            _ => {
-                said.insert(name.clone(), value.clone());
+        let mut said = serde_json::Map::new();
+        for (name, value) in fields {
+            match self.field(name, value, model) {
+                Said::Kept => {
+                    said.insert(name.clone(), value.clone());
+                }
+                Said::As(new_name, new_value) => {
+                    said.insert(new_name.to_owned(), new_value);
+                }
+                Said::Dropped => {}
+                Said::NoMeaning(why) => {
+                    return Err(format!(
+                        "no meaning in {} rerank dialect, which {why}",
+                        self.described()
+                    ));
+                }
             }
         }
+        Ok(Value::Object(said))
     }
-    Ok(Value::Object(said))
-}
 
-/// A Cohere request in NVIDIA NIM's dialect: the query and each document as `{text}`
-/// (objects as they are, a client mistake as it is), the model kept.
-fn nim(fields: &serde_json::Map<String, Value>) -> Result<Value, String> {
-    let no_meaning = |why: &str| format!("no meaning in NVIDIA NIM's rerank dialect, which {why}");
-    let text = |v: &Value| match v {
-        Value::String(_) => serde_json::json!({ "text": v }),
-        other => other.clone(),
-    };
-    let mut said = serde_json::Map::new();
-    for (name, value) in fields {
-        match name.as_str() {
-            "query" => {
-                said.insert("query".to_owned(), text(value));
+    /// How one field of a Cohere request is said in this dialect.
+    fn field(self, name: &str, value: &Value, model: &str) -> Said {
+        use RerankDialect::{Nim, Tei, Voyage};
+        let objects = value
+            .as_array()
+            .is_some_and(|d| d.iter().any(Value::is_object));
+        match (self, name) {
+            (Tei, "documents") if objects => {
+                Said::NoMeaning("takes texts as strings, not {text} objects")
             }
-            "documents" => {
-                let passages = match value {
-                    Value::Array(documents) => Value::Array(documents.iter().map(text).collect()),
+            (Tei, "documents") => Said::As("texts", value.clone()),
+            (Tei, "model") if value.as_str() == Some(model) => Said::Dropped,
+            (Tei, "model") => Said::NoMeaning("names no model"),
+            (Tei, "top_n") => Said::NoMeaning("has no top_n: it answers every text"),
+            (Tei, "return_documents") => Said::As("return_text", value.clone()),
+            // NIM: the query and each document as {text}; objects and a client's
+            // mistakes as they are; the model kept.
+            (Nim, "query") => Said::As("query", as_text(value)),
+            (Nim, "documents") => Said::As(
+                "passages",
+                match value {
+                    Value::Array(documents) => {
+                        Value::Array(documents.iter().map(as_text).collect())
+                    }
                     other => other.clone(),
-                };
-                said.insert("passages".to_owned(), passages);
+                },
+            ),
+            (Nim, "top_n") => Said::NoMeaning("has no top_n: it ranks every passage"),
+            (Nim, "return_documents") => {
+                Said::NoMeaning("answers indices and logits, never the passages")
             }
-            "top_n" => return Err(no_meaning("has no top_n: it ranks every passage")),
-            "return_documents" => {
-                return Err(no_meaning("answers indices and logits, never the passages"));
+            (Voyage, "documents") if objects => {
+                Said::NoMeaning("takes documents as strings, not {text} objects")
             }
-            "max_tokens_per_doc" => {
-                return Err(no_meaning(
-                    "has no max_tokens_per_doc (it truncates with truncate)",
-                ));
+            (Voyage, "top_n") => Said::As("top_k", value.clone()),
+            (Tei | Nim, "max_tokens_per_doc") => {
+                Said::NoMeaning("has no max_tokens_per_doc (it truncates with truncate)")
             }
-            _ => {
-                said.insert(name.clone(), value.clone());
+            (Voyage, "max_tokens_per_doc") => {
+                Said::NoMeaning("has no max_tokens_per_doc (it truncates with truncation)")
             }
+            _ => Said::Kept,
         }
     }
-    Ok(Value::Object(said))
 }
 
-/// A Cohere request in Voyage's dialect: `top_n` is its `top_k`; documents are strings.
-fn voyage(fields: &serde_json::Map<String, Value>) -> Result<Value, String> {
-    let no_meaning = |why: &str| format!("no meaning in Voyage's rerank dialect, which {why}");
-    let mut said = serde_json::Map::new();
-    for (name, value) in fields {
-        match name.as_str() {
-            "documents"
-                if value
-                    .as_array()
-                    .is_some_and(|d| d.iter().any(Value::is_object)) =>
-            {
-                return Err(no_meaning("takes documents as strings, not {text} objects"));
-            }
-            "top_n" => {
-                said.insert("top_k".to_owned(), value.clone());
-            }
-            "max_tokens_per_doc" => {
-                return Err(no_meaning(
-                    "has no max_tokens_per_doc (it truncates with truncation)",
-                ));
-            }
-            _ => {
-                said.insert(name.clone(), value.clone());
-            }
-        }
+/// How a field of a Cohere request is said in another dialect.
+enum Said {
+    Kept,
+    As(&'static str, Value),
+    Dropped,
+    /// The field has no counterpart there: why.
+    NoMeaning(&'static str),
+}
+
+/// A string as NIM's `{text}`; anything else as it is.
+fn as_text(value: &Value) -> Value {
+    match value {
+        Value::String(_) => serde_json::json!({ "text": value }),
+        other => other.clone(),
     }
-    Ok(Value::Object(said))
 }
 
 /// The documents a rerank request sent, in whichever dialect it was said: Cohere's
