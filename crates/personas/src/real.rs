@@ -63,11 +63,7 @@ pub fn nim_reranker() -> Persona {
         name: "nim_reranker",
         config: cross_encoder(OverlengthPolicy::Reject),
         quirks: vec![
-            Quirk::ErrorWhen {
-                trigger: Trigger::EmbedPost,
-                status: 404,
-                message: "Not Found",
-            },
+            embeddings_refused(404, "Not Found"),
             Quirk::Rerank(RerankQuirk::NimDialect),
         ],
     }
@@ -82,11 +78,7 @@ pub fn voyage_reranker() -> Persona {
         name: "voyage_reranker",
         config: cross_encoder(OverlengthPolicy::Reject),
         quirks: vec![
-            Quirk::ErrorWhen {
-                trigger: Trigger::EmbedPost,
-                status: 404,
-                message: "Not Found",
-            },
+            embeddings_refused(404, "Not Found"),
             Quirk::Rerank(RerankQuirk::ServedAt(&["/v1/rerank"])),
             Quirk::Rerank(RerankQuirk::VoyageDialect),
         ],
@@ -103,15 +95,21 @@ pub fn tei_reranker() -> Persona {
         name: "tei_reranker",
         config: cross_encoder(OverlengthPolicy::Reject),
         quirks: vec![
-            Quirk::ErrorWhen {
-                trigger: Trigger::EmbedPost,
-                status: 424,
-                message: "Backend error: Model is not an embedding model",
-            },
+            embeddings_refused(424, "Backend error: Model is not an embedding model"),
             Quirk::Rerank(RerankQuirk::ServedAt(&["/rerank"])),
             Quirk::Rerank(RerankQuirk::TeiDialect),
             Quirk::Rerank(RerankQuirk::BareArray),
         ],
+    }
+}
+
+/// Every embeddings request answered `status` with `message`: a server whose model only
+/// scores.
+fn embeddings_refused(status: u16, message: &'static str) -> Quirk {
+    Quirk::ErrorWhen {
+        trigger: Trigger::EmbedPost,
+        status,
+        message,
     }
 }
 
@@ -135,11 +133,7 @@ pub fn vllm_reranker() -> Persona {
         name: "vllm_reranker",
         config: cross_encoder(OverlengthPolicy::Reject),
         quirks: vec![
-            Quirk::ErrorWhen {
-                trigger: Trigger::EmbedPost,
-                status: 404,
-                message: "Not Found",
-            },
+            embeddings_refused(404, "Not Found"),
             Quirk::Rerank(RerankQuirk::AlwaysEchoDocuments),
             Quirk::Rerank(RerankQuirk::NullRefused(VLLM_INTEGERS)),
             Quirk::Rerank(RerankQuirk::IgnoreUnknownFields),
@@ -159,11 +153,10 @@ pub fn infinity_reranker() -> Persona {
         name: "infinity_reranker",
         config: cross_encoder(OverlengthPolicy::Truncate),
         quirks: vec![
-            Quirk::ErrorWhen {
-                trigger: Trigger::EmbedPost,
-                status: 400,
-                message: "ModelNotDeployedError: model=`embedcheck/tiny-rerank-bert` does not support `embed`",
-            },
+            embeddings_refused(
+                400,
+                "ModelNotDeployedError: model=`embedcheck/tiny-rerank-bert` does not support `embed`",
+            ),
             Quirk::Rerank(RerankQuirk::ServedAt(&["/v1/rerank"])),
             Quirk::Rerank(RerankQuirk::NullDocument),
             Quirk::Rerank(RerankQuirk::DocumentAsString),
@@ -187,11 +180,10 @@ pub fn litellm_reranker() -> Persona {
         name: "litellm_reranker",
         config: cross_encoder(OverlengthPolicy::Reject),
         quirks: vec![
-            Quirk::ErrorWhen {
-                trigger: Trigger::EmbedPost,
-                status: 404,
-                message: "litellm.NotFoundError: Hosted_vllmException - Not Found",
-            },
+            embeddings_refused(
+                404,
+                "litellm.NotFoundError: Hosted_vllmException - Not Found",
+            ),
             Quirk::Cooldown {
                 millis: COOLDOWN_MILLIS,
             },
@@ -216,11 +208,7 @@ pub fn litserve_reranker() -> Persona {
         config: cross_encoder(OverlengthPolicy::Truncate),
         quirks: vec![
             Quirk::NoModelsRoute,
-            Quirk::ErrorWhen {
-                trigger: Trigger::EmbedPost,
-                status: 404,
-                message: "Not Found",
-            },
+            embeddings_refused(404, "Not Found"),
             Quirk::Rerank(RerankQuirk::ServedAt(&["/v1/rerank", "/rerank"])),
             Quirk::Rerank(RerankQuirk::EmptyListAs500),
             Quirk::Rerank(RerankQuirk::NegativeTopNSlices),
