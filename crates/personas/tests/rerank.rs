@@ -332,11 +332,12 @@ fn in_teis_dialect(mut persona: Persona) -> Persona {
 async fn every_rerank_breaker_breaks_its_clause_in_teis_dialect_too() {
     // No meaning in TEI's dialect (top_n, a model name, {text} documents, where
     // Cohere's clients call, usage); TEI's own shape and routes; and breakers TEI's
-    // parser undoes (it ignores unknown fields, cannot write a null text, and refuses
-    // more than 32 texts before a breaker's 1000 documents reach the engine).
-    const NO_MEANING_IN_TEI: [&str; 12] = [
+    // handler undoes (it ignores unknown fields, cannot write a null text, refuses an
+    // empty list and more than 32 texts before the engine sees them, and refuses a pair
+    // over the limit rather than cut it unless truncate is sent, which RRL-010 judges).
+    const NO_MEANING_IN_TEI: [&str; 14] = [
         "RRS-005", "RRS-007", "RRS-011", "RRS-014", "RRL-003", "RRS-015", "RRS-001", "RRS-009",
-        "RRS-012", "RRS-008", "RRS-010", "RRL-005",
+        "RRS-012", "RRS-008", "RRS-010", "RRL-005", "RRL-001", "RRL-009",
     ];
     let mut wrong = Vec::new();
     for id in personas::broken_clauses().filter(|id| id.starts_with("RR")) {

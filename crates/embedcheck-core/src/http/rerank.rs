@@ -135,6 +135,9 @@ impl RerankDialect {
             (Tei, "model") if value.as_str() == Some(model) => Said::Dropped,
             (Tei, "model") => Said::NoMeaning("names no model"),
             (Tei, "top_n") => Said::NoMeaning("has no top_n: it answers every text"),
+            (Tei, "return_documents") if value.is_null() => {
+                Said::NoMeaning("reads return_text as a boolean, never null")
+            }
             (Tei, "return_documents") => Said::As("return_text", value.clone()),
             // NIM: the query and each document as {text}; objects and a client's
             // mistakes as they are; the model kept.

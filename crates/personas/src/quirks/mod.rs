@@ -11,6 +11,7 @@
 //! and then writes it flat, as one server would.
 
 mod access;
+mod dialects;
 mod errors;
 mod fields;
 mod request;
@@ -539,7 +540,7 @@ impl Quirk {
             Quirk::LiteralField { field, allowed } => {
                 return fields::literal(request, field, allowed);
             }
-            Quirk::Rerank(quirk) => return quirk.before(request),
+            Quirk::Rerank(quirk) => return quirk.before(request, config),
             Quirk::AxumRejections => return request::axum_rejection(request),
             Quirk::FastApiValidation => return request::fastapi_rejection(request),
             _ => {}

@@ -3,6 +3,7 @@
 //! clauses. Each variant's doc comment names its source (measured in the lab with the
 //! tiny cross-encoders, `lab/rerank/README.md`, or the rerank notes' sources).
 
+use super::dialects;
 use crate::wire::{Answer, Incoming};
 use reference_server::{Config, embed_tokens, pair_logit, rerank_logit, tokenize};
 use serde_json::{Map, Value, json};
@@ -27,26 +28,32 @@ pub enum RerankQuirk {
     /// Refuses documents sent as `{"text"}` objects with this status: every lab server
     /// (vLLM and LiteLLM 400, Infinity and LitServe 422; rerank-contracts §4).
     StringDocumentsOnly(u16),
-    /// Parses TEI's rerank request, `{query, texts}` (`router/src/http/types.rs`,
-    /// `RerankRequest`, in huggingface/text-embeddings-inference), before anything else:
-    /// a body without `texts` is refused 422 as its axum `Json` extractor refuses it,
-    /// with the column of the end of the body, and more than 32 texts (its default
-    /// `--max-client-batch-size`) 422 with `{error, error_type}`; `texts` is read as the
-    /// documents, `return_text` as `return_documents`, other fields are ignored (serde).
+    /// Speaks TEI's rerank dialect as TEI's handler does (`RerankRequest` in
+    /// `router/src/http/types.rs`, `rerank` in `router/src/http/server.rs`, in
+    /// huggingface/text-embeddings-inference), before anything else: its parser's
+    /// refusals (axum's plain text), `{error, error_type}` for an empty list (400),
+    /// more than 32 texts (422) and a pair over the limit without `truncate` (422);
+    /// `texts` read as the documents, `return_text` as `return_documents`, other fields
+    /// ignored; `raw_scores` answered with logits, `truncate: true` cutting longest
+    /// first; results sorted ascending then reversed. See `dialects.rs`.
     TeiDialect,
     /// Speaks NVIDIA NIM's text reranking API and no other: `POST /v1/ranking` with
     /// `{model, query: {text}, passages: [{text}], truncate}` answered
     /// `{"rankings": [{"index", "logit"}]}`, raw logits sorted highest first
     /// (docs.nvidia.com, NeMo Retriever text reranking, "using-reranking"); a body
-    /// without them is refused 422; the rerank routes of other dialects are absent.
+    /// without them is refused 422; the rerank routes of other dialects are absent;
+    /// `truncate: "END"` cuts a pair over the limit, `"NONE"` refuses it.
     NimDialect,
     /// Speaks Voyage's rerank dialect: `top_k` where Cohere's has `top_n` (which it
-    /// refuses as unknown), `truncation` read and ignored, answered
+    /// refuses as unknown), `truncation` (default true) cutting a pair over the limit
+    /// and `false` refusing it, answered
     /// `{"object": "list", "data": [{index, relevance_score, document?}]}` with the
     /// document a plain string (voyageai SDK types, rerank-contracts §1).
     VoyageDialect,
-    /// Writes NIM's `rankings[].logit` as the logit's sigmoid, a probability, where NIM
-    /// documents raw logits (breaks RRQ-005 in NIM's dialect; after [`Self::NimDialect`]).
+    /// Writes the sigmoid, a probability, where the dialect documents raw logits: NIM's
+    /// `rankings[].logit` (breaks RRQ-005 in NIM's dialect; after [`Self::NimDialect`]),
+    /// TEI's scores under `raw_scores: true`, as a server that reads no `raw_scores`
+    /// answers (breaks RRQ-008; after [`Self::TeiDialect`], before [`Self::BareArray`]).
     LogitsAsProbabilities,
     /// Lists results in input order, not by score: early llama.cpp builds (breaks
     /// RRS-004).
@@ -157,12 +164,21 @@ pub enum RerankQuirk {
     IndexPastTheEnd,
 }
 
+/// Whether the answer refuses an input as over the model's limit, in the engine's words
+/// or TEI's ("`inputs` must have less than 512 tokens").
+pub(super) fn refused_as_too_long(answer: &Answer) -> bool {
+    answer.json().is_some_and(|body| {
+        let said = body.to_string();
+        said.contains("maximum context length") || said.contains("must have less than")
+    })
+}
+
 /// Whether the request is a `POST` to a rerank route.
 pub(super) fn is_rerank(request: &Incoming) -> bool {
     request.method == "POST" && request.path.ends_with("/rerank")
 }
 
-fn fields(request: &Incoming) -> Option<Map<String, Value>> {
+pub(super) fn fields(request: &Incoming) -> Option<Map<String, Value>> {
     match request.json()? {
         Value::Object(fields) if is_rerank(request) => Some(fields),
         _ => None,
@@ -189,15 +205,15 @@ fn documents(fields: &Map<String, Value>) -> Vec<String> {
         .unwrap_or_default()
 }
 
-fn error(status: u16, message: &str) -> Answer {
+pub(super) fn error(status: u16, message: &str) -> Answer {
     Answer::openai_error(status, message)
 }
 
 impl RerankQuirk {
     /// Rewrites the rerank request before the engine sees it, or answers it outright.
-    pub(crate) fn before(&self, request: &mut Incoming) -> Option<Answer> {
+    pub(crate) fn before(&self, request: &mut Incoming, config: &Config) -> Option<Answer> {
         if let RerankQuirk::NimDialect = *self {
-            return nim_request(request);
+            return dialects::nim_request(request);
         }
         if !is_rerank(request) {
             return None;
@@ -209,8 +225,8 @@ impl RerankQuirk {
                 (!paths.contains(&request.path.as_str())).then(|| error(404, "Not Found"))
             }
             RerankQuirk::CannotRerank { status, message } => Some(error(status, message)),
-            RerankQuirk::TeiDialect => tei_dialect(request),
-            RerankQuirk::VoyageDialect => voyage_request(request),
+            RerankQuirk::TeiDialect => dialects::tei_request(request, config),
+            RerankQuirk::VoyageDialect => dialects::voyage_request(request),
             RerankQuirk::AnyModel => {
                 edit(request, |f| {
                     f.remove("model");
@@ -315,9 +331,12 @@ impl RerankQuirk {
     /// Rewrites the answer to a rerank request.
     pub(crate) fn after(&self, request: &Incoming, answer: &mut Answer, config: &Config) {
         match *self {
-            RerankQuirk::NimDialect => return nim_answer(request, answer, config),
-            RerankQuirk::VoyageDialect => return voyage_answer(answer),
-            RerankQuirk::LogitsAsProbabilities => return probabilities_for_logits(answer),
+            RerankQuirk::NimDialect => return dialects::nim_answer(request, answer, config),
+            RerankQuirk::VoyageDialect => return dialects::voyage_answer(request, answer, config),
+            RerankQuirk::TeiDialect => return dialects::tei_answer(request, answer, config),
+            RerankQuirk::LogitsAsProbabilities => {
+                return dialects::probabilities_for_logits(request, answer);
+            }
             _ => {}
         }
         if !is_rerank(request) {
@@ -326,21 +345,13 @@ impl RerankQuirk {
         let sent = fields(request).unwrap_or_default();
         if answer.status != 200 {
             match *self {
-                RerankQuirk::LongAs500
-                    if answer
-                        .json()
-                        .is_some_and(|b| b.to_string().contains("maximum context length")) =>
-                {
+                RerankQuirk::LongAs500 if refused_as_too_long(answer) => {
                     *answer = error(
                         500,
                         "input (600 tokens) is too large to process. increase the physical batch size",
                     );
                 }
-                RerankQuirk::LongRefusedSaying(message)
-                    if answer
-                        .json()
-                        .is_some_and(|b| b.to_string().contains("maximum context length")) =>
-                {
+                RerankQuirk::LongRefusedSaying(message) if refused_as_too_long(answer) => {
                     *answer = error(400, message);
                 }
                 RerankQuirk::MistakesAs500
@@ -488,178 +499,6 @@ impl RerankQuirk {
     }
 }
 
-/// NIM's route and the only one: `/v1/ranking` read into the engine's rerank request
-/// (422 without a `query.text` and `passages` of `{text}`), every rerank route of the
-/// other dialects answered 404.
-fn nim_request(request: &mut Incoming) -> Option<Answer> {
-    if is_rerank(request) {
-        return Some(error(404, "Not Found"));
-    }
-    if request.method != "POST" || request.path != NIM_ROUTE {
-        return None;
-    }
-    let body = request.json().unwrap_or_default();
-    let query = body.pointer("/query/text").and_then(Value::as_str);
-    let passages: Option<Vec<&str>> = body
-        .get("passages")
-        .and_then(Value::as_array)
-        .map(|p| p.iter().filter_map(|d| d.get("text")?.as_str()).collect());
-    let (Some(query), Some(passages)) = (query, passages) else {
-        return Some(Answer::json_body(
-            422,
-            &json!({"error": "query.text and passages[].text are required"}),
-        ));
-    };
-    let mut engine = json!({"query": query, "documents": passages});
-    if let Some(model) = body.get("model") {
-        engine["model"] = model.clone();
-    }
-    request.path = "/v1/rerank".to_owned();
-    request.body = engine.to_string().into_bytes();
-    None
-}
-
-/// Voyage's request read into the engine's: `top_k` as `top_n`, `truncation` dropped;
-/// Cohere's `top_n` refused as the unknown field it is to Voyage.
-fn voyage_request(request: &mut Incoming) -> Option<Answer> {
-    if fields(request).is_some_and(|f| f.contains_key("top_n")) {
-        return Some(error(400, "Unrecognized request argument supplied: top_n"));
-    }
-    edit(request, |f| {
-        if let Some(top_k) = f.remove("top_k") {
-            f.insert("top_n".to_owned(), top_k);
-        }
-        f.remove("truncation");
-    });
-    None
-}
-
-/// The engine's rerank answer as Voyage writes it: `data[]`, each document a plain
-/// string.
-fn voyage_answer(answer: &mut Answer) {
-    let Some(mut body) = answer.json() else {
-        return;
-    };
-    let Some(results) = body.get_mut("results").map(Value::take) else {
-        return;
-    };
-    let data: Vec<Value> = results
-        .as_array()
-        .map(Vec::as_slice)
-        .unwrap_or_default()
-        .iter()
-        .map(|r| match r.pointer("/document/text") {
-            Some(text) => json!({"index": r["index"], "relevance_score": r["relevance_score"], "document": text}),
-            None => json!({"index": r["index"], "relevance_score": r["relevance_score"]}),
-        })
-        .collect();
-    let usage = body.get("usage").cloned().unwrap_or(Value::Null);
-    answer
-        .set_json(&json!({"object": "list", "data": data, "model": body["model"], "usage": usage}));
-}
-
-/// Each `rankings[].logit` of a NIM answer turned into its sigmoid.
-fn probabilities_for_logits(answer: &mut Answer) {
-    let Some(mut body) = answer.json() else {
-        return;
-    };
-    let Some(rankings) = body.get_mut("rankings").and_then(Value::as_array_mut) else {
-        return;
-    };
-    for ranking in rankings.iter_mut() {
-        if let Some(logit) = ranking["logit"].as_f64() {
-            ranking["logit"] = json!(1.0 / (1.0 + (-logit).exp()));
-        }
-    }
-    answer.set_json(&body);
-}
-
-/// The path of NIM's text reranking.
-const NIM_ROUTE: &str = "/v1/ranking";
-
-/// The engine's answer to a `/v1/ranking` request as NIM writes it: each result's
-/// index with the pair's raw logit, in the engine's order (by score, so by logit).
-///
-/// The request is the client's body at the engine's route (see `Persona::answer`), so
-/// NIM's request is known by its `passages`.
-fn nim_answer(request: &Incoming, answer: &mut Answer, config: &Config) {
-    let sent = request.json().unwrap_or_default();
-    if answer.status != 200 || sent.get("passages").is_none() {
-        return;
-    }
-    let query = sent
-        .pointer("/query/text")
-        .and_then(Value::as_str)
-        .unwrap_or_default();
-    let passages: Vec<&str> = sent
-        .get("passages")
-        .and_then(Value::as_array)
-        .map(|p| p.iter().filter_map(|d| d.get("text")?.as_str()).collect())
-        .unwrap_or_default();
-    let Some(body) = answer.json() else {
-        return;
-    };
-    let rankings: Vec<Value> = body["results"]
-        .as_array()
-        .map(Vec::as_slice)
-        .unwrap_or_default()
-        .iter()
-        .filter_map(|r| {
-            let index = r["index"].as_u64()?;
-            let passage = passages.get(usize::try_from(index).ok()?)?;
-            Some(json!({"index": index, "logit": rerank_logit(query, passage, config)}))
-        })
-        .collect();
-    answer.set_json(&json!({ "rankings": rankings }));
-}
-
-/// TEI's request parser: 422 for a body without `texts` (axum's rejection text,
-/// serde's position in it), else `texts` renamed to the engine's `documents`.
-fn tei_dialect(request: &mut Incoming) -> Option<Answer> {
-    let has_texts = fields(request).is_some_and(|f| f.contains_key("texts"));
-    if !has_texts {
-        let message = format!(
-            "Failed to deserialize the JSON body into the target type: missing field `texts` at line 1 column {}",
-            request.body.len()
-        );
-        return Some(Answer::json_body(
-            422,
-            &json!({"error": message, "error_type": "Validation"}),
-        ));
-    }
-    let texts = fields(request)
-        .and_then(|f| f.get("texts")?.as_array().map(Vec::len))
-        .unwrap_or(0);
-    if texts > TEI_MAX_CLIENT_BATCH_SIZE {
-        return Some(Answer::json_body(
-            422,
-            &json!({
-                "error": format!("batch size {texts} > maximum allowed batch size {TEI_MAX_CLIENT_BATCH_SIZE}"),
-                "error_type": "Validation"
-            }),
-        ));
-    }
-    edit(request, |f| {
-        if let Some(texts) = f.remove("texts") {
-            f.insert("documents".to_owned(), texts);
-        }
-        if let Some(echo) = f.remove("return_text") {
-            f.insert("return_documents".to_owned(), echo);
-        }
-        // serde reads the struct's fields and ignores the rest; raw_scores, truncate and
-        // truncation_direction keep their defaults here (sigmoid scores, no cut).
-        f.retain(|name, _| TEI_FIELDS.contains(&name.as_str()));
-    });
-    None
-}
-
-/// TEI's `--max-client-batch-size` default: more texts in one request are refused 422
-/// (rerank-contracts §1, TEI's `router/src/http/server.rs`).
-const TEI_MAX_CLIENT_BATCH_SIZE: usize = 32;
-
-/// What TEI's `RerankRequest` reads, as the engine names it after [`tei_dialect`].
-const TEI_FIELDS: [&str; 3] = ["query", "documents", "return_documents"];
-
 /// The same request answered with every document (`top_n` left out). Only called after
 /// the engine answered the request 200, so fields it does not read (which a quirk
 /// before it stripped) are left out too.
@@ -676,7 +515,7 @@ fn rescored(request: &Incoming, config: &Config, sent: &Map<String, Value>) -> A
 
 /// A query's and a document's ids cut to `limit` together, a token at a time from the
 /// longer (the document on a tie), as Hugging Face's `longest_first` truncation cuts a pair.
-fn longest_first(
+pub(super) fn longest_first(
     mut query: Vec<u32>,
     mut document: Vec<u32>,
     limit: usize,
@@ -727,7 +566,7 @@ fn cosine_of(a: &str, b: &str, config: &Config) -> f64 {
         .sum()
 }
 
-fn edit(request: &mut Incoming, change: impl FnOnce(&mut Map<String, Value>)) {
+pub(super) fn edit(request: &mut Incoming, change: impl FnOnce(&mut Map<String, Value>)) {
     if let Some(mut f) = fields(request) {
         change(&mut f);
         request.body = Value::Object(f).to_string().into_bytes();

@@ -1,0 +1,366 @@
+//! The rerank dialects besides Cohere's, as their servers speak them: TEI's, NVIDIA
+//! NIM's and Voyage's requests read into the reference engine's, its answers written
+//! back in theirs, with each dialect's documented switches (TEI's `raw_scores` and
+//! `truncate`, NIM's `truncate`, Voyage's `truncation`) and TEI's errors.
+
+use super::rerank::{edit, error, fields, is_rerank, longest_first, refused_as_too_long};
+use crate::wire::{Answer, Incoming};
+use reference_server::{Config, OverlengthPolicy, pair_logit, rerank_logit, tokenize};
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+
+/// NIM's route and the only one: `/v1/ranking` read into the engine's rerank request
+/// (422 without a `query.text` and `passages` of `{text}`), every rerank route of the
+/// other dialects answered 404.
+pub(super) fn nim_request(request: &mut Incoming) -> Option<Answer> {
+    if is_rerank(request) {
+        return Some(error(404, "Not Found"));
+    }
+    if request.method != "POST" || request.path != NIM_ROUTE {
+        return None;
+    }
+    let Some(engine) = request.json().and_then(|body| nim_as_engine(&body)) else {
+        return Some(Answer::json_body(
+            422,
+            &json!({"error": "query.text and passages[].text are required"}),
+        ));
+    };
+    request.path = "/v1/rerank".to_owned();
+    request.body = Value::Object(engine).to_string().into_bytes();
+    None
+}
+
+/// A NIM request said as the engine's: `query.text` as `query`, each `passages[].text`
+/// as a document, the model kept; `None` without them.
+fn nim_as_engine(body: &Value) -> Option<Map<String, Value>> {
+    let query = body.pointer("/query/text")?.as_str()?;
+    let passages: Vec<&str> = body
+        .get("passages")?
+        .as_array()?
+        .iter()
+        .filter_map(|d| d.get("text")?.as_str())
+        .collect();
+    let mut engine = Map::new();
+    engine.insert("query".to_owned(), json!(query));
+    engine.insert("documents".to_owned(), json!(passages));
+    if let Some(model) = body.get("model") {
+        engine.insert("model".to_owned(), model.clone());
+    }
+    Some(engine)
+}
+
+/// Voyage's request read into the engine's: `top_k` as `top_n`, `truncation` dropped
+/// ([`voyage_answer`] applies it); Cohere's `top_n` refused as the unknown field it is
+/// to Voyage.
+pub(super) fn voyage_request(request: &mut Incoming) -> Option<Answer> {
+    if fields(request).is_some_and(|f| f.contains_key("top_n")) {
+        return Some(error(400, "Unrecognized request argument supplied: top_n"));
+    }
+    edit(request, voyage_as_engine);
+    None
+}
+
+fn voyage_as_engine(fields: &mut Map<String, Value>) {
+    if let Some(top_k) = fields.remove("top_k") {
+        fields.insert("top_n".to_owned(), top_k);
+    }
+    fields.remove("truncation");
+}
+
+/// The engine's rerank answer as Voyage writes it: `data[]`, each document a plain
+/// string. `truncation`, true unless sent false ("An error is raised" then, Voyage's
+/// `RerankRequest`), cuts a pair the engine refused as over its limit.
+pub(super) fn voyage_answer(request: &Incoming, answer: &mut Answer, config: &Config) {
+    if let Some(mut sent) = fields(request) {
+        let cuts = sent.get("truncation") != Some(&json!(false));
+        if cuts && refused_as_too_long(answer) {
+            voyage_as_engine(&mut sent);
+            *answer = engine_answer(request, &sent, &cutting(config));
+        }
+    }
+    let Some(mut body) = answer.json() else {
+        return;
+    };
+    let Some(results) = body.get_mut("results").map(Value::take) else {
+        return;
+    };
+    let data: Vec<Value> = results
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or_default()
+        .iter()
+        .map(|r| match r.pointer("/document/text") {
+            Some(text) => json!({"index": r["index"], "relevance_score": r["relevance_score"], "document": text}),
+            None => json!({"index": r["index"], "relevance_score": r["relevance_score"]}),
+        })
+        .collect();
+    let usage = body.get("usage").cloned().unwrap_or(Value::Null);
+    answer
+        .set_json(&json!({"object": "list", "data": data, "model": body["model"], "usage": usage}));
+}
+
+/// The path of NIM's text reranking.
+const NIM_ROUTE: &str = "/v1/ranking";
+
+/// The engine's answer to a `/v1/ranking` request as NIM writes it: each result's
+/// index with the pair's raw logit, in the engine's order (by score, so by logit).
+/// `truncate: "END"` cuts a pair over the model's limit at the passage's end; `"NONE"`
+/// (and no `truncate`) leaves the engine's refusal.
+///
+/// The request is the client's body at the engine's route (see `Persona::answer`), so
+/// NIM's request is known by its `passages`.
+pub(super) fn nim_answer(request: &Incoming, answer: &mut Answer, config: &Config) {
+    let sent = request.json().unwrap_or_default();
+    let Some(engine) = nim_as_engine(&sent) else {
+        return;
+    };
+    let config = if sent.get("truncate") == Some(&json!("END")) {
+        cutting(config)
+    } else {
+        config.clone()
+    };
+    if refused_as_too_long(answer) {
+        *answer = engine_answer(request, &engine, &config);
+    }
+    if answer.status != 200 {
+        return;
+    }
+    let query = engine["query"].as_str().unwrap_or_default();
+    let passages = engine["documents"].as_array().cloned().unwrap_or_default();
+    let Some(body) = answer.json() else {
+        return;
+    };
+    let rankings: Vec<Value> = body["results"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|r| {
+            let index = r["index"].as_u64()?;
+            let passage = passages.get(usize::try_from(index).ok()?)?.as_str()?;
+            Some(json!({"index": index, "logit": rerank_logit(query, passage, &config)}))
+        })
+        .collect();
+    answer.set_json(&json!({ "rankings": rankings }));
+}
+
+/// TEI's `RerankRequest` (`router/src/http/types.rs` in
+/// huggingface/text-embeddings-inference): what serde reads, every other field ignored.
+#[derive(Deserialize)]
+struct TeiRequest {
+    query: String,
+    texts: Vec<String>,
+    /// `null` is the server's `--auto-truncate`, off by default.
+    truncate: Option<bool>,
+    #[serde(default)]
+    raw_scores: bool,
+    #[serde(default)]
+    return_text: bool,
+}
+
+impl TeiRequest {
+    /// The request as TEI's axum `Json` extractor reads it: a body that is not JSON is
+    /// refused 400 and one that does not fit the struct 422, both in plain text with
+    /// serde's words ("missing field `texts` at line 1 column 278").
+    fn parse(body: &[u8]) -> Result<TeiRequest, Answer> {
+        serde_json::from_slice(body).map_err(|e| {
+            if e.is_syntax() || e.is_eof() {
+                Answer::plain_text(
+                    400,
+                    &format!("Failed to parse the request body as JSON: {e}"),
+                )
+            } else {
+                Answer::plain_text(
+                    422,
+                    &format!("Failed to deserialize the JSON body into the target type: {e}"),
+                )
+            }
+        })
+    }
+
+    fn truncates(&self) -> bool {
+        self.truncate == Some(true)
+    }
+
+    /// The most tokens of the query and one text together.
+    fn longest_pair(&self, config: &Config) -> usize {
+        let query = tokenize(&self.query, config.vocab_size).len();
+        self.texts
+            .iter()
+            .map(|t| query + tokenize(t, config.vocab_size).len())
+            .max()
+            .unwrap_or(query)
+    }
+
+    /// Every text scored as TEI scores it (`core/src/infer.rs`, `predict`): the pair cut
+    /// longest first under `truncate`, the logit's sigmoid unless `raw_scores`; each as
+    /// the engine writes a result, so that the quirks after this one read it.
+    fn scored(&self, config: &Config) -> Vec<Value> {
+        let query = tokenize(&self.query, config.vocab_size);
+        self.texts
+            .iter()
+            .enumerate()
+            .map(|(index, text)| {
+                let text_ids = tokenize(text, config.vocab_size);
+                let (query_ids, text_ids) = if self.truncates() {
+                    longest_first(query.clone(), text_ids, config.max_input_tokens)
+                } else {
+                    (query.clone(), text_ids)
+                };
+                let logit = pair_logit(&query_ids, &text_ids);
+                let score = if self.raw_scores {
+                    logit
+                } else {
+                    1.0 / (1.0 + (-logit).exp())
+                };
+                let mut result = json!({"index": index, "relevance_score": score});
+                if self.return_text {
+                    result["document"] = json!({ "text": text });
+                }
+                result
+            })
+            .collect()
+    }
+}
+
+/// TEI's error body, `{error, error_type}` (`ErrorResponse` in `router/src/lib.rs`).
+fn tei_error(status: u16, error_type: &str, message: &str) -> Answer {
+    Answer::json_body(status, &json!({"error": message, "error_type": error_type}))
+}
+
+/// TEI's rerank handler (`rerank` in `router/src/http/server.rs`) up to the model, in its
+/// order: the body parsed ([`TeiRequest::parse`]); an empty `texts` refused 400
+/// `Empty`; more than 32 texts (its default `--max-client-batch-size`) 422
+/// `Validation`; a pair over the model's limit, unless `truncate`, 422 `Validation`
+/// ("`inputs` must have less than 512 tokens. Given: N", `core/src/tokenization.rs`).
+/// A request it takes is read into the engine's: `texts` as `documents`, `return_text`
+/// as `return_documents`, every other field dropped; [`tei_answer`] applies
+/// `raw_scores` and `truncate` to the answer.
+pub(super) fn tei_request(request: &mut Incoming, config: &Config) -> Option<Answer> {
+    let tei = match TeiRequest::parse(&request.body) {
+        Ok(tei) => tei,
+        Err(refused) => return Some(refused),
+    };
+    if tei.texts.is_empty() {
+        return Some(tei_error(400, "Empty", "`texts` cannot be empty"));
+    }
+    let texts = tei.texts.len();
+    if texts > TEI_MAX_CLIENT_BATCH_SIZE {
+        let message =
+            format!("batch size {texts} > maximum allowed batch size {TEI_MAX_CLIENT_BATCH_SIZE}");
+        return Some(tei_error(422, "Validation", &message));
+    }
+    let tokens = tei.longest_pair(config);
+    if !tei.truncates() && tokens > config.max_input_tokens {
+        let message = format!(
+            "Input validation error: `inputs` must have less than {} tokens. Given: {tokens}",
+            config.max_input_tokens
+        );
+        return Some(tei_error(422, "Validation", &message));
+    }
+    edit(request, |f| {
+        if let Some(texts) = f.remove("texts") {
+            f.insert("documents".to_owned(), texts);
+        }
+        if let Some(echo) = f.remove("return_text") {
+            f.insert("return_documents".to_owned(), echo);
+        }
+        f.retain(|name, _| TEI_FIELDS.contains(&name.as_str()));
+    });
+    None
+}
+
+/// TEI's `--max-client-batch-size` default: more texts in one request are refused 422
+/// (rerank-contracts §1, TEI's `router/src/http/server.rs`).
+const TEI_MAX_CLIENT_BATCH_SIZE: usize = 32;
+
+/// What TEI's `RerankRequest` reads, as the engine names it after [`tei_request`].
+const TEI_FIELDS: [&str; 3] = ["query", "documents", "return_documents"];
+
+/// The engine's answer to a TEI request as TEI gives it: what the engine refuses and TEI
+/// scores (an empty text beside a query, a pair `truncate` cuts) scored, every text
+/// rescored under `raw_scores` or `truncate`, and the results sorted as TEI sorts them,
+/// ascending then reversed, so that equal scores come out highest index first.
+pub(super) fn tei_answer(request: &Incoming, answer: &mut Answer, config: &Config) {
+    if !is_rerank(request) {
+        return;
+    }
+    let Ok(tei) = TeiRequest::parse(&request.body) else {
+        return;
+    };
+    let refused_by_the_engine_alone = answer.status == 400
+        && answer.openai_error_object().is_some_and(|e| {
+            let message = e.get("message").and_then(Value::as_str).unwrap_or_default();
+            message.contains("maximum context length") || message.contains("must not be empty")
+        });
+    if refused_by_the_engine_alone {
+        *answer = Answer::json_body(200, &json!({"results": [], "model": config.model_id}));
+    }
+    if answer.status != 200 {
+        return;
+    }
+    let Some(mut body) = answer.json() else {
+        return;
+    };
+    let Some(results) = body.get_mut("results").and_then(Value::as_array_mut) else {
+        return;
+    };
+    if refused_by_the_engine_alone || tei.truncates() || tei.raw_scores {
+        *results = tei.scored(config);
+    }
+    let key = |r: &Value| {
+        (
+            r["relevance_score"].as_f64().unwrap_or_default(),
+            r["index"].as_u64().unwrap_or_default(),
+        )
+    };
+    results.sort_by(|a, b| {
+        let ((x, i), (y, j)) = (key(a), key(b));
+        x.total_cmp(&y).then(i.cmp(&j))
+    });
+    results.reverse();
+    answer.set_json(&body);
+}
+
+/// Each score a dialect documents as a raw logit written as its sigmoid instead: NIM's
+/// `rankings[].logit`, and TEI's scores under `raw_scores: true` (before the bare
+/// array is written).
+pub(super) fn probabilities_for_logits(request: &Incoming, answer: &mut Answer) {
+    let Some(mut body) = answer.json() else {
+        return;
+    };
+    let raw_in_tei = fields(request).is_some_and(|f| f.get("raw_scores") == Some(&json!(true)));
+    let (list, name) = if raw_in_tei {
+        ("results", "relevance_score")
+    } else {
+        ("rankings", "logit")
+    };
+    let Some(items) = body.get_mut(list).and_then(Value::as_array_mut) else {
+        return;
+    };
+    for item in items.iter_mut() {
+        if let Some(logit) = item[name].as_f64() {
+            item[name] = json!(1.0 / (1.0 + (-logit).exp()));
+        }
+    }
+    answer.set_json(&body);
+}
+
+/// `config` cutting an over-length pair instead of refusing it: a dialect's truncation
+/// switch turned on.
+fn cutting(config: &Config) -> Config {
+    Config {
+        overlength: OverlengthPolicy::Truncate,
+        ..config.clone()
+    }
+}
+
+/// The engine's answer to `body`, in its own words, at its rerank route, under `config`.
+fn engine_answer(request: &Incoming, body: &Map<String, Value>, config: &Config) -> Answer {
+    let asked = Incoming {
+        path: "/v1/rerank".to_owned(),
+        body: Value::Object(body.clone()).to_string().into_bytes(),
+        ..request.clone()
+    };
+    Answer::from(reference_server::Engine::new(config.clone()).handle(&asked.as_engine_request()))
+}
