@@ -98,13 +98,17 @@ pub enum Family {
     RerankShape,
     RerankScores,
     RerankLimits,
+    RerankDialects,
 }
 
 impl Family {
     /// The contract the family's clauses belong to.
     pub fn contract(self) -> ContractId {
         match self {
-            Family::RerankShape | Family::RerankScores | Family::RerankLimits => ContractId::Rerank,
+            Family::RerankShape
+            | Family::RerankScores
+            | Family::RerankLimits
+            | Family::RerankDialects => ContractId::Rerank,
             _ => ContractId::Embeddings,
         }
     }
@@ -126,6 +130,7 @@ impl Family {
             Family::RerankShape => "rerank-shape",
             Family::RerankScores => "rerank-scores",
             Family::RerankLimits => "rerank-limits",
+            Family::RerankDialects => "rerank-dialects",
         }
     }
 }
@@ -437,10 +442,10 @@ mod tests {
         let embeddings: ContractPin = "1.2".parse().unwrap();
         assert_eq!(embeddings.contract, ContractId::Embeddings);
         assert!(
-            "rerank=1.2"
+            "rerank=1.9"
                 .parse::<ContractPin>()
                 .unwrap_err()
-                .contains("unknown rerank contract version 1.2")
+                .contains("unknown rerank contract version 1.9")
         );
         assert!(
             "chat=1.0"

@@ -5,7 +5,7 @@
 
 use crate::persona::{API_KEY, Persona};
 use crate::quirks::{Quirk, RerankQuirk, Trigger};
-use crate::real::COOLDOWN_MILLIS;
+use crate::real::{COOLDOWN_MILLIS, in_teis_dialect};
 use reference_server::{Config, OverlengthPolicy};
 
 /// A clause ID and the persona that breaks it.
@@ -177,6 +177,16 @@ static BREAKERS: &[Breaker] = &[
     ("RRL-008", || configured(rejecting(), &[Quirk::Rerank(RerankQuirk::LongRefusedSaying("Invalid request"))])),
     // Infinity's cross-encoder truncates a pair longest first, cutting a long query.
     ("RRL-009", || rerank(&[RerankQuirk::QueryCutLongestFirst])),
+    // A server reading TEI's request but not raw_scores: probabilities either way.
+    ("RRD-001", || in_teis_dialect(rerank(&[RerankQuirk::LogitsAsProbabilities]))),
+    // llama.cpp's TEI mode reads no truncate: a long pair refused however it is asked.
+    ("RRD-002", || {
+        let mut persona = in_teis_dialect(quirks(&[]));
+        persona.quirks.insert(1, Quirk::Rerank(RerankQuirk::Ignores(&["truncate"])));
+        persona
+    }),
+    // llama.cpp's TEI mode answers errors in its own envelope, not TEI's.
+    ("RRD-003", || in_teis_dialect(rerank(&[RerankQuirk::ErrorsInOpenAiBody]))),
 ];
 
 /// The persona that breaks `clause_id`, named after it.

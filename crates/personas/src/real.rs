@@ -103,6 +103,20 @@ pub fn tei_reranker() -> Persona {
     }
 }
 
+/// `persona` speaking TEI's rerank dialect at `/rerank`, as [`tei_reranker`] does: TEI's
+/// request read first (so the persona's quirks see the engine's), its answer shape written
+/// last (after theirs).
+pub fn in_teis_dialect(mut persona: Persona) -> Persona {
+    let mut quirks = vec![
+        Quirk::Rerank(RerankQuirk::ServedAt(&["/rerank"])),
+        Quirk::Rerank(RerankQuirk::TeiDialect),
+    ];
+    quirks.append(&mut persona.quirks);
+    quirks.push(Quirk::Rerank(RerankQuirk::BareArray));
+    persona.quirks = quirks;
+    persona
+}
+
 /// Every embeddings request answered `status` with `message`: a server whose model only
 /// scores.
 fn embeddings_refused(status: u16, message: &'static str) -> Quirk {

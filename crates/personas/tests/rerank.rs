@@ -310,20 +310,6 @@ async fn rrq_007_with(persona: &Persona, case: &serde_json::Value) -> (Outcome, 
     (outcome, reason.to_owned())
 }
 
-/// `persona` speaking TEI's rerank dialect at `/rerank`, as the `tei_reranker` persona
-/// does: TEI's request read first (so its quirks see the engine's), its answer shape
-/// written last (after theirs).
-fn in_teis_dialect(mut persona: Persona) -> Persona {
-    let mut quirks = vec![
-        Quirk::Rerank(RerankQuirk::ServedAt(&["/rerank"])),
-        Quirk::Rerank(RerankQuirk::TeiDialect),
-    ];
-    quirks.append(&mut persona.quirks);
-    quirks.push(Quirk::Rerank(RerankQuirk::BareArray));
-    persona.quirks = quirks;
-    persona
-}
-
 /// Each rerank breaker, put behind TEI's dialect, still fails its clause where the
 /// clause has a meaning in that dialect, and says it was judged there; where it has
 /// none (top_n, a model name, {text} documents, where Cohere's clients call) the clause
@@ -340,13 +326,16 @@ async fn every_rerank_breaker_breaks_its_clause_in_teis_dialect_too() {
         "RRS-012", "RRS-008", "RRS-010", "RRL-005", "RRL-001", "RRL-009",
     ];
     let mut wrong = Vec::new();
-    for id in personas::broken_clauses().filter(|id| id.starts_with("RR")) {
+    // The rerank-dialects family's breakers speak TEI's dialect already.
+    let breakers =
+        personas::broken_clauses().filter(|id| id.starts_with("RR") && !id.starts_with("RRD"));
+    for id in breakers {
         let breaker = personas::breaker(id).expect("a breaker");
         let clause: Vec<&Clause> = rerank_clauses()
             .into_iter()
             .filter(|c| c.id == id)
             .collect();
-        let persona = in_teis_dialect(breaker);
+        let persona = personas::in_teis_dialect(breaker);
         let settings = common::settings(&persona, false);
         let audit = common::audit_with(&persona, settings, &clause).await;
         let (outcome, reason) = result(&audit, id);
@@ -384,5 +373,33 @@ async fn nims_scale_is_its_documented_logits() {
         let (outcome, reason) = result(&audit, "RRQ-005");
         assert_eq!(outcome, expected, "{reason}");
         assert!(reason.contains(says), "{reason}");
+    }
+}
+
+/// NIM's and Voyage's truncation switches are judged too: a server of either dialect
+/// whose engine answers a long pair 500 (llama-server's "input is too large to process")
+/// fails RRD-002 naming its dialect's switch, where the persona that cuts passes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_long_pair_answered_500_fails_rrd_002_in_nims_and_voyages_dialects() {
+    let clause: Vec<&Clause> = rerank_clauses()
+        .into_iter()
+        .filter(|c| c.id == "RRD-002")
+        .collect();
+    for (persona, switch) in [
+        (personas::nim_reranker(), "truncate: \"END\""),
+        (personas::voyage_reranker(), "truncation: true"),
+    ] {
+        let mut broken = persona.clone();
+        let dialect_at = broken.quirks.len() - 1;
+        broken
+            .quirks
+            .insert(dialect_at, Quirk::Rerank(RerankQuirk::LongAs500));
+        for (persona, expected) in [(persona, Outcome::Pass), (broken, Outcome::Fail)] {
+            let settings = common::settings(&persona, false);
+            let audit = common::audit_with(&persona, settings, &clause).await;
+            let (outcome, reason) = result(&audit, "RRD-002");
+            assert_eq!(outcome, expected, "{}: {reason}", persona.name);
+            assert!(reason.contains(switch), "{reason}");
+        }
     }
 }

@@ -1,5 +1,6 @@
 //! The clause implementations, one module per family: the embeddings contract's, then
-//! the rerank contract's (`rerank_shape`, `rerank_scores`, `rerank_limits`).
+//! the rerank contract's (`rerank_shape`, `rerank_scores`, `rerank_limits`,
+//! `rerank_dialects`).
 //!
 //! Each check is an async function from the session to a verdict, registered here
 //! under the clause ID it implements. The catalogue in `specs/clauses.json` holds the
@@ -19,6 +20,7 @@ mod input;
 pub(crate) mod judging;
 mod over_length;
 pub(crate) mod reference;
+mod rerank_dialects;
 mod rerank_limits;
 mod rerank_scores;
 pub(crate) mod rerank_shape;
@@ -94,6 +96,7 @@ pub(crate) fn all() -> Vec<Check> {
         rerank_shape::checks(),
         rerank_scores::checks(),
         rerank_limits::checks(),
+        rerank_dialects::checks(),
     ]
     .into_iter()
     .flatten()

@@ -43,14 +43,7 @@ async fn empty_list_refused(s: &Session) -> CheckResult {
         Ok(route) => route,
         Err(verdict) => return Ok(verdict),
     };
-    let request = rerank::body(s, QUERY, json!([]), &[]);
-    let reply = s
-        .send(rerank::invalid(
-            route,
-            Body::Json(request),
-            "documents is an empty list",
-        ))
-        .await?;
+    let reply = s.send(empty_list_probe(s, route)).await?;
     Ok(if reply.is_client_error() {
         Verdict::pass(format!("documents: [] refused with {}", reply.status))
     } else if reply.is_success() {
@@ -65,6 +58,12 @@ async fn empty_list_refused(s: &Session) -> CheckResult {
         ))
     }
     .with(&reply.exchange))
+}
+
+/// RRL-001's request, `documents: []`.
+pub(super) fn empty_list_probe(s: &Session, route: RerankRoute) -> Probe {
+    let request = rerank::body(s, QUERY, json!([]), &[]);
+    rerank::invalid(route, Body::Json(request), "documents is an empty list")
 }
 
 /// RRL-002: "A list holding an empty-string document is refused with a 4xx, or answered
@@ -139,7 +138,7 @@ async fn top_n_zero(s: &Session) -> CheckResult {
 }
 
 /// Words of common English, for inputs longer than any reranker's limit.
-fn long_text(words: usize) -> String {
+pub(super) fn long_text(words: usize) -> String {
     const COMMON: [&str; 12] = [
         "the", "river", "runs", "past", "old", "mills", "and", "quiet", "fields", "under", "grey",
         "skies",
@@ -155,7 +154,7 @@ fn long_text(words: usize) -> String {
 
 /// Past the longest rerank context a server is likely to hold (Cohere v2 reads 4096
 /// tokens a document, bge-reranker-v2-m3 8192): about 10,000 tokens.
-const LONG_WORDS: usize = 10_000;
+pub(super) const LONG_WORDS: usize = 10_000;
 
 /// What one long-input answer shows: the policy, or why it is wrong.
 fn long_answer(what: &str, reply: &Reply) -> Result<LongInputPolicy, String> {
@@ -225,17 +224,24 @@ async fn long_inputs(s: &Session) -> CheckResult {
 
 /// RRL-004's two requests, a long document and a long query, with what each is.
 fn long_requests(s: &Session, route: RerankRoute) -> [(String, Probe); 2] {
+    let query = rerank::body(s, &long_text(LONG_WORDS), json!(DOCUMENTS), &[]);
+    let what = format!("a query of {LONG_WORDS} words");
+    let why = format!("{what}, refused or truncated");
+    [
+        (
+            format!("a document of {LONG_WORDS} words"),
+            long_document_probe(s, route),
+        ),
+        (what, rerank::either(route, query, why)),
+    ]
+}
+
+/// RRL-004's long document: [`LONG_WORDS`] words between two short documents.
+pub(super) fn long_document_probe(s: &Session, route: RerankRoute) -> Probe {
     let long = long_text(LONG_WORDS);
     let document = rerank::body(s, QUERY, json!([DOCUMENTS[0], long, DOCUMENTS[1]]), &[]);
-    let query = rerank::body(s, &long, json!(DOCUMENTS), &[]);
-    [
-        (format!("a document of {LONG_WORDS} words"), document),
-        (format!("a query of {LONG_WORDS} words"), query),
-    ]
-    .map(|(what, request)| {
-        let why = format!("{what}, refused or truncated");
-        (what, rerank::either(route, request, why))
-    })
+    let why = format!("a document of {LONG_WORDS} words, refused or truncated");
+    rerank::either(route, document, why)
 }
 
 /// RRL-008: "A long document or query refused with a 4xx is refused with a message
@@ -448,17 +454,7 @@ async fn many_documents(s: &Session) -> CheckResult {
         Ok(route) => route,
         Err(verdict) => return Ok(verdict),
     };
-    let documents: Vec<String> = (0..MANY)
-        .map(|i| format!("Note {i}: the market opens at nine and closes at five."))
-        .collect();
-    let request = rerank::body(s, QUERY, json!(documents), &[]);
-    let sent = s
-        .send(rerank::either(
-            route,
-            request,
-            format!("{MANY} documents, answered or refused"),
-        ))
-        .await;
+    let sent = s.send(many_documents_probe(s, route)).await;
     let after = s
         .send(rerank::probe(route, rerank::plain_body(s)).fresh())
         .await;
@@ -502,6 +498,19 @@ async fn many_documents(s: &Session) -> CheckResult {
         ))
     }
     .with(&reply.exchange))
+}
+
+/// RRL-005's request of [`MANY`] short documents.
+pub(super) fn many_documents_probe(s: &Session, route: RerankRoute) -> Probe {
+    let documents: Vec<String> = (0..MANY)
+        .map(|i| format!("Note {i}: the market opens at nine and closes at five."))
+        .collect();
+    let request = rerank::body(s, QUERY, json!(documents), &[]);
+    rerank::either(
+        route,
+        request,
+        format!("{MANY} documents, answered or refused"),
+    )
 }
 
 /// The failure of RRL-005 when the server stopped answering right after a rerank

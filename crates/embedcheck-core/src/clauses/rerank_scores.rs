@@ -36,7 +36,7 @@ pub(crate) fn checks() -> Vec<Check> {
 /// allows a relative 0.01 in half precision (TEI's rerank test an absolute 4e-3), and
 /// half-precision servers move scores with batch composition by design. Smaller moves
 /// beyond the server's noise are reported ("batch-variant numerics"), not failed.
-const BOUND: f64 = 0.01;
+pub(crate) const BOUND: f64 = 0.01;
 
 /// The least difference that counts as two scores differing on a deterministic server.
 const LEAST: f64 = 1e-5;
@@ -352,6 +352,7 @@ fn run_answers(s: &Session) -> Vec<(Exchange, Vec<f64>)> {
     s.log()
         .into_iter()
         .filter(Logged::is_rerank)
+        .filter(|l| !asked_for_raw_scores(s, l))
         .filter_map(|l| {
             let answer = l.reply.filter(|r| r.is_success())?.rerank().ok()?;
             let scores: Vec<f64> = answer
@@ -363,6 +364,19 @@ fn run_answers(s: &Session) -> Vec<(Exchange, Vec<f64>)> {
             Some((l.exchange, scores))
         })
         .collect()
+}
+
+/// Whether a logged request asked for raw scores (RRD-001's): its scores are logits
+/// because the client asked, not the server's scale.
+fn asked_for_raw_scores(s: &Session, logged: &Logged) -> bool {
+    let Some(switch) = rerank::dialect(s).raw_scores_switch() else {
+        return false;
+    };
+    logged
+        .request_body
+        .as_deref()
+        .and_then(crate::json::parse)
+        .is_some_and(|body| body.get(switch) == Some(&json!(true)))
 }
 
 fn run_scores(s: &Session) -> Vec<f64> {

@@ -87,6 +87,38 @@ impl RerankDialect {
         }
     }
 
+    /// The field that asks for raw logits where the default is a probability, where the
+    /// dialect documents one: TEI's `raw_scores` ("raw_scores: false" by default, the
+    /// sigmoid applied unless it is true, `core/src/infer.rs`). NIM always answers
+    /// logits; Cohere's and Voyage's document no such switch.
+    pub(crate) fn raw_scores_switch(self) -> Option<&'static str> {
+        (self == RerankDialect::Tei).then_some("raw_scores")
+    }
+
+    /// The dialect's documented switch between cutting a pair over the model's limit
+    /// and refusing it: TEI's `truncate` (`RerankRequest`, `null` = the server's
+    /// `--auto-truncate`), NIM's `truncate: "END" | "NONE"` (NeMo Retriever's reranking
+    /// API), Voyage's `truncation` (default true; false: "An error is raised"). Cohere's
+    /// has none: it cuts documents at `max_tokens_per_doc`.
+    pub(crate) fn truncation_switch(self) -> Option<TruncationSwitch> {
+        use serde_json::json;
+        let (field, cut, refuse) = match self {
+            RerankDialect::Cohere => return None,
+            RerankDialect::Tei => ("truncate", json!(true), json!(false)),
+            RerankDialect::Nim => ("truncate", json!("END"), json!("NONE")),
+            RerankDialect::Voyage => ("truncation", json!(true), json!(false)),
+        };
+        Some(TruncationSwitch { field, cut, refuse })
+    }
+
+    /// The fields of the error body the dialect documents, where it documents one:
+    /// TEI's `ErrorResponse {error, error_type}` (`router/src/lib.rs`, every error of
+    /// its OpenAPI document's rerank route), which Haystack's TEI ranker reads
+    /// (`{"error"}` raises its RuntimeError with the server's message).
+    pub(crate) fn error_fields(self) -> Option<[&'static str; 2]> {
+        (self == RerankDialect::Tei).then_some(["error", "error_type"])
+    }
+
     /// `body`, a request in Cohere's dialect, said in this one; why it has no meaning
     /// here where a field has no counterpart (TEI names no model and has no top_n).
     /// `model` is the run's: dropped where the dialect names none; another model name
@@ -167,6 +199,27 @@ impl RerankDialect {
             }
             _ => Said::Kept,
         }
+    }
+}
+
+/// A dialect's switch between cutting an over-length pair and refusing it: the field
+/// and its two values.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct TruncationSwitch {
+    pub(crate) field: &'static str,
+    pub(crate) cut: Value,
+    pub(crate) refuse: Value,
+}
+
+impl TruncationSwitch {
+    /// `truncate: true`, for reasons.
+    pub(crate) fn cutting(&self) -> String {
+        format!("{}: {}", self.field, self.cut)
+    }
+
+    /// `truncate: false`, for reasons.
+    pub(crate) fn refusing(&self) -> String {
+        format!("{}: {}", self.field, self.refuse)
     }
 }
 

@@ -152,6 +152,15 @@ pub enum RerankQuirk {
     /// tokens first, and a query over half the limit is cut beside any long document
     /// (rerank-contracts §4.5; breaks RRL-009).
     QueryCutLongestFirst,
+    /// Drops these fields before the request is read, as a server that reads no such
+    /// field: llama.cpp's TEI mode reads `texts` and `return_text` but no `truncate`
+    /// (`tools/server`; breaks RRD-002 before [`Self::TeiDialect`]).
+    Ignores(&'static [&'static str]),
+    /// Writes TEI's `{error, error_type}` as OpenAI's `{error: {code, message, type}}`:
+    /// llama.cpp's server in TEI mode, which reads `texts` and `return_text` but answers
+    /// errors in its own envelope (`format_error_response` in `tools/server`; breaks
+    /// RRD-003; after [`Self::TeiDialect`]).
+    ErrorsInOpenAiBody,
     /// Writes each score as a string (breaks RRS-003).
     ScoresAsStrings,
     /// Serves its one model whatever name a request gives: Infinity and llama-server
@@ -227,6 +236,10 @@ impl RerankQuirk {
             RerankQuirk::CannotRerank { status, message } => Some(error(status, message)),
             RerankQuirk::TeiDialect => dialects::tei_request(request, config),
             RerankQuirk::VoyageDialect => dialects::voyage_request(request),
+            RerankQuirk::Ignores(names) => {
+                edit(request, |f| f.retain(|k, _| !names.contains(&k.as_str())));
+                None
+            }
             RerankQuirk::AnyModel => {
                 edit(request, |f| {
                     f.remove("model");
@@ -353,6 +366,14 @@ impl RerankQuirk {
                 }
                 RerankQuirk::LongRefusedSaying(message) if refused_as_too_long(answer) => {
                     *answer = error(400, message);
+                }
+                RerankQuirk::ErrorsInOpenAiBody => {
+                    let said = answer
+                        .json()
+                        .and_then(|b| b.get("error")?.as_str().map(str::to_owned));
+                    if let Some(message) = said {
+                        *answer = error(answer.status, &message);
+                    }
                 }
                 RerankQuirk::MistakesAs500
                     if (400..500).contains(&answer.status) && answer.status != 404 =>
