@@ -35,6 +35,9 @@ pub struct Verdict {
     pub outcome: Outcome,
     pub reason: String,
     pub evidence: Vec<Exchange>,
+    /// Whether the reason itself says which rerank dialect the server was judged in, so
+    /// that the runner does not say it again.
+    pub(crate) names_its_dialect: bool,
 }
 
 impl Verdict {
@@ -43,6 +46,7 @@ impl Verdict {
             outcome,
             reason: reason.into(),
             evidence: Vec::new(),
+            names_its_dialect: false,
         }
     }
 
@@ -60,6 +64,14 @@ impl Verdict {
 
     pub(crate) fn inconclusive(reason: impl Into<String>) -> Self {
         Self::new(Outcome::Inconclusive, reason)
+    }
+
+    /// Marks a reason that names the rerank dialect the server was judged in.
+    pub(crate) fn naming_its_dialect(self) -> Self {
+        Verdict {
+            names_its_dialect: true,
+            ..self
+        }
     }
 
     /// Attaches one exchange as evidence (once, even if attached twice).

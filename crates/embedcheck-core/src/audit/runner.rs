@@ -144,7 +144,7 @@ fn in_the_servers_dialect(session: &Session, clause: &Clause, mut verdict: Verdi
     if rerank
         && verdict.outcome == Outcome::Fail
         && dialect != crate::http::RerankDialect::Cohere
-        && !verdict.reason.contains("dialect")
+        && !verdict.names_its_dialect
     {
         verdict.reason = format!(
             "{} (judged in {} rerank dialect, {})",

@@ -27,6 +27,12 @@ pub(crate) fn checks() -> Vec<Check> {
     ]
 }
 
+/// A failure of this family: its reasons are about the dialect by construction, so the
+/// runner adds no "judged in …" note.
+fn failed(reason: String) -> Verdict {
+    Verdict::fail(reason).naming_its_dialect()
+}
+
 /// Why a clause of this family has nothing to judge in `dialect`: `no meaning in
 /// Cohere's rerank dialect, which documents no raw-score switch`.
 fn no_meaning(dialect: RerankDialect, documents_no: &str) -> Verdict {
@@ -59,7 +65,7 @@ async fn raw_scores_on_request(s: &Session) -> CheckResult {
     let evidence = [&plain.exchange, &reply.exchange];
     let verdict = match scores(&reply, DOCUMENTS.len()) {
         Some(raw) => judge_raw(switch, dialect, &default, &raw),
-        None => Verdict::fail(format!(
+        None => failed(format!(
             "{switch}: true answered {}, no score for each of {} documents: {} dialect documents it, and its clients send it (Haystack's TEI ranker)",
             reply.summary(),
             DOCUMENTS.len(),
@@ -87,12 +93,12 @@ fn judge_raw(switch: &str, dialect: RerankDialect, default: &[f64], raw: &[f64])
         ));
     }
     if unchanged <= BOUND {
-        return Verdict::fail(format!(
+        return failed(format!(
             "{switch}: true ignored: the same scores {range} as without it, where {} dialect documents raw logits; a client asking for logits gets probabilities",
             dialect.described()
         ));
     }
-    Verdict::fail(format!(
+    failed(format!(
         "{switch}: true answered {range}, whose sigmoids differ from the default scores {} by up to {through_sigmoid:.4}: raw scores that are not the default's logits",
         span(default)
     ))
@@ -171,18 +177,18 @@ fn judge_switch(
     let (on, off) = (switch.cutting(), switch.refusing());
     let documented = format!("{} dialect documents the switch", dialect.described());
     if !cut.is_success() {
-        return Verdict::fail(format!(
+        return failed(format!(
             "{on} answered {}: a client asking for the cut gets no ranking; {documented}",
             cut.summary()
         ));
     }
     if scores(cut, LONG_REQUEST_DOCUMENTS).is_none() {
-        return Verdict::fail(format!(
+        return failed(format!(
             "{on} answered 200 without a score for each of {LONG_REQUEST_DOCUMENTS} documents"
         ));
     }
     if refused.is_server_error() {
-        return Verdict::fail(format!(
+        return failed(format!(
             "{off} answered {}: refuse a pair over the limit with a 4xx (a 5xx is retried)",
             refused.summary()
         ));
@@ -192,7 +198,7 @@ fn judge_switch(
             "{on}: {LONG_REQUEST_DOCUMENTS} documents scored (200); {off}: refused with {}",
             refused.status
         )),
-        (false, true) => Verdict::fail(format!(
+        (false, true) => failed(format!(
             "{off} answered {} where the same document without the switch was refused: the pair was cut though the client asked for an error; {documented}",
             refused.summary()
         )),
@@ -273,7 +279,7 @@ fn judge_error_bodies(
         .iter()
         .map(|(what, r)| format!("{what} refused {} with {}", r.status, outline(r)))
         .collect();
-    Verdict::fail(format!(
+    failed(format!(
         "{}: not {} {shape}, both strings, which its clients read (huggingface_hub raises its ValidationError from error_type, Haystack's TEI ranker its RuntimeError from error)",
         said.join("; "),
         dialect.described()

@@ -442,23 +442,30 @@ async fn probabilities(s: &Session) -> CheckResult {
     );
     // NIM's dialect documents raw logits (`rankings[].logit`); every other, Cohere's
     // [0, 1] (TEI's too, unless raw_scores is asked for).
-    let (expected, documented) = match crate::session::rerank::dialect(s) {
-        RerankDialect::Nim => (
+    let nim = crate::session::rerank::dialect(s) == RerankDialect::Nim;
+    let (expected, documented) = if nim {
+        (
             ScoreScale::Logit,
             "NVIDIA NIM's dialect documents raw logits (rankings[].logit), which its clients pass on as they are",
-        ),
-        _ => (
+        )
+    } else {
+        (
             ScoreScale::Probability,
             "clients filter on Cohere's [0, 1] scale (Dify's score_threshold, Open WebUI's relevance threshold)",
-        ),
+        )
     };
     Ok(match scale {
         found if found == expected => {
             Verdict::pass(format!("{scale}: {seen}")).with(&plain.exchange)
         }
         _ => {
-            let verdict =
-                Verdict::fail(format!("{scale}: {seen}; {documented}")).with(&plain.exchange);
+            let failed = Verdict::fail(format!("{scale}: {seen}; {documented}"));
+            let failed = if nim {
+                failed.naming_its_dialect()
+            } else {
+                failed
+            };
+            let verdict = failed.with(&plain.exchange);
             match farthest_outside(s) {
                 Some(exchange) if exchange != plain.exchange => verdict.with(&exchange),
                 _ => verdict,

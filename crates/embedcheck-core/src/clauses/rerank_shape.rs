@@ -167,6 +167,7 @@ async fn another_dialect(
         dialect.request(),
         route.path(),
     ))
+    .naming_its_dialect()
     .with(&portable.exchange)
     .with(&in_dialect.exchange))
 }
