@@ -367,7 +367,7 @@ install_litserve() {
 install_rerank_clients() {
   local main="cohere==5.21.1 langchain-cohere==0.6.0 llama-index-postprocessor-cohere-rerank==0.10.0"
   local c7="cohere==7.3.1"
-  local dialects="llama-index-postprocessor-tei-rerank==0.6.0 langchain-nvidia-ai-endpoints==1.4.3"
+  local dialects="llama-index-postprocessor-tei-rerank==0.6.0 langchain-nvidia-ai-endpoints==1.4.3 voyageai==0.5.0"
   local spec="$main | $c7 | $dialects"
   is_done rerank-clients "$spec" && { log "rerank-clients: already installed"; return; }
   ensure_uv

@@ -1,7 +1,7 @@
 """What the rerank clients of TEI's and NIM's dialects do against a server, with their
 documented configuration and defaults: LlamaIndex's TEI reranker
-(llama-index-postprocessor-tei-rerank) and NVIDIA's NVIDIARerank
-(langchain-nvidia-ai-endpoints). Prints one JSON object per client:
+(llama-index-postprocessor-tei-rerank), NVIDIA's NVIDIARerank
+(langchain-nvidia-ai-endpoints) and Voyage's own client (voyageai). Prints one JSON object per client:
 {"client": NAME, "works": bool, "ranking": [document index, ...] or null, "error": str or null}.
 
   python lab/clients/dialect_check.py ROOT MODEL
@@ -53,6 +53,14 @@ def nvidia(root, model):
     return [d.metadata["i"] for d in ranked]
 
 
+def voyage(root, model):
+    import voyageai
+
+    client = voyageai.Client(api_key="lab-key", base_url=f"{root}/v1")
+    ranked = client.rerank(QUERY, DOCUMENTS, model=model)
+    return [r.index for r in ranked.results]
+
+
 def main():
     if len(sys.argv) != 3:
         print(__doc__, file=sys.stderr)
@@ -61,6 +69,7 @@ def main():
     for client, run in [
         ("llama-index-tei-rerank", lambda: llama_index_tei(root, model)),
         ("langchain-nvidia-rerank", lambda: nvidia(root, model)),
+        ("voyageai-python", lambda: voyage(root, model)),
     ]:
         print(json.dumps(outcome(client, run)))
 

@@ -191,7 +191,7 @@ async fn every_profile_says_what_the_real_client_experiences() {
     assert!(disagreements.is_empty(), "{disagreements:#?}");
 }
 
-/// The rerank clients of TEI's and NIM's dialects, the real libraries
+/// The rerank clients of TEI's, NIM's and Voyage's dialects, the real libraries
 /// (`lab/clients/dialect_check.py` in the `rerank-dialect-clients` venv of
 /// `lab/install.sh rerank-clients`), against a server of each dialect and of Cohere's:
 /// every profile's `works` is what the real client did. Without the venv it prints why
@@ -214,6 +214,7 @@ async fn the_dialect_clients_do_what_their_profiles_say() {
     for persona in [
         personas::tei_reranker(),
         personas::nim_reranker(),
+        personas::voyage_reranker(),
         personas::vllm_reranker(),
     ] {
         let server = persona.start().await;
@@ -234,7 +235,7 @@ async fn the_dialect_clients_do_what_their_profiles_say() {
             .lines()
             .filter_map(|l| serde_json::from_str(l).ok())
             .collect();
-        assert_eq!(real.len(), 2, "{}", String::from_utf8_lossy(&output.stderr));
+        assert_eq!(real.len(), 3, "{}", String::from_utf8_lossy(&output.stderr));
         let audit = audit_running(&persona, &server.base_url()).await;
         for outcome in &real {
             let name = outcome["client"].as_str().expect("a client name");

@@ -10,7 +10,7 @@ use super::rerank_limits::{LONG_WORDS, empty_list_probe, long_text, many_documen
 use super::rerank_scores::{BOUND, largest_difference, scale_of, scores};
 use super::rerank_shape::answered;
 use super::{Check, CheckResult, check};
-use crate::http::rerank::TruncationSwitch;
+use crate::http::rerank::{ErrorBody, TruncationSwitch};
 use crate::http::{Reply, RerankDialect, RerankRoute};
 use crate::session::facts::ScoreScale;
 use crate::session::rerank::{self, DOCUMENTS, QUERY};
@@ -209,8 +209,8 @@ fn judge_switch(
     }
 }
 
-/// RRD-003: "Where the dialect documents its own error body (TEI's `{error, error_type}`,
-/// both strings), the refusals its handler makes (an empty list, a document over the
+/// RRD-003: "Where the dialect has its own error body (TEI's `{error, error_type}`,
+/// Voyage's `{detail}`), each field a string, the refusals its handler makes (an empty list, a document over the
 /// limit with the truncation switch off, 1000 documents) carry that body."
 async fn errors_in_the_dialects_body(s: &Session) -> CheckResult {
     let route = match answered(s).await? {
@@ -218,7 +218,7 @@ async fn errors_in_the_dialects_body(s: &Session) -> CheckResult {
         Err(verdict) => return Ok(verdict),
     };
     let dialect = rerank::dialect(s);
-    let Some(fields) = dialect.error_fields() else {
+    let Some(body) = dialect.error_body() else {
         return Ok(no_meaning(
             dialect,
             "error body of its own (RRL-006 judges refusals)",
@@ -239,16 +239,16 @@ async fn errors_in_the_dialects_body(s: &Session) -> CheckResult {
             refusals.push((what, reply));
         }
     }
-    Ok(judge_error_bodies(dialect, fields, &refusals))
+    Ok(judge_error_bodies(dialect, body, &refusals))
 }
 
 /// RRD-003's judgement of the refusals, each named by what it refused.
 fn judge_error_bodies(
     dialect: RerankDialect,
-    fields: [&str; 2],
+    body: ErrorBody,
     refusals: &[(&str, Arc<Reply>)],
 ) -> Verdict {
-    let shape = format!("{{{}}}", fields.join(", "));
+    let shape = format!("{{{}}}", body.fields.join(", "));
     if refusals.is_empty() {
         return Verdict::skip(
             "nothing the dialect's handler refuses was refused (an empty list, a long document, 1000 documents): no error body to judge",
@@ -256,7 +256,7 @@ fn judge_error_bodies(
     }
     let carries = |reply: &Reply| {
         let json = reply.json.as_ref();
-        fields
+        body.fields
             .iter()
             .all(|f| json.and_then(|j| j.get(*f)).is_some_and(Value::is_string))
     };
@@ -280,9 +280,10 @@ fn judge_error_bodies(
         .map(|(what, r)| format!("{what} refused {} with {}", r.status, outline(r)))
         .collect();
     failed(format!(
-        "{}: not {} {shape}, both strings, which its clients read (huggingface_hub raises its ValidationError from error_type, Haystack's TEI ranker its RuntimeError from error)",
+        "{}: not {} {shape}, each a string, which its clients read ({})",
         said.join("; "),
-        dialect.described()
+        dialect.described(),
+        body.read_by
     ))
     .with_all(wrong.iter().map(|(_, r)| &r.exchange))
 }

@@ -111,12 +111,22 @@ impl RerankDialect {
         Some(TruncationSwitch { field, cut, refuse })
     }
 
-    /// The fields of the error body the dialect documents, where it documents one:
-    /// TEI's `ErrorResponse {error, error_type}` (`router/src/lib.rs`, every error of
-    /// its OpenAPI document's rerank route), which Haystack's TEI ranker reads
-    /// (`{"error"}` raises its RuntimeError with the server's message).
-    pub(crate) fn error_fields(self) -> Option<[&'static str; 2]> {
-        (self == RerankDialect::Tei).then_some(["error", "error_type"])
+    /// The error body the dialect's clients read, where it has one of its own: TEI's
+    /// `ErrorResponse {error, error_type}` (`router/src/lib.rs`, every error of its
+    /// OpenAPI document's rerank route), Voyage's `{detail}` (the voyageai client's
+    /// `handle_error_response`).
+    pub(crate) fn error_body(self) -> Option<ErrorBody> {
+        match self {
+            RerankDialect::Tei => Some(ErrorBody {
+                fields: &["error", "error_type"],
+                read_by: "huggingface_hub raises its ValidationError from error_type, Haystack's TEI ranker its RuntimeError from error",
+            }),
+            RerankDialect::Voyage => Some(ErrorBody {
+                fields: &["detail"],
+                read_by: "the voyageai client raises its InvalidRequestError with detail, and without it an APIError \"Invalid response object from API\"",
+            }),
+            RerankDialect::Cohere | RerankDialect::Nim => None,
+        }
     }
 
     /// `body`, a request in Cohere's dialect, said in this one; why it has no meaning
@@ -200,6 +210,13 @@ impl RerankDialect {
             _ => Said::Kept,
         }
     }
+}
+
+/// A dialect's own error body: its fields, each a string, and the clients that read it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct ErrorBody {
+    pub(crate) fields: &'static [&'static str],
+    pub(crate) read_by: &'static str,
 }
 
 /// A dialect's switch between cutting an over-length pair and refusing it: the field

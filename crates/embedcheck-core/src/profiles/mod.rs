@@ -83,6 +83,10 @@ pub enum Client {
     /// `{base_url}/ranking`, the base URL ending in `/v1`.
     #[serde(rename = "langchain-nvidia-rerank")]
     NvidiaRerank,
+    /// Voyage's own Python client (PyPI `voyageai`), `Client(base_url=…).rerank()`:
+    /// Voyage's dialect at `{base_url}/rerank`, the base URL ending in `/v1`.
+    #[serde(rename = "voyageai-python")]
+    VoyageAi,
 }
 
 impl Client {
@@ -95,7 +99,7 @@ impl Client {
 
     /// Every profiled rerank client, in the order reports show them (after the
     /// embeddings clients, and only for a server that serves rerank).
-    pub const RERANK: [Client; 8] = [
+    pub const RERANK: [Client; 9] = [
         Client::CohereV1,
         Client::CohereV2,
         Client::LangChainCohere,
@@ -104,6 +108,7 @@ impl Client {
         Client::LlamaIndexTei,
         Client::HaystackTei,
         Client::NvidiaRerank,
+        Client::VoyageAi,
     ];
 
     pub fn name(self) -> &'static str {
@@ -119,6 +124,7 @@ impl Client {
             Client::LlamaIndexTei => "llama-index-tei-rerank",
             Client::HaystackTei => "haystack-tei-ranker",
             Client::NvidiaRerank => "langchain-nvidia-rerank",
+            Client::VoyageAi => "voyageai-python",
         }
     }
 
@@ -136,6 +142,7 @@ impl Client {
             Client::LlamaIndexTei => "0.6.0",
             Client::HaystackTei => "2.29.0",
             Client::NvidiaRerank => "1.4.3",
+            Client::VoyageAi => "0.5.0",
         }
     }
 }

@@ -12,6 +12,7 @@
 //! | open-webui-external | the URL as configured, `…/v1/rerank` | `top_n` = N | sorted by `index`, then the scores zipped to the documents by position |
 //! | llama-index-tei-rerank 0.6.0 | `{base_url}/rerank`, base the server's root | TEI's `{query, texts}` | a bare list, one item per text (`assert`), `index` and `score`; re-sorted by score, top 5 |
 //! | haystack-tei-ranker 2.29.0 | `urljoin(url, "/rerank")` | `{query, texts, raw_scores: false}` | a bare list (an `{error}` object raises RuntimeError, anything else TypeError), `index` and `score`; order as sent, top 10 |
+//! | voyageai-python 0.5.0 | `{base_url}/rerank`, base `…/v1` | Voyage's `{query, documents, model, top_k: null, truncation: true}` | `data[]`, each `index` (indexes the documents: `IndexError` past them) and `relevance_score`, and `usage.total_tokens` (`AttributeError` without); order as sent; a 4xx's `detail` |
 //! | langchain-nvidia-rerank 1.4.3 | `{base_url}/ranking`, base `…/v1` | NIM's `{model, query: {text}, passages: [{text}]}` | `rankings[]` of `{index: int, logit: float}` (an index outside the passages fails an assert); order as sent, top 5 |
 //!
 //! A profile breaks when the client raises or returns a ranking that is not the
@@ -45,7 +46,7 @@ pub(crate) enum Read {
     Wrong(String),
 }
 
-const PROFILES: [Profile; 8] = [
+const PROFILES: [Profile; 9] = [
     Profile {
         client: Client::CohereV1,
         route: RerankRoute::V1,
@@ -101,6 +102,13 @@ const PROFILES: [Profile; 8] = [
         dialect: RerankDialect::Nim,
         extra: |_| Vec::new(),
         read: read_nvidia,
+    },
+    Profile {
+        client: Client::VoyageAi,
+        route: RerankRoute::V1,
+        dialect: RerankDialect::Voyage,
+        extra: |_| vec![("top_k", Value::Null), ("truncation", json!(true))],
+        read: read_voyage,
     },
 ];
 
@@ -356,6 +364,47 @@ fn read_nvidia(body: &Value, n: usize) -> Read {
         }
     }
     Read::Ranked(ranked.into_iter().take(5).collect())
+}
+
+/// Voyage's client builds `RerankingObject` from attribute reads of the answer:
+/// `data[]`, each item's `index` (which indexes the caller's documents) and
+/// `relevance_score`, then `usage.total_tokens`; a missing one raises `AttributeError`.
+/// It keeps the server's order and every result.
+fn read_voyage(body: &Value, n: usize) -> Read {
+    let Some(data) = body.get("data").and_then(Value::as_array) else {
+        return Read::Wrong(
+            "raises AttributeError: the answer has no data list (Voyage's client reads response.data)"
+                .to_owned(),
+        );
+    };
+    let mut ranked = Vec::new();
+    for (i, item) in data.iter().enumerate() {
+        let Some(index) = item.get("index").and_then(Value::as_i64) else {
+            return Read::Wrong(format!(
+                "raises AttributeError or TypeError on item {i}: no integer index"
+            ));
+        };
+        if item.get("relevance_score").is_none() {
+            return Read::Wrong(format!(
+                "raises AttributeError on item {i}: no relevance_score"
+            ));
+        }
+        match usize::try_from(index).ok().filter(|&x| x < n) {
+            Some(x) => ranked.push(x),
+            None => {
+                return Read::Wrong(format!(
+                    "raises IndexError (or takes another document): item {i} has index {index} for {n} documents"
+                ));
+            }
+        }
+    }
+    if body.pointer("/usage/total_tokens").is_none() {
+        return Read::Wrong(
+            "raises AttributeError: the answer has no usage.total_tokens, which the client reads after the results"
+                .to_owned(),
+        );
+    }
+    Read::Ranked(ranked)
 }
 
 /// The server's own ranking of the canonical documents, from its answer.

@@ -54,7 +54,10 @@ fn nim_as_engine(body: &Value) -> Option<Map<String, Value>> {
 /// to Voyage.
 pub(super) fn voyage_request(request: &mut Incoming) -> Option<Answer> {
     if fields(request).is_some_and(|f| f.contains_key("top_n")) {
-        return Some(error(400, "Unrecognized request argument supplied: top_n"));
+        return Some(voyage_error(
+            400,
+            "Unrecognized request argument supplied: top_n",
+        ));
     }
     edit(request, voyage_as_engine);
     None
@@ -68,7 +71,7 @@ fn voyage_as_engine(fields: &mut Map<String, Value>) {
 }
 
 /// The engine's rerank answer as Voyage writes it: `data[]`, each document a plain
-/// string. `truncation`, true unless sent false ("An error is raised" then, Voyage's
+/// string; a refusal as `{detail}`. `truncation`, true unless sent false ("An error is raised" then, Voyage's
 /// `RerankRequest`), cuts a pair the engine refused as over its limit.
 pub(super) fn voyage_answer(request: &Incoming, answer: &mut Answer, config: &Config) {
     if let Some(mut sent) = fields(request) {
@@ -77,6 +80,14 @@ pub(super) fn voyage_answer(request: &Incoming, answer: &mut Answer, config: &Co
             voyage_as_engine(&mut sent);
             *answer = engine_answer(request, &sent, &cutting(config));
         }
+    }
+    if let Some(said) = answer.openai_error_object() {
+        let message = said
+            .get("message")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        *answer = voyage_error(answer.status, message);
+        return;
     }
     let Some(mut body) = answer.json() else {
         return;
@@ -97,6 +108,12 @@ pub(super) fn voyage_answer(request: &Incoming, answer: &mut Answer, config: &Co
     let usage = body.get("usage").cloned().unwrap_or(Value::Null);
     answer
         .set_json(&json!({"object": "list", "data": data, "model": body["model"], "usage": usage}));
+}
+
+/// Voyage's error body, `{detail}`: what its client reads (`handle_error_response` in
+/// the voyageai package's `api_requestor.py`).
+fn voyage_error(status: u16, message: &str) -> Answer {
+    Answer::json_body(status, &json!({ "detail": message }))
 }
 
 /// The path of NIM's text reranking.
