@@ -5,7 +5,8 @@
 
 use crate::persona::{API_KEY, Persona};
 use crate::quirks::{Quirk, RerankQuirk, Trigger};
-use crate::real::{COOLDOWN_MILLIS, in_teis_dialect};
+use crate::real::{COOLDOWN_MILLIS, in_dialect};
+use embedcheck_core::http::RerankDialect;
 use reference_server::{Config, OverlengthPolicy};
 
 /// A clause ID and the persona that breaks it.
@@ -178,15 +179,15 @@ static BREAKERS: &[Breaker] = &[
     // Infinity's cross-encoder truncates a pair longest first, cutting a long query.
     ("RRL-009", || rerank(&[RerankQuirk::QueryCutLongestFirst])),
     // A server reading TEI's request but not raw_scores: probabilities either way.
-    ("RRD-001", || in_teis_dialect(rerank(&[RerankQuirk::LogitsAsProbabilities]))),
+    ("RRD-001", || in_tei(&[RerankQuirk::LogitsAsProbabilities])),
     // llama.cpp's TEI mode reads no truncate: a long pair refused however it is asked.
     ("RRD-002", || {
-        let mut persona = in_teis_dialect(quirks(&[]));
+        let mut persona = in_tei(&[]);
         persona.quirks.insert(1, Quirk::Rerank(RerankQuirk::Ignores(&["truncate"])));
         persona
     }),
     // llama.cpp's TEI mode answers errors in its own envelope, not TEI's.
-    ("RRD-003", || in_teis_dialect(rerank(&[RerankQuirk::ErrorsInOpenAiBody]))),
+    ("RRD-003", || in_tei(&[RerankQuirk::ErrorsInOpenAiBody])),
 ];
 
 /// The persona that breaks `clause_id`, named after it.
@@ -235,6 +236,12 @@ fn quirks(quirks: &[Quirk]) -> Persona {
 fn rerank(rerank_quirks: &[RerankQuirk]) -> Persona {
     let all: Vec<Quirk> = rerank_quirks.iter().copied().map(Quirk::Rerank).collect();
     quirks(&all)
+}
+
+/// The reference speaking TEI's rerank dialect, with these rerank quirks between its
+/// request and its answer.
+fn in_tei(rerank_quirks: &[RerankQuirk]) -> Persona {
+    in_dialect(rerank(rerank_quirks), RerankDialect::Tei)
 }
 
 fn error_when(trigger: Trigger, status: u16, message: &'static str) -> Persona {

@@ -47,7 +47,7 @@ pub use known_answers::{known_answers, rerank_known_answers};
 pub use persona::{API_KEY, Persona, PersonaServer};
 pub use quirks::{Quirk, RerankQuirk, Trigger};
 pub use real::{
-    asymmetric_cpu, dynamo_vllm, in_teis_dialect, infinity, infinity_reranker, litellm,
+    asymmetric_cpu, dynamo_vllm, in_dialect, infinity, infinity_reranker, litellm,
     litellm_reranker, litserve_reranker, llama_cpp, nim_reranker, old_fastapi, ollama, openai,
     python_http_server, real_servers, reference, rerank_servers, serial_cpu, tei, tei_reranker,
     vllm, vllm_reranker, voyage_reranker,

@@ -8,6 +8,7 @@
 
 use crate::persona::{API_KEY, Persona};
 use crate::quirks::{Quirk, RerankQuirk, Trigger};
+use embedcheck_core::http::RerankDialect;
 use reference_server::{Config, OverlengthPolicy};
 
 /// vLLM 0.32's rerank fields typed `int` that refuse `null`.
@@ -59,30 +60,22 @@ pub fn rerank_servers() -> Vec<Persona> {
 /// answered `{"rankings": [{index, logit}]}`, raw logits), not measured: no NIM runs in
 /// the lab. No embeddings route for a model that only ranks.
 pub fn nim_reranker() -> Persona {
-    Persona {
-        name: "nim_reranker",
-        config: cross_encoder(OverlengthPolicy::Reject),
-        quirks: vec![
-            embeddings_refused(404, "Not Found"),
-            Quirk::Rerank(RerankQuirk::NimDialect),
-        ],
-    }
+    in_dialect(
+        rerank_only("nim_reranker", 404, "Not Found"),
+        RerankDialect::Nim,
+    )
 }
 
 /// Voyage's rerank API, written from its SDK's types (`RerankRequest`: `top_k`,
 /// `truncation`, `return_documents`; answered under `data[]`, the document a plain
-/// string), not measured: Voyage is hosted only. At `/v1/rerank`, as Voyage's base URL
-/// gives it; no embeddings model behind it here.
+/// string) and its Python client (refusals read as `{detail}`), not measured: Voyage is
+/// hosted only. At `/v1/rerank`, as Voyage's base URL gives it; no embeddings model
+/// behind it here.
 pub fn voyage_reranker() -> Persona {
-    Persona {
-        name: "voyage_reranker",
-        config: cross_encoder(OverlengthPolicy::Reject),
-        quirks: vec![
-            embeddings_refused(404, "Not Found"),
-            Quirk::Rerank(RerankQuirk::ServedAt(&["/v1/rerank"])),
-            Quirk::Rerank(RerankQuirk::VoyageDialect),
-        ],
-    }
+    in_dialect(
+        rerank_only("voyage_reranker", 404, "Not Found"),
+        RerankDialect::Voyage,
+    )
 }
 
 /// TEI 1.9 serving a cross-encoder: rerank only at `/rerank`, in TEI's dialect
@@ -91,28 +84,41 @@ pub fn voyage_reranker() -> Persona {
 /// an embedding model","type":"Backend"}` (`router/src/http/server.rs` in
 /// huggingface/text-embeddings-inference, measured in the lab).
 pub fn tei_reranker() -> Persona {
+    let persona = rerank_only(
+        "tei_reranker",
+        424,
+        "Backend error: Model is not an embedding model",
+    );
+    in_dialect(persona, RerankDialect::Tei)
+}
+
+/// A server of the lab's cross-encoder that answers every embeddings request `status`
+/// with `message`.
+fn rerank_only(name: &'static str, status: u16, message: &'static str) -> Persona {
     Persona {
-        name: "tei_reranker",
+        name,
         config: cross_encoder(OverlengthPolicy::Reject),
-        quirks: vec![
-            embeddings_refused(424, "Backend error: Model is not an embedding model"),
-            Quirk::Rerank(RerankQuirk::ServedAt(&["/rerank"])),
-            Quirk::Rerank(RerankQuirk::TeiDialect),
-            Quirk::Rerank(RerankQuirk::BareArray),
-        ],
+        quirks: vec![embeddings_refused(status, message)],
     }
 }
 
-/// `persona` speaking TEI's rerank dialect at `/rerank`, as [`tei_reranker`] does: TEI's
-/// request read first (so the persona's quirks see the engine's), its answer shape written
-/// last (after theirs).
-pub fn in_teis_dialect(mut persona: Persona) -> Persona {
-    let mut quirks = vec![
-        Quirk::Rerank(RerankQuirk::ServedAt(&["/rerank"])),
-        Quirk::Rerank(RerankQuirk::TeiDialect),
-    ];
+/// `persona` speaking `dialect`'s rerank dialect, as [`tei_reranker`], [`nim_reranker`]
+/// and [`voyage_reranker`] do: the dialect's request read first (so the persona's quirks
+/// see the engine's), its answer written last (after theirs). TEI's at `/rerank` only,
+/// NIM's at `/v1/ranking` only, Voyage's at `/v1/rerank` only; Cohere's is the engine's.
+pub fn in_dialect(mut persona: Persona, dialect: RerankDialect) -> Persona {
+    use RerankQuirk::{
+        BareArray, DataArray, NimDialect, RankingsOfLogits, ServedAt, TeiDialect, VoyageDialect,
+    };
+    let (first, last) = match dialect {
+        RerankDialect::Cohere => return persona,
+        RerankDialect::Tei => (vec![ServedAt(&["/rerank"]), TeiDialect], BareArray),
+        RerankDialect::Nim => (vec![NimDialect], RankingsOfLogits),
+        RerankDialect::Voyage => (vec![ServedAt(&["/v1/rerank"]), VoyageDialect], DataArray),
+    };
+    let mut quirks: Vec<Quirk> = first.into_iter().map(Quirk::Rerank).collect();
     quirks.append(&mut persona.quirks);
-    quirks.push(Quirk::Rerank(RerankQuirk::BareArray));
+    quirks.push(Quirk::Rerank(last));
     persona.quirks = quirks;
     persona
 }

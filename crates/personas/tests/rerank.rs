@@ -8,6 +8,7 @@ use crate::common;
 
 use embedcheck_core::audit::ServerAudit;
 use embedcheck_core::catalogue::{Catalogue, Clause, ContractId};
+use embedcheck_core::http::RerankDialect;
 use embedcheck_core::reference::RerankReference;
 use embedcheck_core::verdict::Outcome;
 use personas::{Persona, Quirk, RerankQuirk, Trigger};
@@ -320,13 +321,45 @@ async fn every_rerank_breaker_breaks_its_clause_in_teis_dialect_too() {
     // Cohere's clients call, usage); TEI's own shape and routes; and breakers TEI's
     // handler undoes (it ignores unknown fields, cannot write a null text, refuses an
     // empty list and more than 32 texts before the engine sees them, and refuses a pair
-    // over the limit rather than cut it unless truncate is sent, which RRL-010 judges).
-    const NO_MEANING_IN_TEI: [&str; 14] = [
+    // over the limit rather than cut it unless truncate is sent, which RRD-002 judges).
+    let no_meaning = [
         "RRS-005", "RRS-007", "RRS-011", "RRS-014", "RRL-003", "RRS-015", "RRS-001", "RRS-009",
         "RRS-012", "RRS-008", "RRS-010", "RRL-005", "RRL-001", "RRL-009",
     ];
+    let wrong = breakers_in(RerankDialect::Tei, &no_meaning).await;
+    assert!(wrong.is_empty(), "{wrong:#?}");
+}
+
+/// The same in NIM's dialect.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_rerank_breaker_breaks_its_clause_in_nims_dialect_too() {
+    // No meaning in NIM's dialect: top_n and echoed passages (RRS-005, RRS-006, RRS-007,
+    // RRS-010, RRS-013, RRL-003), {text} objects (its plain request: RRS-011), logits
+    // (its documented scale: RRQ-005), usage, and the routes Cohere's clients call.
+    let no_meaning = [
+        "RRS-005", "RRS-006", "RRS-007", "RRS-010", "RRS-013", "RRL-003", "RRS-011", "RRQ-005",
+        "RRS-015", "RRS-009", "RRS-012",
+    ];
+    let wrong = breakers_in(RerankDialect::Nim, &no_meaning).await;
+    assert!(wrong.is_empty(), "{wrong:#?}");
+}
+
+/// The same in Voyage's dialect.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_rerank_breaker_breaks_its_clause_in_voyages_dialect_too() {
+    // No meaning in Voyage's dialect: top_k is its own field (RRS-008), documents are
+    // strings (RRS-011), a bare array is another dialect's answer (RRS-001), and the
+    // routes Cohere's clients call.
+    let no_meaning = ["RRS-008", "RRS-011", "RRS-001", "RRS-009", "RRS-012"];
+    let wrong = breakers_in(RerankDialect::Voyage, &no_meaning).await;
+    assert!(wrong.is_empty(), "{wrong:#?}");
+}
+
+/// Each rerank breaker (but the rerank-dialects family's, which speak TEI's dialect
+/// already) put behind `dialect`, audited on its clause: those that neither fail saying
+/// the dialect nor are in `no_meaning`, with their outcome and reason.
+async fn breakers_in(dialect: RerankDialect, no_meaning: &[&str]) -> Vec<String> {
     let mut wrong = Vec::new();
-    // The rerank-dialects family's breakers speak TEI's dialect already.
     let breakers =
         personas::broken_clauses().filter(|id| id.starts_with("RR") && !id.starts_with("RRD"));
     for id in breakers {
@@ -335,16 +368,16 @@ async fn every_rerank_breaker_breaks_its_clause_in_teis_dialect_too() {
             .into_iter()
             .filter(|c| c.id == id)
             .collect();
-        let persona = personas::in_teis_dialect(breaker);
+        let persona = personas::in_dialect(breaker, dialect);
         let settings = common::settings(&persona, false);
         let audit = common::audit_with(&persona, settings, &clause).await;
         let (outcome, reason) = result(&audit, id);
-        let broken_in_tei = outcome == Outcome::Fail && reason.contains("TEI's");
-        if !(broken_in_tei || NO_MEANING_IN_TEI.contains(&id)) {
+        let broken_there = outcome == Outcome::Fail && reason.contains(dialect.described());
+        if !(broken_there || no_meaning.contains(&id)) {
             wrong.push(format!("{id} {outcome:?}: {reason}"));
         }
     }
-    assert!(wrong.is_empty(), "{wrong:#?}");
+    wrong
 }
 
 /// NIM's dialect documents raw logits: a NIM-dialect server answering probabilities
@@ -390,10 +423,10 @@ async fn a_long_pair_answered_500_fails_rrd_002_in_nims_and_voyages_dialects() {
         (personas::voyage_reranker(), "truncation: true"),
     ] {
         let mut broken = persona.clone();
-        let dialect_at = broken.quirks.len() - 1;
+        // Before the dialect's own quirks: the engine's refusal becomes a 500 first.
         broken
             .quirks
-            .insert(dialect_at, Quirk::Rerank(RerankQuirk::LongAs500));
+            .insert(0, Quirk::Rerank(RerankQuirk::LongAs500));
         for (persona, expected) in [(persona, Outcome::Pass), (broken, Outcome::Fail)] {
             let settings = common::settings(&persona, false);
             let audit = common::audit_with(&persona, settings, &clause).await;

@@ -285,6 +285,12 @@ async fn finite_scores(s: &Session) -> CheckResult {
             }
         }
     }
+    if scores == 0 {
+        return Ok(Verdict::skip(format!(
+            "{} rerank answers hold no result: no score to judge (see RRS-002)",
+            answers.len()
+        )));
+    }
     Ok(Verdict::pass(format!(
         "all {scores} scores of {} rerank answers are finite numbers",
         answers.len()

@@ -68,7 +68,7 @@ pub enum RerankDialect {
 
 impl RerankDialect {
     /// The dialect, for reasons: `TEI's`.
-    pub(crate) fn described(self) -> &'static str {
+    pub fn described(self) -> &'static str {
         match self {
             RerankDialect::Cohere => "Cohere's",
             RerankDialect::Tei => "TEI's",
@@ -184,6 +184,9 @@ impl RerankDialect {
             // NIM: the query and each document as {text}; objects and a client's
             // mistakes as they are; the model kept.
             (Nim, "query") => Said::As("query", as_text(value)),
+            (Nim, "documents") if objects => {
+                Said::NoMeaning("takes every passage as {text}: that is its plain request")
+            }
             (Nim, "documents") => Said::As(
                 "passages",
                 match value {

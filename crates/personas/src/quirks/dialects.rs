@@ -5,7 +5,7 @@
 
 use super::rerank::{edit, error, fields, is_rerank, longest_first, refused_as_too_long};
 use crate::wire::{Answer, Incoming};
-use reference_server::{Config, OverlengthPolicy, pair_logit, rerank_logit, tokenize};
+use reference_server::{Config, OverlengthPolicy, pair_logit, tokenize};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
@@ -31,7 +31,9 @@ pub(super) fn nim_request(request: &mut Incoming) -> Option<Answer> {
 }
 
 /// A NIM request said as the engine's: `query.text` as `query`, each `passages[].text`
-/// as a document, the model kept; `None` without them.
+/// as a document, `truncate` left to [`nim_cut`], every other field kept (the engine
+/// refuses unknown ones 400, as NIM's `/v1/ranking` refuses `top_k`, LiteLLM's
+/// `nvidia_nim` rerank transformation notes); `None` without a query and passages.
 fn nim_as_engine(body: &Value) -> Option<Map<String, Value>> {
     let query = body.pointer("/query/text")?.as_str()?;
     let passages: Vec<&str> = body
@@ -40,12 +42,11 @@ fn nim_as_engine(body: &Value) -> Option<Map<String, Value>> {
         .iter()
         .filter_map(|d| d.get("text")?.as_str())
         .collect();
-    let mut engine = Map::new();
+    let mut engine = body.as_object()?.clone();
+    engine.remove("truncate");
+    engine.remove("passages");
     engine.insert("query".to_owned(), json!(query));
     engine.insert("documents".to_owned(), json!(passages));
-    if let Some(model) = body.get("model") {
-        engine.insert("model".to_owned(), model.clone());
-    }
     Some(engine)
 }
 
@@ -70,17 +71,22 @@ fn voyage_as_engine(fields: &mut Map<String, Value>) {
     fields.remove("truncation");
 }
 
-/// The engine's rerank answer as Voyage writes it: `data[]`, each document a plain
-/// string; a refusal as `{detail}`. `truncation`, true unless sent false ("An error is raised" then, Voyage's
-/// `RerankRequest`), cuts a pair the engine refused as over its limit.
-pub(super) fn voyage_answer(request: &Incoming, answer: &mut Answer, config: &Config) {
-    if let Some(mut sent) = fields(request) {
-        let cuts = sent.get("truncation") != Some(&json!(false));
-        if cuts && refused_as_too_long(answer) {
-            voyage_as_engine(&mut sent);
-            *answer = engine_answer(request, &sent, &cutting(config));
-        }
+/// Voyage's `truncation`, true unless sent false ("An error is raised" then, Voyage's
+/// `RerankRequest`): a pair the engine refused as over its limit is cut and scored.
+pub(super) fn voyage_cut(request: &Incoming, answer: &mut Answer, config: &Config) {
+    let Some(mut sent) = fields(request) else {
+        return;
+    };
+    let cuts = sent.get("truncation") != Some(&json!(false));
+    if cuts && refused_as_too_long(answer) {
+        voyage_as_engine(&mut sent);
+        *answer = engine_answer(request, &sent, &cutting(config));
     }
+}
+
+/// The engine's rerank answer as Voyage writes it: `data[]`, each document a plain
+/// string; a refusal as `{detail}`.
+pub(super) fn voyage_answer(answer: &mut Answer) {
     if let Some(said) = answer.openai_error_object() {
         let message = said
             .get("message")
@@ -100,9 +106,14 @@ pub(super) fn voyage_answer(request: &Incoming, answer: &mut Answer, config: &Co
         .map(Vec::as_slice)
         .unwrap_or_default()
         .iter()
-        .map(|r| match r.pointer("/document/text") {
-            Some(text) => json!({"index": r["index"], "relevance_score": r["relevance_score"], "document": text}),
-            None => json!({"index": r["index"], "relevance_score": r["relevance_score"]}),
+        .map(|r| {
+            let mut item = json!({"index": r["index"], "relevance_score": r["relevance_score"]});
+            // The text as a plain string; a document that is not {text} (a null, as a
+            // quirk before wrote it) as it is.
+            if let Some(document) = r.get("document") {
+                item["document"] = document.get("text").unwrap_or(document).clone();
+            }
+            item
         })
         .collect();
     let usage = body.get("usage").cloned().unwrap_or(Value::Null);
@@ -119,31 +130,30 @@ fn voyage_error(status: u16, message: &str) -> Answer {
 /// The path of NIM's text reranking.
 const NIM_ROUTE: &str = "/v1/ranking";
 
-/// The engine's answer to a `/v1/ranking` request as NIM writes it: each result's
-/// index with the pair's raw logit, in the engine's order (by score, so by logit).
-/// `truncate: "END"` cuts a pair over the model's limit at the passage's end; `"NONE"`
-/// (and no `truncate`) leaves the engine's refusal.
+/// NIM's `truncate: "END"`: a pair the engine refused as over its limit is cut at the
+/// passage's end and scored; `"NONE"` (and no `truncate`) leaves the refusal.
 ///
 /// The request is the client's body at the engine's route (see `Persona::answer`), so
 /// NIM's request is known by its `passages`.
-pub(super) fn nim_answer(request: &Incoming, answer: &mut Answer, config: &Config) {
+pub(super) fn nim_cut(request: &Incoming, answer: &mut Answer, config: &Config) {
     let sent = request.json().unwrap_or_default();
     let Some(engine) = nim_as_engine(&sent) else {
         return;
     };
-    let config = if sent.get("truncate") == Some(&json!("END")) {
-        cutting(config)
-    } else {
-        config.clone()
-    };
-    if refused_as_too_long(answer) {
-        *answer = engine_answer(request, &engine, &config);
+    if sent.get("truncate") == Some(&json!("END")) && refused_as_too_long(answer) {
+        *answer = engine_answer(request, &engine, &cutting(config));
     }
-    if answer.status != 200 {
+}
+
+/// The engine's answer to a `/v1/ranking` request as NIM writes it: each result's
+/// index with its raw logit, the engine's probability taken back through the sigmoid
+/// (a score outside (0, 1) or not a number, as a quirk before wrote it, kept), in the
+/// engine's order.
+pub(super) fn nim_answer(request: &Incoming, answer: &mut Answer) {
+    let sent = request.json().unwrap_or_default();
+    if answer.status != 200 || sent.get("passages").is_none() {
         return;
     }
-    let query = engine["query"].as_str().unwrap_or_default();
-    let passages = engine["documents"].as_array().cloned().unwrap_or_default();
     let Some(body) = answer.json() else {
         return;
     };
@@ -152,10 +162,13 @@ pub(super) fn nim_answer(request: &Incoming, answer: &mut Answer, config: &Confi
         .map(Vec::as_slice)
         .unwrap_or_default()
         .iter()
-        .filter_map(|r| {
-            let index = r["index"].as_u64()?;
-            let passage = passages.get(usize::try_from(index).ok()?)?.as_str()?;
-            Some(json!({"index": index, "logit": rerank_logit(query, passage, &config)}))
+        .map(|r| {
+            let logit = match r["relevance_score"].as_f64() {
+                Some(p) if p > 0.0 && p < 1.0 => json!((p / (1.0 - p)).ln()),
+                // Already a logit, or not a number (as a quirk before wrote it).
+                _ => r["relevance_score"].clone(),
+            };
+            json!({"index": r["index"], "logit": logit})
         })
         .collect();
     answer.set_json(&json!({ "rankings": rankings }));

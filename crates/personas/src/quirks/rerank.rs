@@ -37,19 +37,24 @@ pub enum RerankQuirk {
     /// ignored; `raw_scores` answered with logits, `truncate: true` cutting longest
     /// first; results sorted ascending then reversed. See `dialects.rs`.
     TeiDialect,
-    /// Speaks NVIDIA NIM's text reranking API and no other: `POST /v1/ranking` with
-    /// `{model, query: {text}, passages: [{text}], truncate}` answered
-    /// `{"rankings": [{"index", "logit"}]}`, raw logits sorted highest first
-    /// (docs.nvidia.com, NeMo Retriever text reranking, "using-reranking"); a body
-    /// without them is refused 422; the rerank routes of other dialects are absent;
-    /// `truncate: "END"` cuts a pair over the limit, `"NONE"` refuses it.
+    /// Reads NVIDIA NIM's text reranking request and no other: `POST /v1/ranking` with
+    /// `{model, query: {text}, passages: [{text}], truncate}` (docs.nvidia.com, NeMo
+    /// Retriever text reranking, "using-reranking"); a body without them is refused 422;
+    /// the rerank routes of other dialects are absent; `truncate: "END"` cuts a pair over
+    /// the limit, `"NONE"` refuses it. Its answer is [`Self::RankingsOfLogits`]'s.
     NimDialect,
-    /// Speaks Voyage's rerank dialect: `top_k` where Cohere's has `top_n` (which it
+    /// Writes NIM's answer, `{"rankings": [{"index", "logit"}]}`, raw logits sorted
+    /// highest first (last, after every other quirk).
+    RankingsOfLogits,
+    /// Reads Voyage's rerank request: `top_k` where Cohere's has `top_n` (which it
     /// refuses as unknown), `truncation` (default true) cutting a pair over the limit
-    /// and `false` refusing it, answered
-    /// `{"object": "list", "data": [{index, relevance_score, document?}]}` with the
-    /// document a plain string (voyageai SDK types, rerank-contracts §1).
+    /// and `false` refusing it (voyageai SDK types, rerank-contracts §1). Its answer is
+    /// [`Self::DataArray`]'s.
     VoyageDialect,
+    /// Writes Voyage's answer, `{"object": "list", "data": [{index, relevance_score,
+    /// document?}]}` with the document a plain string, and its refusals as `{detail}`
+    /// (last, after every other quirk).
+    DataArray,
     /// Writes the sigmoid, a probability, where the dialect documents raw logits: NIM's
     /// `rankings[].logit` (breaks RRQ-005 in NIM's dialect; after [`Self::NimDialect`]),
     /// TEI's scores under `raw_scores: true`, as a server that reads no `raw_scores`
@@ -197,8 +202,9 @@ pub(super) fn fields(request: &Incoming) -> Option<Map<String, Value>> {
 fn documents(fields: &Map<String, Value>) -> Vec<String> {
     fields
         .get("documents")
-        // TEI's dialect, as the client sent it.
+        // TEI's and NIM's dialects, as the client sent them.
         .or_else(|| fields.get("texts"))
+        .or_else(|| fields.get("passages"))
         .and_then(Value::as_array)
         .map(|docs| {
             docs.iter()
@@ -344,8 +350,10 @@ impl RerankQuirk {
     /// Rewrites the answer to a rerank request.
     pub(crate) fn after(&self, request: &Incoming, answer: &mut Answer, config: &Config) {
         match *self {
-            RerankQuirk::NimDialect => return dialects::nim_answer(request, answer, config),
-            RerankQuirk::VoyageDialect => return dialects::voyage_answer(request, answer, config),
+            RerankQuirk::NimDialect => return dialects::nim_cut(request, answer, config),
+            RerankQuirk::VoyageDialect => return dialects::voyage_cut(request, answer, config),
+            RerankQuirk::RankingsOfLogits => return dialects::nim_answer(request, answer),
+            RerankQuirk::DataArray => return dialects::voyage_answer(answer),
             RerankQuirk::TeiDialect => return dialects::tei_answer(request, answer, config),
             RerankQuirk::LogitsAsProbabilities => {
                 return dialects::probabilities_for_logits(request, answer);
@@ -390,9 +398,10 @@ impl RerankQuirk {
         let Some(mut body) = answer.json() else {
             return;
         };
+        // NIM's query is `{text}`.
         let query = sent
             .get("query")
-            .and_then(Value::as_str)
+            .and_then(|q| q.get("text").unwrap_or(q).as_str())
             .unwrap_or_default()
             .to_owned();
         let docs = documents(&sent);
