@@ -16,6 +16,7 @@ mod errors;
 mod fields;
 mod request;
 mod rerank;
+mod rerank_body;
 mod shape;
 pub(crate) mod success;
 mod trigger;

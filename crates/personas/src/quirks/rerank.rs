@@ -4,6 +4,7 @@
 //! tiny cross-encoders, `lab/rerank/README.md`, or the rerank notes' sources).
 
 use super::dialects;
+use super::rerank_body::{edit, error, fields, is_rerank, longest_first, refused_as_too_long};
 use crate::wire::{Answer, Incoming};
 use reference_server::{Config, embed_tokens, pair_logit, rerank_logit, tokenize};
 use serde_json::{Map, Value, json};
@@ -178,27 +179,6 @@ pub enum RerankQuirk {
     IndexPastTheEnd,
 }
 
-/// Whether the answer refuses an input as over the model's limit, in the engine's words
-/// or TEI's ("`inputs` must have less than 512 tokens").
-pub(super) fn refused_as_too_long(answer: &Answer) -> bool {
-    answer.json().is_some_and(|body| {
-        let said = body.to_string();
-        said.contains("maximum context length") || said.contains("must have less than")
-    })
-}
-
-/// Whether the request is a `POST` to a rerank route.
-pub(super) fn is_rerank(request: &Incoming) -> bool {
-    request.method == "POST" && request.path.ends_with("/rerank")
-}
-
-pub(super) fn fields(request: &Incoming) -> Option<Map<String, Value>> {
-    match request.json()? {
-        Value::Object(fields) if is_rerank(request) => Some(fields),
-        _ => None,
-    }
-}
-
 fn documents(fields: &Map<String, Value>) -> Vec<String> {
     fields
         .get("documents")
@@ -218,10 +198,6 @@ fn documents(fields: &Map<String, Value>) -> Vec<String> {
                 .collect()
         })
         .unwrap_or_default()
-}
-
-pub(super) fn error(status: u16, message: &str) -> Answer {
-    Answer::openai_error(status, message)
 }
 
 impl RerankQuirk {
@@ -543,23 +519,6 @@ fn rescored(request: &Incoming, config: &Config, sent: &Map<String, Value>) -> A
     Answer::from(reference_server::Engine::new(config.clone()).handle(&retried.as_engine_request()))
 }
 
-/// A query's and a document's ids cut to `limit` together, a token at a time from the
-/// longer (the document on a tie), as Hugging Face's `longest_first` truncation cuts a pair.
-pub(super) fn longest_first(
-    mut query: Vec<u32>,
-    mut document: Vec<u32>,
-    limit: usize,
-) -> (Vec<u32>, Vec<u32>) {
-    while query.len() + document.len() > limit {
-        if query.len() > document.len() {
-            query.pop();
-        } else {
-            document.pop();
-        }
-    }
-    (query, document)
-}
-
 /// Sets each result's score from its document's index, then sorts by it.
 fn rescore(results: &mut [Value], score: impl Fn(usize) -> f64) {
     for r in results.iter_mut() {
@@ -594,24 +553,4 @@ fn cosine_of(a: &str, b: &str, config: &Config) -> f64 {
         .zip(&y)
         .map(|(p, q)| f64::from(*p) * f64::from(*q))
         .sum()
-}
-
-pub(super) fn edit(request: &mut Incoming, change: impl FnOnce(&mut Map<String, Value>)) {
-    if let Some(mut f) = fields(request) {
-        change(&mut f);
-        request.body = Value::Object(f).to_string().into_bytes();
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::longest_first;
-
-    #[test]
-    fn longest_first_cuts_the_longer_until_the_pair_fits() {
-        let (query, document) = longest_first(vec![1; 10], vec![2; 4], 8);
-        assert_eq!((query.len(), document.len()), (4, 4));
-        let (query, document) = longest_first(vec![1; 3], vec![2; 20], 8);
-        assert_eq!((query.len(), document.len()), (3, 5));
-    }
 }
