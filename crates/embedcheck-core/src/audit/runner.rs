@@ -5,7 +5,7 @@
 
 use crate::audit::{ClauseResult, ServerAudit};
 use crate::catalogue::{Clause, ContractId, Level};
-use crate::clauses::{self, Check, Stage};
+use crate::clauses::{Check, Stage};
 use crate::http::{Probe, Reply, Transport};
 use crate::profiles::{self, ClauseOutcome, ClientProfile, Judged};
 use crate::session::facts::ModelSource;
@@ -121,7 +121,7 @@ fn stalled_before_must_verdicts(session: &Session, results: &[ClauseResult]) -> 
 /// Runs `selected` in order, probe-stage clauses first and aggregate clauses (which
 /// judge everything sent) last; results come back in `selected`'s order.
 pub async fn run(session: &Session, selected: &[&Clause]) -> Vec<ClauseResult> {
-    let checks = clauses::all();
+    let checks = crate::contracts::checks();
     let mut order: Vec<(usize, Option<&Check>)> = selected
         .iter()
         .enumerate()

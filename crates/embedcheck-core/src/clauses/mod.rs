@@ -1,6 +1,6 @@
-//! The clause implementations, one module per family: the embeddings contract's, then
-//! the rerank contract's (`rerank_shape`, `rerank_scores`, `rerank_limits`,
-//! `rerank_dialects`).
+//! The shared check engine (a check, its stage, the `check!` macro, `judging`'s
+//! helpers) and the embeddings contract's clause implementations, one module per family;
+//! the rerank contract's are in `contracts/rerank/clauses/`.
 //!
 //! Each check is an async function from the session to a verdict, registered here
 //! under the clause ID it implements. The catalogue in `specs/clauses.json` holds the
@@ -20,10 +20,6 @@ mod input;
 pub(crate) mod judging;
 mod over_length;
 pub(crate) mod reference;
-mod rerank_dialects;
-mod rerank_limits;
-mod rerank_scores;
-pub(crate) mod rerank_shape;
 mod response_shape;
 mod unknown_fields;
 pub(crate) mod usage;
@@ -79,8 +75,8 @@ macro_rules! check {
 }
 pub(crate) use check;
 
-/// Every implemented check.
-pub(crate) fn all() -> Vec<Check> {
+/// The embeddings contract's checks, family by family.
+pub(crate) fn embeddings() -> Vec<Check> {
     [
         response_shape::checks(),
         input::checks(),
@@ -93,46 +89,8 @@ pub(crate) fn all() -> Vec<Check> {
         errors::checks(),
         auth::checks(),
         reference::checks(),
-        rerank_shape::checks(),
-        rerank_scores::checks(),
-        rerank_limits::checks(),
-        rerank_dialects::checks(),
     ]
     .into_iter()
     .flatten()
     .collect()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::catalogue::Catalogue;
-    use std::collections::BTreeSet;
-
-    #[test]
-    fn catalogue_and_implementations_name_the_same_clauses() {
-        let implemented: BTreeSet<&str> = all().iter().map(|c| c.id).collect();
-        let catalogued: BTreeSet<&str> = Catalogue::shipped()
-            .clauses
-            .iter()
-            .map(|c| c.id.as_str())
-            .collect();
-        let unimplemented: Vec<_> = catalogued.difference(&implemented).collect();
-        let uncatalogued: Vec<_> = implemented.difference(&catalogued).collect();
-        assert!(
-            unimplemented.is_empty(),
-            "clauses without implementation: {unimplemented:?}"
-        );
-        assert!(
-            uncatalogued.is_empty(),
-            "implementations without clause: {uncatalogued:?}"
-        );
-    }
-
-    #[test]
-    fn no_clause_is_implemented_twice() {
-        let checks = all();
-        let ids: BTreeSet<&str> = checks.iter().map(|c| c.id).collect();
-        assert_eq!(ids.len(), checks.len());
-    }
 }

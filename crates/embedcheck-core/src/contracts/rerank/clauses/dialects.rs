@@ -6,10 +6,10 @@
 //! held to them. A clause skips, saying so, on a server of a dialect that documents no
 //! such thing (every one of them on a Cohere-dialect server).
 
-use super::rerank_limits::{LONG_WORDS, empty_list_probe, long_text, many_documents_probe};
-use super::rerank_scores::{BOUND, largest_difference, scale_of, scores};
-use super::rerank_shape::answered;
-use super::{Check, CheckResult, check};
+use super::limits::{LONG_WORDS, empty_list_probe, long_text, many_documents_probe};
+use super::scores::{BOUND, largest_difference, scale_of, scores};
+use super::shape::answered;
+use crate::clauses::{Check, CheckResult, check};
 use crate::http::rerank::{ErrorBody, TruncationSwitch};
 use crate::http::{Reply, RerankDialect, RerankRoute};
 use crate::session::facts::ScoreScale;
@@ -162,7 +162,7 @@ async fn default_refuses_long_documents(s: &Session) -> Result<bool, ProbeError>
     let Some((route, _)) = rerank::plain(s).await? else {
         return Ok(false);
     };
-    let probe = super::rerank_limits::long_document_probe(s, route);
+    let probe = super::limits::long_document_probe(s, route);
     Ok(s.send(probe).await?.is_client_error())
 }
 

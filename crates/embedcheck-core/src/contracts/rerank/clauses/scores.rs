@@ -6,8 +6,8 @@
 //! Each clause compares the server with itself (reversed, alone, repeated, duplicated)
 //! within its own measured noise, or with the model's own library (`--rerank-reference`).
 
-use super::rerank_shape::{answered, not_offered};
-use super::{Check, CheckResult, check};
+use super::shape::{answered, not_offered};
+use crate::clauses::{Check, CheckResult, check};
 use crate::http::RerankDialect;
 use crate::http::rerank::RerankAnswer;
 use crate::http::{Exchange, Reply, RerankRoute};
@@ -426,7 +426,7 @@ async fn probabilities(s: &Session) -> CheckResult {
         Err(verdict) => return Ok(verdict),
     };
     // The same answers RRS-003 counts, the request asking for the documents included.
-    super::rerank_shape::judged_answers(s).await?;
+    super::shape::judged_answers(s).await?;
     let scores = run_scores(s);
     let scale = scale_of(&scores);
     let (low, high) = scores

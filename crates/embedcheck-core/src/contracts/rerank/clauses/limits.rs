@@ -5,9 +5,9 @@
 //! documented contract says, but never with a 5xx (the retry hazard again: the OpenAI
 //! and Cohere SDKs retry it) and never with a 200 that is silently wrong.
 
-use super::rerank_scores::{largest_difference, scores, tolerance};
-use super::rerank_shape::answered;
-use super::{Check, CheckResult, check};
+use super::scores::{largest_difference, scores, tolerance};
+use super::shape::answered;
+use crate::clauses::{Check, CheckResult, check};
 use crate::http::{Body, Probe, Reply, RerankRoute};
 use crate::session::facts::{LongInputPolicy, TopNZero};
 use crate::session::rerank::{self, DOCUMENTS, QUERY};
@@ -655,7 +655,7 @@ async fn throttling_says_when(s: &Session) -> CheckResult {
         .into_iter()
         .filter(Throttled::is_rerank)
         .collect();
-    Ok(super::judging::throttling_says_when(&throttled))
+    Ok(crate::clauses::judging::throttling_says_when(&throttled))
 }
 
 #[cfg(test)]

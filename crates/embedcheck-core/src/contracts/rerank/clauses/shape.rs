@@ -5,7 +5,7 @@
 //! document echoed as `{"text"}` when it is echoed at all. Servers answering another
 //! shape (TEI's bare array) are named as what they are.
 
-use super::{Check, CheckResult, check};
+use crate::clauses::{Check, CheckResult, check};
 use crate::http::rerank::{Echo, RerankAnswer};
 use crate::http::{Body, Reply, RerankDialect, RerankRoute, RerankShape};
 use crate::session::facts::{UnknownField, UnknownModel};
@@ -634,7 +634,7 @@ async fn unknown_field_never_5xx(s: &Session) -> CheckResult {
         ))
         .await?;
     let handled = if reply.is_client_error() {
-        match super::judging::refused_naming(&reply, "top_k") {
+        match crate::clauses::judging::refused_naming(&reply, "top_k") {
             Ok(()) => UnknownField::RefusedNaming(reply.status),
             Err(_) => UnknownField::RefusedSilently(reply.status),
         }
