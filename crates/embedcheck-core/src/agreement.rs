@@ -13,7 +13,7 @@
 //! llamacpp disagrees with the 5 servers that agree on 2 of 15 texts: ko-busan 0.6042, ko-seoul 0.6640
 //! ```
 
-use crate::clauses::reference::embed_texts;
+use crate::contracts::embeddings::clauses::reference::embed_texts;
 use crate::reference::probe_texts;
 use crate::session::Session;
 use crate::vectors::{cosine, median};

@@ -1,30 +1,18 @@
-//! The shared check engine (a check, its stage, the `check!` macro, `judging`'s
-//! helpers) and the embeddings contract's clause implementations, one module per family;
-//! the rerank contract's are in `contracts/rerank/clauses/`.
+//! The shared check engine: a check, its stage, the `check!` macro and `judging`'s
+//! helpers. Each contract's clause implementations, one module per family, are in its
+//! folder: `contracts/embeddings/clauses/`, `contracts/rerank/clauses/`.
 //!
-//! Each check is an async function from the session to a verdict, registered here
-//! under the clause ID it implements. The catalogue in `specs/clauses.json` holds the
-//! wording; a self-test proves both lists name the same clauses. `README.md` beside
-//! this file is the checklist for adding a clause.
+//! Each check is an async function from the session to a verdict, registered in its
+//! family's `checks()` under the clause ID it implements, and every contract's in the
+//! registry (`contracts/mod.rs`). The catalogues (`specs/clauses.json`,
+//! `specs/rerank/clauses.json`) hold the wording; a self-test proves both lists name the
+//! same clauses. `README.md` beside this file is the checklist for adding a clause.
 
 use crate::session::{ProbeError, Session};
 use crate::verdict::Verdict;
 use futures::future::BoxFuture;
 
-mod auth;
-pub(crate) mod consistency;
-mod dimensions;
-mod encoding;
-mod errors;
-mod input;
 pub(crate) mod judging;
-mod over_length;
-pub(crate) mod reference;
-mod response_shape;
-mod unknown_fields;
-pub(crate) mod usage;
-
-pub(crate) use unknown_fields::TEMPLATE_COSINE;
 
 /// What a check returns: a verdict, or why no answer could be had.
 pub(crate) type CheckResult = Result<Verdict, ProbeError>;
@@ -74,23 +62,3 @@ macro_rules! check {
     };
 }
 pub(crate) use check;
-
-/// The embeddings contract's checks, family by family.
-pub(crate) fn embeddings() -> Vec<Check> {
-    [
-        response_shape::checks(),
-        input::checks(),
-        usage::checks(),
-        consistency::checks(),
-        dimensions::checks(),
-        unknown_fields::checks(),
-        over_length::checks(),
-        encoding::checks(),
-        errors::checks(),
-        auth::checks(),
-        reference::checks(),
-    ]
-    .into_iter()
-    .flatten()
-    .collect()
-}

@@ -1,15 +1,14 @@
 //! The contracts the suite judges, one folder each, over the shared engine (session,
 //! transport, access, budgets, evidence, reports): the registry the audit runner reads.
-//! The embeddings contract's clause families are still in `clauses/` beside the shared
-//! check engine; the rerank contract's are in `rerank/`.
 
 use crate::clauses::Check;
 
+pub(crate) mod embeddings;
 pub(crate) mod rerank;
 
 /// Every implemented check, the embeddings contract's first, then the rerank contract's.
 pub(crate) fn checks() -> Vec<Check> {
-    [crate::clauses::embeddings(), rerank::clauses::checks()]
+    [embeddings::clauses::checks(), rerank::clauses::checks()]
         .into_iter()
         .flatten()
         .collect()

@@ -22,7 +22,7 @@
 //! the two servers agree on the parameters the session cache answers them.
 
 use super::behaviour::{Answer, BehaviourDiff};
-use crate::clauses::TEMPLATE_COSINE;
+use crate::contracts::embeddings::clauses::TEMPLATE_COSINE;
 use crate::http::{Body, Encoding, Exchange, Probe, Reply, RerankDialect, RerankRoute};
 use crate::session::facts::{
     self, BareIs, Base64, FieldHandling, InputLimit, OverlengthPolicy, ScoreScale,

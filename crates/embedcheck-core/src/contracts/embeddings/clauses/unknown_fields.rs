@@ -6,8 +6,9 @@
 //! `input_type` answered 200 with the bare input's vector, so retrieval quality drops
 //! with no error anywhere.
 
-use super::judging;
-use super::{Check, CheckResult, check, consistency};
+use super::consistency;
+use crate::clauses::judging;
+use crate::clauses::{Check, CheckResult, check};
 use crate::declared::QueryTemplate;
 use crate::http::Exchange;
 use crate::http::{Body, Probe, Reply};

@@ -4,8 +4,8 @@
 //! A 5xx for a client mistake is the retry hazard: the OpenAI SDKs retry every 5xx
 //! twice, so such a server receives a request that can never succeed three times.
 
-use super::judging;
-use super::{Check, CheckResult, check};
+use crate::clauses::judging;
+use crate::clauses::{Check, CheckResult, check};
 use crate::http::probe::Resource;
 use crate::http::{Body, Exchange, Probe, Reply, Validity};
 use crate::schemas::Schemas;

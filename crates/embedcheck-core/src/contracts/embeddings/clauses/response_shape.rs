@@ -1,7 +1,7 @@
 //! response-shape: the success body clients parse (RESP-001 … RESP-007).
 
-use super::judging;
-use super::{Check, CheckResult, check};
+use crate::clauses::judging;
+use crate::clauses::{Check, CheckResult, check};
 use crate::http::Reply;
 use crate::schemas::Schemas;
 use crate::session::facts::describe_request;

@@ -1,7 +1,7 @@
 //! consistency: reproducible vectors (CONS-001 … CONS-005).
 
-use super::judging;
-use super::{Check, CheckResult, check};
+use crate::clauses::judging;
+use crate::clauses::{Check, CheckResult, check};
 use crate::http::{Probe, Reply};
 use crate::session::facts::{BatchLimit, Noise};
 use crate::session::requests::{self, BATCH, SENTENCE, body};

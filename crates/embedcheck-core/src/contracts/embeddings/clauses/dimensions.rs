@@ -6,8 +6,8 @@
 //! share answers, and a server that ignores `dimensions` fails as
 //! "… shrunk in 8 steps to d=1: 200 with 256 values".
 
-use super::judging;
-use super::{Check, CheckResult, check};
+use crate::clauses::judging;
+use crate::clauses::{Check, CheckResult, check};
 use crate::declared::Matryoshka as DeclaredMatryoshka;
 use crate::http::Exchange;
 use crate::http::{Body, Probe, Reply, Validity};

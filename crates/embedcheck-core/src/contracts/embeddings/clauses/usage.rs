@@ -4,7 +4,7 @@
 //! reads first: the over-length limit search, the token budget, the migration's
 //! tokenizer remark. A count that is not in tokens is never read as one.
 
-use super::{Check, CheckResult, check};
+use crate::clauses::{Check, CheckResult, check};
 use crate::http::{Probe, Reply};
 use crate::session::facts::UsageUnit;
 use crate::session::requests::{self, BATCH, body};

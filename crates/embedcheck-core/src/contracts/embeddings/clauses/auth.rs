@@ -1,6 +1,6 @@
 //! auth: credentials (AUTH-001).
 
-use super::{Check, CheckResult, check};
+use crate::clauses::{Check, CheckResult, check};
 use crate::session::Session;
 use crate::session::requests;
 use crate::verdict::Verdict;

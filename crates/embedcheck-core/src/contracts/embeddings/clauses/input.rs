@@ -1,7 +1,7 @@
 //! input: the request forms a server must accept or refuse cleanly (IN-001 … IN-008).
 
-use super::judging;
-use super::{Check, CheckResult, check};
+use crate::clauses::judging;
+use crate::clauses::{Check, CheckResult, check};
 use crate::http::{Body, Probe, Reply};
 use crate::session::Session;
 use crate::session::facts::{BatchLimit, TokenIdForm};

@@ -12,7 +12,7 @@
 //! (learned as the `reference_tokens` fact): a tokenizer that reads a script otherwise
 //! shows there first, and a failing text's reason carries both counts.
 
-use super::{Check, CheckResult, check};
+use crate::clauses::{Check, CheckResult, check};
 use crate::http::{Probe, Reply};
 use crate::reference::{KnownAnswer, Reference};
 use crate::session::facts::{TokenAgreement, TokenCount, TokenIdsAsSent};

@@ -11,8 +11,9 @@
 //! any tokenizer), so every over-length input is a prefix of every longer one: a server
 //! that truncates keeping the start gives all of them the same vector.
 
-use super::judging;
-use super::{Check, CheckResult, check, consistency, usage};
+use super::{consistency, usage};
+use crate::clauses::judging;
+use crate::clauses::{Check, CheckResult, check};
 use crate::declared::Overlength;
 use crate::http::{Body, Probe, Reply};
 use crate::property::{Case, Property};

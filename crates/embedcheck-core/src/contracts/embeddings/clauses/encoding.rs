@@ -6,8 +6,9 @@
 //! its kind (float arrays, big-endian, float64, wrong values) so a server author knows
 //! what to fix; the `base64` observation says what the server does.
 
-use super::judging;
-use super::{Check, CheckResult, check, consistency};
+use super::consistency;
+use crate::clauses::judging;
+use crate::clauses::{Check, CheckResult, check};
 use crate::http::embeddings::base64_bytes;
 use crate::http::{Body, Probe, Reply};
 use crate::property::{Case, Property};

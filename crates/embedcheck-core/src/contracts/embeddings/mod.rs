@@ -1,0 +1,4 @@
+//! The embeddings contract (`specs/clauses.json`): `POST /v1/embeddings` as OpenAI's
+//! API reference and SDKs describe it.
+
+pub(crate) mod clauses;
