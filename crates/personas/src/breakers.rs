@@ -180,9 +180,11 @@ static BREAKERS: &[Breaker] = &[
     ("RRL-009", || rerank(&[RerankQuirk::QueryCutLongestFirst])),
     // A server reading TEI's request but not raw_scores: probabilities either way.
     ("RRD-001", || in_tei(&[RerankQuirk::LogitsAsProbabilities])),
-    // llama.cpp's TEI mode reads no truncate: a long pair refused however it is asked.
+    // llama.cpp's TEI mode reads no truncate and cuts nothing: a long pair refused
+    // however it is asked.
     ("RRD-002", || {
         let mut persona = in_tei(&[]);
+        persona.quirks[1] = Quirk::Rerank(RerankQuirk::TeiDialect { auto_truncate: false });
         persona.quirks.insert(1, Quirk::Rerank(RerankQuirk::Ignores(&["truncate"])));
         persona
     }),

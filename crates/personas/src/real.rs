@@ -112,7 +112,15 @@ pub fn in_dialect(mut persona: Persona, dialect: RerankDialect) -> Persona {
     };
     let (first, last) = match dialect {
         RerankDialect::Cohere => return persona,
-        RerankDialect::Tei => (vec![ServedAt(&["/rerank"]), TeiDialect], BareArray),
+        RerankDialect::Tei => (
+            vec![
+                ServedAt(&["/rerank"]),
+                TeiDialect {
+                    auto_truncate: true,
+                },
+            ],
+            BareArray,
+        ),
         RerankDialect::Nim => (vec![NimDialect], RankingsOfLogits),
         RerankDialect::Voyage => (vec![ServedAt(&["/v1/rerank"]), VoyageDialect], DataArray),
     };
@@ -411,7 +419,9 @@ pub fn tei() -> Persona {
             // An embedding model: `/rerank` parses TEI's body first (422 to the Cohere
             // one), then finds no reranker loaded.
             Quirk::Rerank(RerankQuirk::ServedAt(&["/rerank"])),
-            Quirk::Rerank(RerankQuirk::TeiDialect),
+            Quirk::Rerank(RerankQuirk::TeiDialect {
+                auto_truncate: true,
+            }),
             Quirk::Rerank(RerankQuirk::CannotRerank {
                 status: 424,
                 message: "model is not a re-ranker model",

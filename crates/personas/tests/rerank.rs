@@ -320,11 +320,11 @@ async fn every_rerank_breaker_breaks_its_clause_in_teis_dialect_too() {
     // No meaning in TEI's dialect (top_n, a model name, {text} documents, where
     // Cohere's clients call, usage); TEI's own shape and routes; and breakers TEI's
     // handler undoes (it ignores unknown fields, cannot write a null text, refuses an
-    // empty list and more than 32 texts before the engine sees them, and refuses a pair
-    // over the limit rather than cut it unless truncate is sent, which RRD-002 judges).
+    // empty list and more than 32 texts before the engine sees them, and cuts every long
+    // pair by default, so no long input is refused: RRD-002 judges its switch).
     let no_meaning = [
         "RRS-005", "RRS-007", "RRS-011", "RRS-014", "RRL-003", "RRS-015", "RRS-001", "RRS-009",
-        "RRS-012", "RRS-008", "RRS-010", "RRL-005", "RRL-001", "RRL-009",
+        "RRS-012", "RRS-008", "RRS-010", "RRL-005", "RRL-001", "RRL-004", "RRL-008",
     ];
     let wrong = breakers_in(RerankDialect::Tei, &no_meaning).await;
     assert!(wrong.is_empty(), "{wrong:#?}");

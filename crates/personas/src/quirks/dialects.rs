@@ -180,7 +180,7 @@ pub(super) fn nim_answer(request: &Incoming, answer: &mut Answer) {
 struct TeiRequest {
     query: String,
     texts: Vec<String>,
-    /// `null` is the server's `--auto-truncate`, off by default.
+    /// `null` is the server's `--auto-truncate`.
     truncate: Option<bool>,
     #[serde(default)]
     raw_scores: bool,
@@ -208,8 +208,9 @@ impl TeiRequest {
         })
     }
 
-    fn truncates(&self) -> bool {
-        self.truncate == Some(true)
+    /// Whether a pair over the limit is cut, on a server run with `auto_truncate`.
+    fn truncates(&self, auto_truncate: bool) -> bool {
+        self.truncate.unwrap_or(auto_truncate)
     }
 
     /// The most tokens of the query and one text together.
@@ -225,14 +226,14 @@ impl TeiRequest {
     /// Every text scored as TEI scores it (`core/src/infer.rs`, `predict`): the pair cut
     /// longest first under `truncate`, the logit's sigmoid unless `raw_scores`; each as
     /// the engine writes a result, so that the quirks after this one read it.
-    fn scored(&self, config: &Config) -> Vec<Value> {
+    fn scored(&self, config: &Config, auto_truncate: bool) -> Vec<Value> {
         let query = tokenize(&self.query, config.vocab_size);
         self.texts
             .iter()
             .enumerate()
             .map(|(index, text)| {
                 let text_ids = tokenize(text, config.vocab_size);
-                let (query_ids, text_ids) = if self.truncates() {
+                let (query_ids, text_ids) = if self.truncates(auto_truncate) {
                     longest_first(query.clone(), text_ids, config.max_input_tokens)
                 } else {
                     (query.clone(), text_ids)
@@ -261,12 +262,16 @@ fn tei_error(status: u16, error_type: &str, message: &str) -> Answer {
 /// TEI's rerank handler (`rerank` in `router/src/http/server.rs`) up to the model, in its
 /// order: the body parsed ([`TeiRequest::parse`]); an empty `texts` refused 400
 /// `Empty`; more than 32 texts (its default `--max-client-batch-size`) 422
-/// `Validation`; a pair over the model's limit, unless `truncate`, 422 `Validation`
+/// `Validation`; a pair over the model's limit, with `truncate: false`, 422 `Validation`
 /// ("`inputs` must have less than 512 tokens. Given: N", `core/src/tokenization.rs`).
 /// A request it takes is read into the engine's: `texts` as `documents`, `return_text`
 /// as `return_documents`, every other field dropped; [`tei_answer`] applies
 /// `raw_scores` and `truncate` to the answer.
-pub(super) fn tei_request(request: &mut Incoming, config: &Config) -> Option<Answer> {
+pub(super) fn tei_request(
+    request: &mut Incoming,
+    config: &Config,
+    auto_truncate: bool,
+) -> Option<Answer> {
     let tei = match TeiRequest::parse(&request.body) {
         Ok(tei) => tei,
         Err(refused) => return Some(refused),
@@ -281,7 +286,7 @@ pub(super) fn tei_request(request: &mut Incoming, config: &Config) -> Option<Ans
         return Some(tei_error(422, "Validation", &message));
     }
     let tokens = tei.longest_pair(config);
-    if !tei.truncates() && tokens > config.max_input_tokens {
+    if !tei.truncates(auto_truncate) && tokens > config.max_input_tokens {
         let message = format!(
             "Input validation error: `inputs` must have less than {} tokens. Given: {tokens}",
             config.max_input_tokens
@@ -311,7 +316,12 @@ const TEI_FIELDS: [&str; 3] = ["query", "documents", "return_documents"];
 /// scores (an empty text beside a query, a pair `truncate` cuts) scored, every text
 /// rescored under `raw_scores` or `truncate`, and the results sorted as TEI sorts them,
 /// ascending then reversed, so that equal scores come out highest index first.
-pub(super) fn tei_answer(request: &Incoming, answer: &mut Answer, config: &Config) {
+pub(super) fn tei_answer(
+    request: &Incoming,
+    answer: &mut Answer,
+    config: &Config,
+    auto_truncate: bool,
+) {
     if !is_rerank(request) {
         return;
     }
@@ -335,8 +345,8 @@ pub(super) fn tei_answer(request: &Incoming, answer: &mut Answer, config: &Confi
     let Some(results) = body.get_mut("results").and_then(Value::as_array_mut) else {
         return;
     };
-    if refused_by_the_engine_alone || tei.truncates() || tei.raw_scores {
-        *results = tei.scored(config);
+    if refused_by_the_engine_alone || tei.truncates(auto_truncate) || tei.raw_scores {
+        *results = tei.scored(config, auto_truncate);
     }
     let key = |r: &Value| {
         (

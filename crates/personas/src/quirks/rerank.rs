@@ -33,11 +33,14 @@ pub enum RerankQuirk {
     /// `router/src/http/types.rs`, `rerank` in `router/src/http/server.rs`, in
     /// huggingface/text-embeddings-inference), before anything else: its parser's
     /// refusals (axum's plain text), `{error, error_type}` for an empty list (400),
-    /// more than 32 texts (422) and a pair over the limit without `truncate` (422);
+    /// more than 32 texts (422) and a pair over the limit with `truncate: false` (422);
     /// `texts` read as the documents, `return_text` as `return_documents`, other fields
-    /// ignored; `raw_scores` answered with logits, `truncate: true` cutting longest
-    /// first; results sorted ascending then reversed. See `dialects.rs`.
-    TeiDialect,
+    /// ignored; `raw_scores` answered with logits, a pair over the limit cut longest
+    /// first unless `truncate: false` (TEI 1.9.3's `--auto-truncate` is on); results
+    /// sorted ascending then reversed. See `dialects.rs`. Measured against TEI 1.9.3
+    /// built in the lab (`lab/rerank/README.md`). `auto_truncate` is the server's
+    /// `--auto-truncate`, what a request without `truncate` gets (TEI 1.9.3: true).
+    TeiDialect { auto_truncate: bool },
     /// Reads NVIDIA NIM's text reranking request and no other: `POST /v1/ranking` with
     /// `{model, query: {text}, passages: [{text}], truncate}` (docs.nvidia.com, NeMo
     /// Retriever text reranking, "using-reranking"); a body without them is refused 422;
@@ -216,7 +219,9 @@ impl RerankQuirk {
                 (!paths.contains(&request.path.as_str())).then(|| error(404, "Not Found"))
             }
             RerankQuirk::CannotRerank { status, message } => Some(error(status, message)),
-            RerankQuirk::TeiDialect => dialects::tei_request(request, config),
+            RerankQuirk::TeiDialect { auto_truncate } => {
+                dialects::tei_request(request, config, auto_truncate)
+            }
             RerankQuirk::VoyageDialect => dialects::voyage_request(request),
             RerankQuirk::Ignores(names) => {
                 edit(request, |f| f.retain(|k, _| !names.contains(&k.as_str())));
@@ -330,7 +335,9 @@ impl RerankQuirk {
             RerankQuirk::VoyageDialect => return dialects::voyage_cut(request, answer, config),
             RerankQuirk::RankingsOfLogits => return dialects::nim_answer(request, answer),
             RerankQuirk::DataArray => return dialects::voyage_answer(answer),
-            RerankQuirk::TeiDialect => return dialects::tei_answer(request, answer, config),
+            RerankQuirk::TeiDialect { auto_truncate } => {
+                return dialects::tei_answer(request, answer, config, auto_truncate);
+            }
             RerankQuirk::LogitsAsProbabilities => {
                 return dialects::probabilities_for_logits(request, answer);
             }
