@@ -7,6 +7,7 @@
 #   NAME: vllm-bert | vllm-roberta | infinity-bert | infinity-roberta | infinity-bert-root
 #         | llamaserver-roberta | llamaserver-bert | litserve-bert | litellm
 #         | sglang-bert | dynamo-sglang-bert (a venv STATE/venvs/sglang: see lab/rerank/README.md)
+#         | tei-bert (TEI 1.9.3, built by lab/rerank/tei-build.sh)
 #   infinity-*: --url-prefix /v1 (routes under /v1); infinity-bert-root: no prefix.
 #   litellm: LITELLM_BACKEND_PORT (the backend's port), LITELLM_BACKEND_PROVIDER
 #            (hosted_vllm | infinity, default hosted_vllm), LITELLM_BACKEND_MODEL (default
@@ -31,6 +32,7 @@ default_rerank_port() {
     vllm-roberta) echo 18209 ;;
     dynamo-sglang-bert) echo 18210 ;;
     sglang-bert) echo 18211 ;;
+    tei-bert) echo 18212 ;;
     *) return 1 ;;
   esac
 }
@@ -93,6 +95,11 @@ case "$name" in
   dynamo-sglang-*)
     cmd=("$LAB_DIR/rerank/dynamo-sglang-run.sh" "$port" "$mdir" "$served")
     ready_path=/v1/models ready_grep="$served"
+    ;;
+  tei-*)
+    tei="$STATE_DIR/tei/bin/text-embeddings-router"
+    [ -x "$tei" ] || die "no $tei: run lab/rerank/tei-build.sh"
+    cmd=("$tei" --model-id "$mdir" --hostname 127.0.0.1 --port "$port")
     ;;
   litellm)
     venv="$(venv_dir litellm)"
