@@ -139,7 +139,7 @@ pub async fn run(session: &Session, selected: &[&Clause]) -> Vec<ClauseResult> {
 /// A rerank clause's failure on a server of another dialect than Cohere's says so: the
 /// server author reads which requests it was judged on.
 fn in_the_servers_dialect(session: &Session, clause: &Clause, mut verdict: Verdict) -> Verdict {
-    let dialect = crate::session::rerank::dialect(session);
+    let dialect = crate::contracts::rerank::requests::dialect(session);
     let rerank = clause.family.contract() == crate::catalogue::ContractId::Rerank;
     if rerank
         && verdict.outcome == Outcome::Fail
@@ -243,7 +243,8 @@ enum Offered {
 /// embeddings endpoint is absent; one that refuses every embeddings request and
 /// reranks nothing is audited on embeddings (its refusals are what it does).
 async fn offered(session: &Session) -> Result<Offered, String> {
-    use crate::session::{requests, rerank};
+    use crate::contracts::rerank::requests as rerank;
+    use crate::session::requests;
     let Ok(plain) = requests::single(session).await else {
         // A budget, a stall or Ctrl-C: the clause run says so clause by clause.
         return Ok(Offered::Both);

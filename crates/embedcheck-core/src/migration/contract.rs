@@ -23,12 +23,12 @@
 
 use super::behaviour::{Answer, BehaviourDiff};
 use crate::contracts::embeddings::clauses::TEMPLATE_COSINE;
+use crate::contracts::rerank::requests as rerank_requests;
 use crate::http::{Body, Encoding, Exchange, Probe, Reply, RerankDialect, RerankRoute};
 use crate::session::facts::{
     self, BareIs, Base64, FieldHandling, InputLimit, OverlengthPolicy, ScoreScale,
 };
 use crate::session::requests::{QUERY, SENTENCE, body, words};
-use crate::session::rerank as rerank_requests;
 use crate::session::{Facts, Session};
 use crate::vectors::cosine;
 use serde::Serialize;

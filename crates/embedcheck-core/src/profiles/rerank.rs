@@ -21,10 +21,11 @@
 //! no rerank client's server.
 
 use super::{Client, ClientProfile, Finding, no_answer};
+use crate::contracts::rerank::requests as rerank;
 use crate::http::{Reply, RerankDialect, RerankRoute};
 use crate::reference::{RERANK_DOCUMENTS as DOCUMENTS, RERANK_QUERY as QUERY};
+use crate::session::Session;
 use crate::session::facts::ScoreScale;
-use crate::session::{Session, rerank};
 use serde_json::{Value, json};
 
 /// What a rerank client sends and how it reads the answer.

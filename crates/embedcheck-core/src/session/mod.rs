@@ -1,12 +1,11 @@
 //! One audit's conversation with one server: the budgeted, cached, interruptible
-//! connection ([`connection`]), the run's settings, the canonical requests clauses
-//! share, embeddings' ([`requests`]) and rerank's ([`rerank`]), and the typed facts learned
-//! on the way ([`facts`]).
+//! connection ([`connection`]), the run's settings, the canonical embeddings requests
+//! clauses share ([`requests`]; rerank's are in `contracts/rerank/requests.rs`), and the
+//! typed facts learned on the way ([`facts`]).
 
 mod connection;
 pub mod facts;
 pub(crate) mod requests;
-pub(crate) mod rerank;
 pub mod reuse;
 mod settings;
 

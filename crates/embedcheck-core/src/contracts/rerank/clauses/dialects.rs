@@ -10,10 +10,10 @@ use super::limits::{LONG_WORDS, empty_list_probe, long_text, many_documents_prob
 use super::scores::{BOUND, largest_difference, scale_of, scores};
 use super::shape::answered;
 use crate::clauses::{Check, CheckResult, check};
+use crate::contracts::rerank::requests::{self as rerank, DOCUMENTS, QUERY};
 use crate::http::rerank::{ErrorBody, TruncationSwitch};
 use crate::http::{Reply, RerankDialect, RerankRoute};
 use crate::session::facts::ScoreScale;
-use crate::session::rerank::{self, DOCUMENTS, QUERY};
 use crate::session::{ProbeError, Session};
 use crate::verdict::Verdict;
 use serde_json::{Value, json};

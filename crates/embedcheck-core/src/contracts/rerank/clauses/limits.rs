@@ -8,9 +8,9 @@
 use super::scores::{largest_difference, scores, tolerance};
 use super::shape::answered;
 use crate::clauses::{Check, CheckResult, check};
+use crate::contracts::rerank::requests::{self as rerank, DOCUMENTS, QUERY};
 use crate::http::{Body, Probe, Reply, RerankRoute};
 use crate::session::facts::{LongInputPolicy, TopNZero};
-use crate::session::rerank::{self, DOCUMENTS, QUERY};
 use crate::session::{ProbeError, Session, Throttled};
 use crate::verdict::Verdict;
 use serde_json::{Value, json};

@@ -8,12 +8,12 @@
 
 use super::shape::{answered, not_offered};
 use crate::clauses::{Check, CheckResult, check};
+use crate::contracts::rerank::requests::{self as rerank, ANSWER, DOCUMENTS, QUERY};
 use crate::http::RerankDialect;
 use crate::http::rerank::RerankAnswer;
 use crate::http::{Exchange, Reply, RerankRoute};
 use crate::reference::RerankCase;
 use crate::session::facts::ScoreScale;
-use crate::session::rerank::{self, ANSWER, DOCUMENTS, QUERY};
 use crate::session::{Logged, ProbeError, Session};
 use crate::verdict::Verdict;
 use serde_json::json;
@@ -442,7 +442,7 @@ async fn probabilities(s: &Session) -> CheckResult {
     );
     // NIM's dialect documents raw logits (`rankings[].logit`); every other, Cohere's
     // [0, 1] (TEI's too, unless raw_scores is asked for).
-    let nim = crate::session::rerank::dialect(s) == RerankDialect::Nim;
+    let nim = crate::contracts::rerank::requests::dialect(s) == RerankDialect::Nim;
     let (expected, documented) = if nim {
         (
             ScoreScale::Logit,

@@ -6,10 +6,10 @@
 //! shape (TEI's bare array) are named as what they are.
 
 use crate::clauses::{Check, CheckResult, check};
+use crate::contracts::rerank::requests::{self as rerank, DOCUMENTS, QUERY};
 use crate::http::rerank::{Echo, RerankAnswer};
 use crate::http::{Body, Reply, RerankDialect, RerankRoute, RerankShape};
 use crate::session::facts::{UnknownField, UnknownModel};
-use crate::session::rerank::{self, DOCUMENTS, QUERY};
 use crate::session::{Logged, ProbeError, Session};
 use crate::verdict::Verdict;
 use serde_json::{Value, json};
