@@ -193,7 +193,7 @@ fn inconclusive(error: ProbeError) -> Verdict {
 /// gets it from the cache.
 async fn reachable_with_access(session: &Session) -> Result<(), String> {
     let shown = || session.transport().target().display();
-    let reply = match crate::session::requests::single(session).await {
+    let reply = match crate::contracts::embeddings::requests::single(session).await {
         Ok(reply) => reply,
         Err(ProbeError::Transport(e)) => return Err(format!("failed to reach {}: {e}", shown())),
         // A budget, a stall or Ctrl-C: the clause run says so clause by clause.
@@ -243,8 +243,8 @@ enum Offered {
 /// embeddings endpoint is absent; one that refuses every embeddings request and
 /// reranks nothing is audited on embeddings (its refusals are what it does).
 async fn offered(session: &Session) -> Result<Offered, String> {
+    use crate::contracts::embeddings::requests;
     use crate::contracts::rerank::requests as rerank;
-    use crate::session::requests;
     let Ok(plain) = requests::single(session).await else {
         // A budget, a stall or Ctrl-C: the clause run says so clause by clause.
         return Ok(Offered::Both);
@@ -274,7 +274,7 @@ async fn refused_whatever_it_carries(session: &Session, plain: &Reply) -> bool {
     if !plain.is_refusal() {
         return false;
     }
-    match crate::session::requests::batch(session).await {
+    match crate::contracts::embeddings::requests::batch(session).await {
         Ok(batch) => plain.refused_alike(&batch),
         Err(_) => false,
     }
@@ -294,7 +294,7 @@ fn not_offered(selected: &[&Clause], why: &str) -> Vec<ClauseResult> {
 /// the same answer, while the request without credentials is answered otherwise, means
 /// the server reads the key and takes the run's for a wrong one.
 async fn rejected_key_in_disguise(session: &Session, reply: &Reply) -> Result<(), String> {
-    use crate::session::requests;
+    use crate::contracts::embeddings::requests;
     if !reply.is_client_error() || !session.transport().access().has_credentials() {
         return Ok(());
     }

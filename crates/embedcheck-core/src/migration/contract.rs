@@ -18,17 +18,17 @@
 //! | `server_errors` | every request of the audit | every request of the audit |
 //! | `rerank` | `rerank.routes`, `rerank.scale` (RRS-009, RRQ-005) | the portable rerank request at the baseline's route |
 //!
-//! The replayed requests are the clauses' own (from `session::requests`), so when
+//! The replayed requests are the clauses' own (from `contracts::embeddings::requests`), so when
 //! the two servers agree on the parameters the session cache answers them.
 
 use super::behaviour::{Answer, BehaviourDiff};
 use crate::contracts::embeddings::clauses::TEMPLATE_COSINE;
+use crate::contracts::embeddings::requests::{QUERY, SENTENCE, body, words};
 use crate::contracts::rerank::requests as rerank_requests;
 use crate::http::{Body, Encoding, Exchange, Probe, Reply, RerankDialect, RerankRoute};
 use crate::session::facts::{
     self, BareIs, Base64, FieldHandling, InputLimit, OverlengthPolicy, ScoreScale,
 };
-use crate::session::requests::{QUERY, SENTENCE, body, words};
 use crate::session::{Facts, Session};
 use crate::vectors::cosine;
 use serde::Serialize;

@@ -20,9 +20,10 @@ use super::decode::{self, Decoded, Decoder, Wrong};
 use super::findings::Call;
 use super::sdk::{self, DefaultCalls, send_as_sdk};
 use super::{Client, ClientProfile, Finding, Judged, add_evidence, no_answer};
+use crate::contracts::embeddings::requests;
 use crate::http::{Body, Exchange, Probe};
+use crate::session::Session;
 use crate::session::facts::{BatchLimit, Noise};
-use crate::session::{Session, requests};
 use crate::vectors::cosine;
 use serde_json::json;
 
@@ -223,8 +224,11 @@ fn first_vector(decoded: Decoded, call: Call) -> Result<Vec<f64>, Finding> {
 
 /// LangChain's `input: ""` call for a text with no tokens: a warning when refused.
 async fn empty_text(s: &Session) -> Option<(Finding, Vec<Exchange>)> {
-    let request =
-        crate::session::requests::body(s, json!(""), &[("encoding_format", json!("base64"))]);
+    let request = crate::contracts::embeddings::requests::body(
+        s,
+        json!(""),
+        &[("encoding_format", json!("base64"))],
+    );
     let probe = Probe::invalid(Body::Json(request), "input is an empty string");
     let sent = send_as_sdk(s, probe).await.ok()?;
     (!sent.reply.is_success()).then(|| {

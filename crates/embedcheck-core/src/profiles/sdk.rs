@@ -10,10 +10,10 @@
 
 use super::decode::{self, Decoded, Decoder, Wrong};
 use super::{Call, Client, ClientProfile, Finding, Judged, SDK_RETRIES, add_evidence, no_answer};
+use crate::contracts::embeddings::requests::{self, BATCH, SENTENCE};
 use crate::http::embeddings::encoding;
 use crate::http::{Exchange, Probe, Reply};
 use crate::session::facts::{Facts, Noise};
-use crate::session::requests::{self, BATCH, SENTENCE};
 use crate::session::{ProbeError, Session};
 use crate::vectors::cosine;
 use serde_json::json;

@@ -1,11 +1,10 @@
 //! One audit's conversation with one server: the budgeted, cached, interruptible
-//! connection ([`connection`]), the run's settings, the canonical embeddings requests
-//! clauses share ([`requests`]; rerank's are in `contracts/rerank/requests.rs`), and the
-//! typed facts learned on the way ([`facts`]).
+//! connection ([`connection`]), the run's settings and the typed facts learned on the
+//! way ([`facts`]). Each contract's canonical requests are in its folder
+//! (`contracts/embeddings/requests.rs`, `contracts/rerank/requests.rs`).
 
 mod connection;
 pub mod facts;
-pub(crate) mod requests;
 pub mod reuse;
 mod settings;
 

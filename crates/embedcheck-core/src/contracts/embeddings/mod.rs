@@ -2,3 +2,4 @@
 //! API reference and SDKs describe it.
 
 pub(crate) mod clauses;
+pub(crate) mod requests;

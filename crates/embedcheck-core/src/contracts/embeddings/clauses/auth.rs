@@ -1,8 +1,8 @@
 //! auth: credentials (AUTH-001).
 
 use crate::clauses::{Check, CheckResult, check};
+use crate::contracts::embeddings::requests;
 use crate::session::Session;
-use crate::session::requests;
 use crate::verdict::Verdict;
 
 pub(crate) fn checks() -> Vec<Check> {

@@ -2,9 +2,9 @@
 
 use crate::clauses::judging;
 use crate::clauses::{Check, CheckResult, check};
+use crate::contracts::embeddings::requests::{self, BATCH, SENTENCE, body};
 use crate::http::{Probe, Reply};
 use crate::session::facts::{BatchLimit, Noise};
-use crate::session::requests::{self, BATCH, SENTENCE, body};
 use crate::session::{ProbeError, Session};
 use crate::vectors::{NOISE_BOUND, cosine, norm};
 use crate::verdict::Verdict;

@@ -8,12 +8,12 @@
 
 use crate::clauses::judging;
 use crate::clauses::{Check, CheckResult, check};
+use crate::contracts::embeddings::requests::{self, SENTENCE, body};
 use crate::declared::Matryoshka as DeclaredMatryoshka;
 use crate::http::Exchange;
 use crate::http::{Body, Probe, Reply, Validity};
 use crate::property::{Case, Property};
 use crate::session::facts::{Matryoshka, MatryoshkaEvidence};
-use crate::session::requests::{self, SENTENCE, body};
 use crate::session::{Fact, ProbeError, Session};
 use crate::vectors::{SAME_EMBEDDING, cosine, norm, renormalised_prefix};
 use crate::verdict::{Outcome, Verdict};

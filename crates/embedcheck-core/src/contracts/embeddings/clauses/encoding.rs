@@ -9,11 +9,11 @@
 use super::consistency;
 use crate::clauses::judging;
 use crate::clauses::{Check, CheckResult, check};
+use crate::contracts::embeddings::requests::{self, BATCH, SENTENCE, body};
 use crate::http::embeddings::base64_bytes;
 use crate::http::{Body, Probe, Reply};
 use crate::property::{Case, Property};
 use crate::session::facts::{Base64, Noise, Unrepeatable, VariedAnswer};
-use crate::session::requests::{self, BATCH, SENTENCE, body};
 use crate::session::{ProbeError, Session};
 use crate::vectors::cosine;
 use crate::verdict::Verdict;

@@ -6,10 +6,10 @@
 
 use crate::clauses::judging;
 use crate::clauses::{Check, CheckResult, check};
+use crate::contracts::embeddings::requests::{self, SENTENCE, body};
 use crate::http::probe::Resource;
 use crate::http::{Body, Exchange, Probe, Reply, Validity};
 use crate::schemas::Schemas;
-use crate::session::requests::{self, SENTENCE, body};
 use crate::session::{Logged, Persisted, ProbeError, Session, Throttled};
 use crate::verdict::Verdict;
 use serde_json::json;

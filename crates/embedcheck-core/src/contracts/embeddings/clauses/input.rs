@@ -2,10 +2,10 @@
 
 use crate::clauses::judging;
 use crate::clauses::{Check, CheckResult, check};
+use crate::contracts::embeddings::requests::{self, BATCH, body};
 use crate::http::{Body, Probe, Reply};
 use crate::session::Session;
 use crate::session::facts::{BatchLimit, TokenIdForm};
-use crate::session::requests::{self, BATCH, body};
 use crate::vectors::{SAME_EMBEDDING, cosine, norm};
 use crate::verdict::Verdict;
 use serde_json::json;

@@ -14,13 +14,13 @@
 use super::{consistency, usage};
 use crate::clauses::judging;
 use crate::clauses::{Check, CheckResult, check};
+use crate::contracts::embeddings::requests::{BATCH, OTHER_COMMON, TAIL, body, words};
 use crate::declared::Overlength;
 use crate::http::{Body, Probe, Reply};
 use crate::property::{Case, Property};
 use crate::session::facts::{
     InputLimit, LimitEvidence, Noise, OverlengthPolicy as Policy, describe_request,
 };
-use crate::session::requests::{BATCH, OTHER_COMMON, TAIL, body, words};
 use crate::session::{Fact, Facts, ProbeError, Session};
 use crate::vectors::cosine;
 use crate::verdict::Verdict;

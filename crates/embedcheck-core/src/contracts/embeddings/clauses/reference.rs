@@ -13,10 +13,10 @@
 //! shows there first, and a failing text's reason carries both counts.
 
 use crate::clauses::{Check, CheckResult, check};
+use crate::contracts::embeddings::requests::{self, body};
 use crate::http::{Probe, Reply};
 use crate::reference::{KnownAnswer, Reference};
 use crate::session::facts::{TokenAgreement, TokenCount, TokenIdsAsSent};
-use crate::session::requests::{self, body};
 use crate::session::{ProbeError, Session};
 use crate::vectors::{cosine, median};
 use crate::verdict::Verdict;

@@ -2,10 +2,10 @@
 
 use crate::clauses::judging;
 use crate::clauses::{Check, CheckResult, check};
+use crate::contracts::embeddings::requests::{self, BATCH};
 use crate::http::Reply;
 use crate::schemas::Schemas;
 use crate::session::facts::describe_request;
-use crate::session::requests::{self, BATCH};
 use crate::session::{ProbeError, Session};
 use crate::vectors::{SAME_EMBEDDING, cosine};
 use crate::verdict::Verdict;

@@ -9,6 +9,7 @@
 use super::consistency;
 use crate::clauses::judging;
 use crate::clauses::{Check, CheckResult, check};
+use crate::contracts::embeddings::requests::{self, QUERY, body};
 use crate::declared::QueryTemplate;
 use crate::http::Exchange;
 use crate::http::{Body, Probe, Reply};
@@ -17,7 +18,6 @@ use crate::session::facts::{
     BareIs, FieldHandling, InstructionField, Noise, Side, UnknownField, ValueAnswer, ValueTried,
     instruction_line,
 };
-use crate::session::requests::{self, QUERY, body};
 use crate::session::{ProbeError, Session};
 use crate::vectors::cosine;
 use crate::verdict::Verdict;

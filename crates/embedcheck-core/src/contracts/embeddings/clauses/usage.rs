@@ -5,9 +5,9 @@
 //! tokenizer remark. A count that is not in tokens is never read as one.
 
 use crate::clauses::{Check, CheckResult, check};
+use crate::contracts::embeddings::requests::{self, BATCH, body};
 use crate::http::{Probe, Reply};
 use crate::session::facts::UsageUnit;
-use crate::session::requests::{self, BATCH, body};
 use crate::session::{ProbeError, Session};
 use crate::verdict::Verdict;
 use serde_json::{Value, json};

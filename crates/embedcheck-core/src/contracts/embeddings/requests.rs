@@ -6,8 +6,8 @@
 //! clauses (the batch in RESP-002 is the batch in CONS-002) and lets the migration's
 //! consumer contract replay exactly what the clauses sent.
 
-use super::connection::{ProbeError, Session};
 use crate::http::{Body, Probe, Reply};
+use crate::session::{ProbeError, Session};
 use serde_json::{Value, json};
 use std::sync::Arc;
 
