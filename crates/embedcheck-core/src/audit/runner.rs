@@ -60,7 +60,11 @@ pub async fn audit_session(
     let clients = match (&aborted, embeddings) {
         (None, true) => profile_clients(session, &results).await,
         (None, false) => {
-            profiles::profile_rerank_only(session, "the server offers no embeddings endpoint").await
+            crate::contracts::profile_rerank_only(
+                session,
+                "the server offers no embeddings endpoint",
+            )
+            .await
         }
         (Some(why), _) => profiles::not_probed(why),
     };
@@ -100,7 +104,7 @@ async fn profile_clients(session: &Session, results: &[ClauseResult]) -> Vec<Cli
             .collect(),
         facts: &facts,
     };
-    profiles::profile_all(session, &judged).await
+    crate::contracts::profile_all(session, &judged).await
 }
 
 /// Why the audit could not be completed when the server stopped answering, or a

@@ -1,7 +1,10 @@
 //! The contracts the suite judges, one folder each, over the shared engine (session,
-//! transport, access, budgets, evidence, reports): the registry the audit runner reads.
+//! transport, access, budgets, evidence, reports): the registry of checks and client
+//! profiles the audit runner reads.
 
 use crate::clauses::Check;
+use crate::profiles::{self, Client, ClientProfile, Judged};
+use crate::session::Session;
 
 pub(crate) mod embeddings;
 pub(crate) mod rerank;
@@ -12,6 +15,33 @@ pub(crate) fn checks() -> Vec<Check> {
         .into_iter()
         .flatten()
         .collect()
+}
+
+/// Every client's profile against the session's server, after the clause run.
+pub(crate) async fn profile_all(s: &Session, judged: &Judged<'_>) -> Vec<ClientProfile> {
+    s.begin_clause(profiles::STAGE);
+    let calls = embeddings::profiles::sdk::default_calls(s).await;
+    let profiles = vec![
+        embeddings::profiles::sdk::profile(Client::OpenAiPython, &calls, judged),
+        embeddings::profiles::sdk::profile(Client::OpenAiNode, &calls, judged),
+        embeddings::profiles::langchain::profile(s, &calls, judged).await,
+    ];
+    let profiles = [profiles, rerank::profiles::profile_all(s).await].concat();
+    s.take_pending();
+    profiles
+}
+
+/// A server that serves rerank alone: every embeddings client "not probed" for `why`,
+/// and the rerank clients profiled.
+pub(crate) async fn profile_rerank_only(s: &Session, why: &str) -> Vec<ClientProfile> {
+    s.begin_clause(profiles::STAGE);
+    let profiles = [
+        profiles::not_probed(why),
+        rerank::profiles::profile_all(s).await,
+    ]
+    .concat();
+    s.take_pending();
+    profiles
 }
 
 #[cfg(test)]

@@ -1,4 +1,8 @@
 //! Client profiles: will a client, with its default settings, work against this server?
+//! This module holds what every contract's profiles share (the clients, a profile, its
+//! findings, the SDKs' decoders); each contract's profiles are in its folder
+//! (`contracts/embeddings/profiles/`, `contracts/rerank/profiles.rs`), and the registry
+//! (`contracts/mod.rs`) runs them.
 //!
 //! Each profile models one client release from its source: the request it sends by
 //! default, how it decodes the answer, what it retries. Its verdict comes from that
@@ -23,19 +27,15 @@
 //! client langchain-openai 1.7.4  breaks  "hello world" as cl100k ids [15339, 1917] is read in another vocabulary …
 //! ```
 
-mod decode;
+pub(crate) mod decode;
 mod findings;
-mod langchain;
-mod rerank;
-mod sdk;
 
 pub use decode::Wrong;
 pub use findings::{Call, Finding, Severity};
-pub use langchain::{CL100K_PROBES, Cl100kProbe};
 
 use crate::http::Exchange;
+use crate::session::ProbeError;
 use crate::session::facts::Facts;
-use crate::session::{ProbeError, Session};
 use crate::verdict::Outcome;
 use serde::Serialize;
 
@@ -225,29 +225,6 @@ impl Judged<'_> {
     }
 }
 
-/// Every client's profile against the session's server, after the clause run.
-pub(crate) async fn profile_all(s: &Session, judged: &Judged<'_>) -> Vec<ClientProfile> {
-    s.begin_clause(STAGE);
-    let calls = sdk::default_calls(s).await;
-    let profiles = vec![
-        sdk::profile(Client::OpenAiPython, &calls, judged),
-        sdk::profile(Client::OpenAiNode, &calls, judged),
-        langchain::profile(s, &calls, judged).await,
-    ];
-    let profiles = [profiles, rerank::profile_all(s).await].concat();
-    s.take_pending();
-    profiles
-}
-
-/// A server that serves rerank alone: every embeddings client "not probed" for `why`,
-/// and the rerank clients profiled.
-pub(crate) async fn profile_rerank_only(s: &Session, why: &str) -> Vec<ClientProfile> {
-    s.begin_clause(STAGE);
-    let profiles = [not_probed(why), rerank::profile_all(s).await].concat();
-    s.take_pending();
-    profiles
-}
-
 /// Every embeddings client "not probed", when the audit could not start: nothing is
 /// sent (whether the server serves rerank is unknown, so no rerank client is listed).
 pub(crate) fn not_probed(why: &str) -> Vec<ClientProfile> {
@@ -280,7 +257,7 @@ pub(crate) fn add_evidence<'a>(
 pub(crate) const SDK_RETRIES: u32 = 2;
 
 /// Why a deciding request got no answer, as a finding's text.
-fn no_answer(error: &ProbeError) -> String {
+pub(crate) fn no_answer(error: &ProbeError) -> String {
     match error {
         ProbeError::Interrupted => "interrupted (Ctrl-C)".to_owned(),
         other => other.to_string(),

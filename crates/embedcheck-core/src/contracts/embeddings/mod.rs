@@ -2,4 +2,5 @@
 //! API reference and SDKs describe it.
 
 pub(crate) mod clauses;
+pub(crate) mod profiles;
 pub(crate) mod requests;

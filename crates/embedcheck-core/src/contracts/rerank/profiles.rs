@@ -20,9 +20,9 @@
 //! run only where the server serves rerank at some route: a server without rerank is
 //! no rerank client's server.
 
-use super::{Client, ClientProfile, Finding, no_answer};
 use crate::contracts::rerank::requests as rerank;
 use crate::http::{Reply, RerankDialect, RerankRoute};
+use crate::profiles::{Client, ClientProfile, Finding, no_answer};
 use crate::reference::{RERANK_DOCUMENTS as DOCUMENTS, RERANK_QUERY as QUERY};
 use crate::session::Session;
 use crate::session::facts::ScoreScale;

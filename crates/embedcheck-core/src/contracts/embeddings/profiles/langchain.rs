@@ -16,12 +16,11 @@
 //! does, and compares each vector with the same text sent as a string by the SDK, at the
 //! server's own noise.
 
-use super::decode::{self, Decoded, Decoder, Wrong};
-use super::findings::Call;
 use super::sdk::{self, DefaultCalls, send_as_sdk};
-use super::{Client, ClientProfile, Finding, Judged, add_evidence, no_answer};
 use crate::contracts::embeddings::requests;
 use crate::http::{Body, Exchange, Probe};
+use crate::profiles::decode::{self, Decoded, Decoder, Wrong};
+use crate::profiles::{Call, Client, ClientProfile, Finding, Judged, add_evidence, no_answer};
 use crate::session::Session;
 use crate::session::facts::{BatchLimit, Noise};
 use crate::vectors::cosine;

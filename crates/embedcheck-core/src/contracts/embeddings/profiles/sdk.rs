@@ -8,11 +8,13 @@
 //! decoded as the client decodes it and compared with the float answer of the same
 //! inputs (IN-001 and IN-002's probes), at the server's own noise.
 
-use super::decode::{self, Decoded, Decoder, Wrong};
-use super::{Call, Client, ClientProfile, Finding, Judged, SDK_RETRIES, add_evidence, no_answer};
 use crate::contracts::embeddings::requests::{self, BATCH, SENTENCE};
 use crate::http::embeddings::encoding;
 use crate::http::{Exchange, Probe, Reply};
+use crate::profiles::decode::{self, Decoded, Decoder, Wrong};
+use crate::profiles::{
+    Call, Client, ClientProfile, Finding, Judged, SDK_RETRIES, add_evidence, no_answer,
+};
 use crate::session::facts::{Facts, Noise};
 use crate::session::{ProbeError, Session};
 use crate::vectors::cosine;
