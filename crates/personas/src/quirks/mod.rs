@@ -11,12 +11,10 @@
 //! and then writes it flat, as one server would.
 
 mod access;
-mod dialects;
 mod errors;
 mod fields;
 mod request;
 mod rerank;
-mod rerank_body;
 mod shape;
 pub(crate) mod success;
 mod trigger;
@@ -436,7 +434,7 @@ pub enum Quirk {
     },
 
     // ---- rerank routes ----------------------------------------------------------------
-    /// A departure of the rerank route (`quirks/rerank.rs`).
+    /// A departure of the rerank route (`quirks/rerank/`).
     Rerank(RerankQuirk),
 
     // ---- after: hosted vendors' error bodies ------------------------------------------

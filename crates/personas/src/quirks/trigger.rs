@@ -69,14 +69,14 @@ impl Trigger {
             Trigger::WrongMethod => request.is_embeddings_path() && request.method != "POST",
             Trigger::NoCredentials => request.authorization.is_none(),
             Trigger::RerankDocumentsAtLeast(n) => {
-                super::rerank_body::is_rerank(request)
+                super::rerank::is_rerank(request)
                     && request
                         .json()
                         .and_then(|b| b.get("documents")?.as_array().map(Vec::len))
                         .is_some_and(|len| len >= n)
             }
             Trigger::RerankModel(name) => {
-                super::rerank_body::is_rerank(request)
+                super::rerank::is_rerank(request)
                     && request
                         .json()
                         .is_some_and(|b| b.get("model") == Some(&json!(name)))

@@ -3,7 +3,7 @@
 //! back in theirs, with each dialect's documented switches (TEI's `raw_scores` and
 //! `truncate`, NIM's `truncate`, Voyage's `truncation`) and TEI's errors.
 
-use super::rerank_body::{edit, error, fields, is_rerank, longest_first, refused_as_too_long};
+use super::body::{edit, error, fields, is_rerank, longest_first, refused_as_too_long};
 use crate::wire::{Answer, Incoming};
 use reference_server::{Config, OverlengthPolicy, pair_logit, tokenize};
 use serde::Deserialize;

@@ -15,7 +15,7 @@ pub(super) fn refused_as_too_long(answer: &Answer) -> bool {
 }
 
 /// Whether the request is a `POST` to a rerank route.
-pub(super) fn is_rerank(request: &Incoming) -> bool {
+pub(in crate::quirks) fn is_rerank(request: &Incoming) -> bool {
     request.method == "POST" && request.path.ends_with("/rerank")
 }
 

@@ -3,9 +3,12 @@
 //! clauses. Each variant's doc comment names its source (measured in the lab with the
 //! tiny cross-encoders, `lab/rerank/README.md`, or the rerank notes' sources).
 
-use super::dialects;
-use super::rerank_body::{edit, error, fields, is_rerank, longest_first, refused_as_too_long};
+mod body;
+mod dialects;
+
 use crate::wire::{Answer, Incoming};
+pub(super) use body::is_rerank;
+use body::{edit, error, fields, longest_first, refused_as_too_long};
 use reference_server::{Config, embed_tokens, pair_logit, rerank_logit, tokenize};
 use serde_json::{Map, Value, json};
 
