@@ -3,23 +3,23 @@
 //! Nothing here knows about sockets or a web framework: [`Engine::handle`] takes the few
 //! parts of a request it needs as borrowed bytes and strings, so the same behaviour can sit
 //! behind axum (see `server`) or a persona that alters it.
+//!
+//! This module routes, authorizes and bounds every request; each contract's handler is a
+//! module of its own (`embeddings`, `rerank`), as are the request fields they share
+//! (`request`) and the errors (`error`).
 
+mod embeddings;
 mod error;
 mod request;
 mod rerank;
 
-use base64::Engine as _;
-use base64::engine::general_purpose::STANDARD as BASE64;
 use serde::Serialize;
 
 pub use error::ApiError;
 pub use request::KNOWN_FIELDS;
-use request::{EmbeddingRequest, EncodingFormat, Input, InputType};
 pub use rerank::{RERANK_FIELDS, pair_logit, rerank_logit, rerank_score};
 
-use crate::config::{Config, OverlengthPolicy};
-use crate::embedding::{embed_tokens, truncate_dimensions};
-use crate::tokenizer::tokenize;
+use crate::config::Config;
 
 /// The parts of an HTTP request the engine reads.
 #[derive(Debug, Clone, Copy)]
@@ -151,85 +151,6 @@ impl Engine {
             _ => Err(ApiError::InvalidApiKey),
         }
     }
-
-    fn embeddings(&self, request: &HttpRequest<'_>) -> Result<HttpResponse, ApiError> {
-        require_json(request.content_type)?;
-        let parsed = EmbeddingRequest::from_json(request.body, &self.config)?;
-        let token_lists = self.token_lists(parsed.inputs, parsed.input_type)?;
-        let data = token_lists
-            .iter()
-            .enumerate()
-            .map(|(index, ids)| EmbeddingItem {
-                object: "embedding",
-                index,
-                embedding: encode(self.vector(ids, parsed.dimensions), parsed.encoding),
-            })
-            .collect();
-        let prompt_tokens = token_lists.iter().map(Vec::len).sum();
-        let list = EmbeddingList {
-            object: "list",
-            data,
-            model: &self.config.model_id,
-            usage: Usage {
-                prompt_tokens,
-                total_tokens: prompt_tokens,
-            },
-        };
-        Ok(HttpResponse::json(200, &list))
-    }
-
-    /// The ids actually embedded for each input: instruction first, then the input, then
-    /// the over-length policy applied to the whole.
-    fn token_lists(
-        &self,
-        inputs: Vec<Input>,
-        input_type: InputType,
-    ) -> Result<Vec<Vec<u32>>, ApiError> {
-        let vocab = self.config.vocab_size;
-        let instruction = match input_type {
-            InputType::Query => self.config.query_instruction.as_str(),
-            InputType::Passage => "",
-        };
-        let instruction_ids = tokenize(instruction, vocab);
-        let lists = inputs.into_iter().enumerate().map(|(index, input)| {
-            let ids = match input {
-                Input::Text(text) => tokenize(&format!("{instruction}{text}"), vocab),
-                Input::Tokens(ids) => [instruction_ids.as_slice(), &ids].concat(),
-            };
-            self.fit_length(index, ids)
-        });
-        lists.collect()
-    }
-
-    fn fit_length(&self, index: usize, mut ids: Vec<u32>) -> Result<Vec<u32>, ApiError> {
-        let max = self.config.max_input_tokens;
-        if ids.len() <= max {
-            return Ok(ids);
-        }
-        match self.config.overlength {
-            OverlengthPolicy::Reject => Err(ApiError::ContextLengthExceeded {
-                param: "input",
-                location: format!("input[{index}]"),
-                tokens: ids.len(),
-                max,
-            }),
-            OverlengthPolicy::Truncate => {
-                ids.truncate(max);
-                Ok(ids)
-            }
-            OverlengthPolicy::Aggregate => Ok(ids),
-        }
-    }
-
-    /// The native vector, cut to `dimensions` when fewer are asked for.
-    fn vector(&self, ids: &[u32], dimensions: usize) -> Vec<f32> {
-        let native = embed_tokens(ids, self.config.native_dimensions);
-        if dimensions < native.len() {
-            truncate_dimensions(&native, dimensions)
-        } else {
-            native
-        }
-    }
 }
 
 /// The token of an `Authorization: Bearer <token>` header; the scheme is case-insensitive
@@ -258,43 +179,10 @@ fn require_json(content_type: Option<&str>) -> Result<(), ApiError> {
     }
 }
 
-fn encode(vector: Vec<f32>, encoding: EncodingFormat) -> EmbeddingData {
-    match encoding {
-        EncodingFormat::Float => EmbeddingData::Float(vector),
-        EncodingFormat::Base64 => {
-            let bytes: Vec<u8> = vector.iter().flat_map(|x| x.to_le_bytes()).collect();
-            EmbeddingData::Base64(BASE64.encode(bytes))
-        }
-    }
-}
-
-/// `CreateEmbeddingResponse`.
 #[derive(Serialize)]
-struct EmbeddingList<'a> {
-    object: &'static str,
-    data: Vec<EmbeddingItem>,
-    model: &'a str,
-    usage: Usage,
-}
-
-#[derive(Serialize)]
-struct EmbeddingItem {
-    object: &'static str,
-    index: usize,
-    embedding: EmbeddingData,
-}
-
-#[derive(Serialize)]
-#[serde(untagged)]
-enum EmbeddingData {
-    Float(Vec<f32>),
-    Base64(String),
-}
-
-#[derive(Serialize)]
-struct Usage {
-    prompt_tokens: usize,
-    total_tokens: usize,
+pub(super) struct Usage {
+    pub(super) prompt_tokens: usize,
+    pub(super) total_tokens: usize,
 }
 
 /// `GET /v1/models`: the one served model.
@@ -329,6 +217,11 @@ impl<'a> ModelList<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::OverlengthPolicy;
+    use crate::embedding::{embed_tokens, truncate_dimensions};
+    use crate::tokenizer::tokenize;
+    use base64::Engine as _;
+    use base64::engine::general_purpose::STANDARD as BASE64;
     use serde_json::{Value, json};
 
     const MODEL: &str = "embedcheck-reference";
