@@ -5,18 +5,18 @@
 //! behind axum (see `server`) or a persona that alters it.
 //!
 //! This module routes, authorizes and bounds every request; each contract's handler is a
-//! module of its own (`embeddings`, `rerank`), as are the request fields they share
-//! (`request`) and the errors (`error`).
+//! module of its own (`embeddings`, `rerank`), as are the request helpers they share
+//! (`fields`) and the errors (`error`).
 
 mod embeddings;
 mod error;
-mod request;
+mod fields;
 mod rerank;
 
 use serde::Serialize;
 
+pub use embeddings::KNOWN_FIELDS;
 pub use error::ApiError;
-pub use request::KNOWN_FIELDS;
 pub use rerank::{RERANK_FIELDS, pair_logit, rerank_logit, rerank_score};
 
 use crate::config::Config;

@@ -6,11 +6,14 @@ use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
 use serde::Serialize;
 
-use super::request::{EmbeddingRequest, EncodingFormat, Input, InputType};
+mod request;
+
 use super::{ApiError, Engine, HttpRequest, HttpResponse, Usage, require_json};
 use crate::config::OverlengthPolicy;
 use crate::embedding::{embed_tokens, truncate_dimensions};
 use crate::tokenizer::tokenize;
+pub use request::KNOWN_FIELDS;
+use request::{EmbeddingRequest, EncodingFormat, Input, InputType};
 
 impl Engine {
     pub(super) fn embeddings(&self, request: &HttpRequest<'_>) -> Result<HttpResponse, ApiError> {

@@ -52,7 +52,7 @@ use std::collections::HashSet;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use super::request::{
+use super::fields::{
     check_batch_size, check_model, expect_string, invalid_type, json_integer, json_object,
     reject_unknown_fields, required,
 };

@@ -2,13 +2,17 @@
 //!
 //! Validation is strict in the way OpenAI's is: the schema has `additionalProperties:
 //! false`, so every field is checked for presence, type and value, and the first problem
-//! is reported with the parameter it concerns. The parts that are not about embeddings
-//! (the body as an object, unknown fields, `model`, JSON types) serve the rerank request too.
+//! is reported with the parameter it concerns (with the helpers every contract's request
+//! shares, `protocol/fields.rs`).
 
-use serde_json::{Map, Number, Value};
+use serde_json::{Number, Value};
 
-use super::ApiError;
 use crate::config::Config;
+use crate::protocol::ApiError;
+use crate::protocol::fields::{
+    check_batch_size, check_model, expect_string, invalid_type, json_integer, json_object,
+    reject_unknown_fields, required,
+};
 
 /// The top-level fields of OpenAI's `CreateEmbeddingRequest`, plus `input_type`, the
 /// vendor field this server honours to show what honouring it looks like.
@@ -90,42 +94,6 @@ impl EmbeddingRequest {
     }
 }
 
-/// The top-level fields of a JSON body, which must be an object.
-pub(super) fn json_object(body: &[u8]) -> Result<Map<String, Value>, ApiError> {
-    let value: Value =
-        serde_json::from_slice(body).map_err(|e| ApiError::MalformedJson(e.to_string()))?;
-    match value {
-        Value::Object(fields) => Ok(fields),
-        other => Err(ApiError::BodyNotObject(json_kind(&other))),
-    }
-}
-
-pub(super) fn reject_unknown_fields(
-    fields: &Map<String, Value>,
-    known: &[&str],
-) -> Result<(), ApiError> {
-    match fields.keys().find(|k| !known.contains(&k.as_str())) {
-        Some(name) => Err(ApiError::UnrecognizedArgument(name.clone())),
-        None => Ok(()),
-    }
-}
-
-pub(super) fn required(
-    fields: &mut Map<String, Value>,
-    name: &'static str,
-) -> Result<Value, ApiError> {
-    fields.remove(name).ok_or(ApiError::MissingParameter(name))
-}
-
-pub(super) fn check_model(value: Value, served: &str) -> Result<(), ApiError> {
-    let model = expect_string(value, "model")?;
-    if model == served {
-        Ok(())
-    } else {
-        Err(ApiError::ModelNotFound(model))
-    }
-}
-
 fn parse_input(value: Value, config: &Config) -> Result<Vec<Input>, ApiError> {
     match value {
         Value::String(text) => Ok(vec![text_input(text, "input")?]),
@@ -188,19 +156,6 @@ fn parse_input_array(items: Vec<Value>, config: &Config) -> Result<Vec<Input>, A
             INPUT_EXPECTED,
             other,
         )),
-    }
-}
-
-/// At most `max` items in the array `param`.
-pub(super) fn check_batch_size(
-    param: &'static str,
-    len: usize,
-    max: usize,
-) -> Result<(), ApiError> {
-    if len > max {
-        Err(ApiError::TooManyInputs { param, len, max })
-    } else {
-        Ok(())
     }
 }
 
@@ -301,55 +256,6 @@ fn parse_input_type(value: Value) -> Result<InputType, ApiError> {
             value: other.to_owned(),
             supported: "'query', 'passage' and 'document'",
         }),
-    }
-}
-
-pub(super) fn expect_string(value: Value, param: &'static str) -> Result<String, ApiError> {
-    match value {
-        Value::String(s) => Ok(s),
-        other => Err(invalid_type(param, param.to_owned(), "a string", &other)),
-    }
-}
-
-pub(super) fn invalid_type(
-    param: &'static str,
-    location: String,
-    expected: &'static str,
-    actual: &Value,
-) -> ApiError {
-    ApiError::InvalidType {
-        param,
-        location,
-        expected,
-        actual: json_kind(actual),
-    }
-}
-
-/// An integer in JSON Schema's sense: a number with an integral value, so `256.0` counts
-/// and `256.5` does not. Huge floats saturate, which still fails every range check.
-pub(super) fn json_integer(number: &Number) -> Option<i128> {
-    if let Some(n) = number.as_i64() {
-        return Some(n.into());
-    }
-    if let Some(n) = number.as_u64() {
-        return Some(n.into());
-    }
-    number
-        .as_f64()
-        .filter(|f| f.fract() == 0.0)
-        .map(|f| f as i128)
-}
-
-/// How a JSON value is named in error messages.
-fn json_kind(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(n) if n.is_f64() => "a number",
-        Value::Number(_) => "an integer",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
     }
 }
 
@@ -497,12 +403,5 @@ mod tests {
     fn document_is_a_synonym_of_passage() {
         let parsed = parse(request(json!({"input_type": "document"}))).expect("valid");
         assert_eq!(parsed.input_type, InputType::Passage);
-    }
-
-    #[test]
-    fn json_kinds_read_naturally_in_messages() {
-        assert_eq!(json_kind(&json!(1)), "an integer");
-        assert_eq!(json_kind(&json!(1.5)), "a number");
-        assert_eq!(json_kind(&json!(null)), "null");
     }
 }
