@@ -9,16 +9,17 @@
 //!
 //! Both passes run in list order, so `[ErrorWhen{..}, FlatErrors]` answers an error
 //! and then writes it flat, as one server would.
+//!
+//! The quirks' code follows the contracts: `embeddings/` and `rerank/`, with what both
+//! use (`access`, `trigger`) here.
 
 mod access;
-mod errors;
-mod fields;
-mod request;
+mod embeddings;
 mod rerank;
-mod shape;
-pub(crate) mod success;
 mod trigger;
-mod vocabulary;
+
+pub(crate) use embeddings::success;
+use embeddings::{errors, fields, request, vocabulary};
 
 pub use rerank::RerankQuirk;
 pub use trigger::Trigger;

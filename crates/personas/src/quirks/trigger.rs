@@ -1,6 +1,6 @@
 //! The requests a [`Quirk::ErrorWhen`](super::Quirk::ErrorWhen) answers with an error.
 
-use super::request::OPENAI_FIELDS;
+use super::embeddings::request::OPENAI_FIELDS;
 use crate::wire::Incoming;
 use serde_json::{Value, json};
 

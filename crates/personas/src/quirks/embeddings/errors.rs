@@ -1,12 +1,12 @@
 //! Quirks that restyle error answers. Each reads the OpenAI-shaped error the engine
 //! (or an earlier quirk) wrote and leaves any other answer alone.
 
-use super::Trigger;
 use super::shape::{self, SERDE};
+use crate::quirks::Trigger;
 use crate::wire::{Answer, Incoming};
 use serde_json::{Value, json};
 
-pub(super) fn in_stream_as_500(request: &Incoming, answer: &mut Answer) {
+pub(in crate::quirks) fn in_stream_as_500(request: &Incoming, answer: &mut Answer) {
     let past_frontend = request.has_json_content_type()
         && request
             .fields()
@@ -16,7 +16,7 @@ pub(super) fn in_stream_as_500(request: &Incoming, answer: &mut Answer) {
     }
 }
 
-pub(super) fn overlength_as_500(answer: &mut Answer, batch_size: usize) {
+pub(in crate::quirks) fn overlength_as_500(answer: &mut Answer, batch_size: usize) {
     if is_overlength(answer) {
         let message = format!(
             "input is too large to process. increase the physical batch size (current batch size: {batch_size})"
@@ -25,7 +25,7 @@ pub(super) fn overlength_as_500(answer: &mut Answer, batch_size: usize) {
     }
 }
 
-pub(super) fn overlength_says(answer: &mut Answer, message: &str) {
+pub(in crate::quirks) fn overlength_says(answer: &mut Answer, message: &str) {
     if is_overlength(answer) {
         edit_error(answer, |error, _| {
             error.insert("message".to_owned(), json!(message));
@@ -34,7 +34,7 @@ pub(super) fn overlength_says(answer: &mut Answer, message: &str) {
     }
 }
 
-pub(super) fn flat(answer: &mut Answer) {
+pub(in crate::quirks) fn flat(answer: &mut Answer) {
     if let Some(message) = message(answer) {
         let kind = reason_phrase(answer.status);
         answer.set_json(&json!({"message": message, "type": kind, "code": answer.status}));
@@ -43,7 +43,7 @@ pub(super) fn flat(answer: &mut Answer) {
 
 /// TEI's status and `type` for a 400: `Empty` stays 400, every other validation
 /// failure is 422 `Validation`.
-pub(super) fn tei(request: &Incoming, answer: &mut Answer) {
+pub(in crate::quirks) fn tei(request: &Incoming, answer: &mut Answer) {
     if answer.status != 400 {
         return;
     }
@@ -60,19 +60,19 @@ pub(super) fn tei(request: &Incoming, answer: &mut Answer) {
     answer.set_json(&json!({"message": message, "code": status, "type": kind}));
 }
 
-pub(super) fn code_is_status(answer: &mut Answer) {
+pub(in crate::quirks) fn code_is_status(answer: &mut Answer) {
     edit_error(answer, |error, status| {
         error.insert("code".to_owned(), json!(status));
     });
 }
 
-pub(super) fn no_param(answer: &mut Answer) {
+pub(in crate::quirks) fn no_param(answer: &mut Answer) {
     edit_error(answer, |error, _| {
         error.remove("param");
     });
 }
 
-pub(super) fn plain_text(answer: &mut Answer) {
+pub(in crate::quirks) fn plain_text(answer: &mut Answer) {
     if answer.status < 400 {
         return;
     }
@@ -89,7 +89,7 @@ const AZURE_ACCESS_DENIED: &str = "Access denied due to invalid subscription key
 
 /// Azure's `{"error": {"code": "<status>", "message"}}`, with Azure's own wording for
 /// 401 and 404.
-pub(super) fn azure(answer: &mut Answer) {
+pub(in crate::quirks) fn azure(answer: &mut Answer) {
     let Some(message) = message(answer) else {
         return;
     };
@@ -103,7 +103,7 @@ pub(super) fn azure(answer: &mut Answer) {
 }
 
 /// Mistral's flat error object; a FastAPI validation `detail` goes inside `message`.
-pub(super) fn mistral(answer: &mut Answer) {
+pub(in crate::quirks) fn mistral(answer: &mut Answer) {
     if let Some(detail) = fastapi_detail(answer) {
         let message = json!({ "detail": detail });
         answer.set_json(&json!({
@@ -128,7 +128,7 @@ pub(super) fn mistral(answer: &mut Answer) {
 
 /// Jina's errors: a request id in `detail`, and a validation failure's items as
 /// `errors` whose `field` names the model's schema.
-pub(super) fn jina(request: &Incoming, answer: &mut Answer, model: &str) {
+pub(in crate::quirks) fn jina(request: &Incoming, answer: &mut Answer, model: &str) {
     let rid = format!("[RID: {:032x}]", request.number);
     if let Some(detail) = fastapi_detail(answer) {
         let errors: Vec<Value> = detail
@@ -156,7 +156,7 @@ pub(super) fn jina(request: &Incoming, answer: &mut Answer, model: &str) {
 }
 
 /// FastAPI's `HTTPException` body, `{"detail": "message"}`.
-pub(super) fn detail(answer: &mut Answer) {
+pub(in crate::quirks) fn detail(answer: &mut Answer) {
     if let Some(message) = message(answer) {
         answer.set_json(&json!({ "detail": message }));
     }

@@ -6,7 +6,7 @@ use crate::wire::{Answer, Incoming};
 use serde_json::{Map, Value, json};
 
 /// Inserts the served model into a body that has no `model`.
-pub(super) fn model_optional(request: &mut Incoming, served: &str) {
+pub(in crate::quirks) fn model_optional(request: &mut Incoming, served: &str) {
     request.edit_fields(|fields| {
         fields
             .entry("model")
@@ -15,7 +15,7 @@ pub(super) fn model_optional(request: &mut Incoming, served: &str) {
 }
 
 /// Moves field `from` to `to`, where the engine reads it.
-pub(super) fn rename(request: &mut Incoming, from: &str, to: &str) {
+pub(in crate::quirks) fn rename(request: &mut Incoming, from: &str, to: &str) {
     request.edit_fields(|fields| {
         if let Some(value) = fields.remove(from) {
             fields.insert(to.to_owned(), value);
@@ -25,7 +25,12 @@ pub(super) fn rename(request: &mut Incoming, from: &str, to: &str) {
 
 /// Names `from` again in an error the engine wrote about `to`, for a request that
 /// sent `from`: the client never sent a field called `to`.
-pub(super) fn rename_in_error(request: &Incoming, answer: &mut Answer, from: &str, to: &str) {
+pub(in crate::quirks) fn rename_in_error(
+    request: &Incoming,
+    answer: &mut Answer,
+    from: &str,
+    to: &str,
+) {
     let sent_from = request.fields().is_some_and(|f| f.contains_key(from));
     let Some(mut error) = answer.openai_error_object().filter(|_| sent_from) else {
         return;
@@ -41,7 +46,7 @@ pub(super) fn rename_in_error(request: &Incoming, answer: &mut Answer, from: &st
 
 /// Replaces `field` by the engine's `input_type`: `"query"` when it is `query`,
 /// `"document"` for any other value; a `null` one is dropped.
-pub(super) fn as_input_type(request: &mut Incoming, field: &str, query: &str) {
+pub(in crate::quirks) fn as_input_type(request: &mut Incoming, field: &str, query: &str) {
     request.edit_fields(|fields| {
         let kind = match fields.remove(field) {
             Some(Value::Null) | None => return,
@@ -55,7 +60,7 @@ pub(super) fn as_input_type(request: &mut Incoming, field: &str, query: &str) {
 /// Sets `input_type: "query"` on every request of text but one whose `input_type` is
 /// `"passage"` or `"document"`, which is embedded as the engine's plain input; token
 /// ids are embedded as they are.
-pub(super) fn query_by_default(request: &mut Incoming) {
+pub(in crate::quirks) fn query_by_default(request: &mut Incoming) {
     if request.texts().iter().any(Option::is_none) {
         return;
     }
@@ -73,7 +78,12 @@ pub(super) fn query_by_default(request: &mut Incoming) {
 }
 
 /// Prepends `prefix` to every text input of a request whose `field` is `value`.
-pub(super) fn prefix_when(request: &mut Incoming, field: &str, value: &str, prefix: &str) {
+pub(in crate::quirks) fn prefix_when(
+    request: &mut Incoming,
+    field: &str,
+    value: &str,
+    prefix: &str,
+) {
     let applies = request
         .fields()
         .is_some_and(|f| f.get(field).and_then(Value::as_str) == Some(value));
@@ -84,7 +94,7 @@ pub(super) fn prefix_when(request: &mut Incoming, field: &str, value: &str, pref
 
 /// pydantic's 422 for the first top-level field outside `known` (a model with
 /// `extra="forbid"`), in FastAPI's `{"detail": [...]}`.
-pub(super) fn forbid_extra(request: &Incoming, known: &[&str]) -> Option<Answer> {
+pub(in crate::quirks) fn forbid_extra(request: &Incoming, known: &[&str]) -> Option<Answer> {
     let fields = request.fields()?;
     let (name, value) = fields.iter().find(|(k, _)| !known.contains(&k.as_str()))?;
     Some(validation_error(
@@ -97,7 +107,11 @@ pub(super) fn forbid_extra(request: &Incoming, known: &[&str]) -> Option<Answer>
 
 /// pydantic's 422 `literal_error` for a `field` outside `allowed`; `null` and absence
 /// pass (an `Optional[Literal[...]]`).
-pub(super) fn literal(request: &Incoming, field: &str, allowed: &[&str]) -> Option<Answer> {
+pub(in crate::quirks) fn literal(
+    request: &Incoming,
+    field: &str,
+    allowed: &[&str],
+) -> Option<Answer> {
     let fields: Map<String, Value> = request.fields()?;
     let value = fields.get(field).filter(|v| !v.is_null())?;
     if value.as_str().is_some_and(|v| allowed.contains(&v)) {

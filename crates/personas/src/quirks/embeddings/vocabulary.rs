@@ -26,7 +26,7 @@ fn decode(ids: &[Value]) -> Option<String> {
 
 /// Replaces each token array of the input (`[int]` or `[[int], …]`) that decodes in
 /// [`CL100K`] by its text; arrays with any other id stay token ids.
-pub(super) fn cl100k_token_ids(request: &mut Incoming) {
+pub(in crate::quirks) fn cl100k_token_ids(request: &mut Incoming) {
     request.edit_fields(|fields| {
         let Some(Value::Array(items)) = fields.get_mut("input") else {
             return;

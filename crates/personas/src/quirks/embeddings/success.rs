@@ -1,6 +1,6 @@
 //! Quirks that edit the 200 answers to embeddings requests.
 
-use super::Quirk;
+use crate::quirks::Quirk;
 use crate::wire::{Answer, Incoming};
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
@@ -35,12 +35,16 @@ fn id_digits(input: &Value) -> usize {
 const PAD_TOKEN: u32 = 0;
 
 /// Whether `answer` is a success body these quirks edit (not `GET /models`).
-pub(super) fn applies(request: &Incoming, answer: &Answer) -> bool {
+pub(in crate::quirks) fn applies(request: &Incoming, answer: &Answer) -> bool {
     request.is_embed_post() && answer.status == 200
 }
 
 /// Adds `max_model_len` to every model of a `GET /models` answer.
-pub(super) fn advertise_max_model_len(request: &Incoming, answer: &mut Answer, tokens: usize) {
+pub(in crate::quirks) fn advertise_max_model_len(
+    request: &Incoming,
+    answer: &mut Answer,
+    tokens: usize,
+) {
     let listing = request.method == "GET" && request.path.ends_with("/models");
     let Some(mut body) = answer.json().filter(|_| listing && answer.status == 200) else {
         return;
@@ -54,7 +58,12 @@ pub(super) fn advertise_max_model_len(request: &Incoming, answer: &mut Answer, t
 }
 
 /// Applies a success-body quirk; any other quirk leaves the answer as it is.
-pub(super) fn edit(quirk: Quirk, request: &Incoming, answer: &mut Answer, config: &Config) {
+pub(in crate::quirks) fn edit(
+    quirk: Quirk,
+    request: &Incoming,
+    answer: &mut Answer,
+    config: &Config,
+) {
     if !applies(request, answer) {
         return;
     }

@@ -6,14 +6,14 @@ use reference_server::{Config, tokenize};
 use serde_json::{Value, json};
 
 /// The fields of OpenAI's `CreateEmbeddingRequest`.
-pub(super) const OPENAI_FIELDS: [&str; 5] =
+pub(in crate::quirks) const OPENAI_FIELDS: [&str; 5] =
     ["model", "input", "encoding_format", "dimensions", "user"];
 
 /// What an empty input becomes for a server that embeds it: the model still reads its
 /// begin-of-sequence token.
 const BOS: &str = "<s>";
 
-pub(super) fn drop_unknown_fields(request: &mut Incoming, keep: &[&str]) {
+pub(in crate::quirks) fn drop_unknown_fields(request: &mut Incoming, keep: &[&str]) {
     request.edit_fields(|fields| {
         fields.retain(|name, _| OPENAI_FIELDS.contains(&name.as_str()) || keep.contains(&&**name));
     });
@@ -21,13 +21,13 @@ pub(super) fn drop_unknown_fields(request: &mut Incoming, keep: &[&str]) {
 
 /// Drops optional fields sent as `null`; `input` and `model` are required, so a
 /// `null` there is still refused.
-pub(super) fn drop_null_optionals(request: &mut Incoming) {
+pub(in crate::quirks) fn drop_null_optionals(request: &mut Incoming) {
     request.edit_fields(|fields| {
         fields.retain(|name, value| !value.is_null() || name == "input" || name == "model");
     });
 }
 
-pub(super) fn float_as_base64(request: &mut Incoming) {
+pub(in crate::quirks) fn float_as_base64(request: &mut Incoming) {
     request.edit_fields(|fields| {
         if fields.get("encoding_format") == Some(&json!("float")) {
             fields.insert("encoding_format".to_owned(), json!("base64"));
@@ -35,7 +35,7 @@ pub(super) fn float_as_base64(request: &mut Incoming) {
     });
 }
 
-pub(super) fn base64_when_unset(request: &mut Incoming) {
+pub(in crate::quirks) fn base64_when_unset(request: &mut Incoming) {
     request.edit_fields(|fields| {
         fields
             .entry("encoding_format")
@@ -43,7 +43,7 @@ pub(super) fn base64_when_unset(request: &mut Incoming) {
     });
 }
 
-pub(super) fn drop_unless_base64(request: &mut Incoming) {
+pub(in crate::quirks) fn drop_unless_base64(request: &mut Incoming) {
     request.edit_fields(|fields| {
         if fields.get("encoding_format") != Some(&json!("base64")) {
             fields.remove("encoding_format");
@@ -51,11 +51,11 @@ pub(super) fn drop_unless_base64(request: &mut Incoming) {
     });
 }
 
-pub(super) fn drop_fields(request: &mut Incoming, names: &[&str]) {
+pub(in crate::quirks) fn drop_fields(request: &mut Incoming, names: &[&str]) {
     request.edit_fields(|fields| fields.retain(|name, _| !names.contains(&name.as_str())));
 }
 
-pub(super) fn prepend_instruction(request: &mut Incoming) {
+pub(in crate::quirks) fn prepend_instruction(request: &mut Incoming) {
     let instruction = request
         .fields()
         .and_then(|mut f| f.remove("instruction"))
@@ -66,7 +66,7 @@ pub(super) fn prepend_instruction(request: &mut Incoming) {
     }
 }
 
-pub(super) fn serve_any_model(request: &mut Incoming, served: &str) {
+pub(in crate::quirks) fn serve_any_model(request: &mut Incoming, served: &str) {
     request.edit_fields(|fields| {
         if fields.contains_key("model") {
             fields.insert("model".to_owned(), json!(served));
@@ -75,7 +75,7 @@ pub(super) fn serve_any_model(request: &mut Incoming, served: &str) {
 }
 
 /// Drops an integer `dimensions` for which `drop` holds.
-pub(super) fn drop_dimensions_where(request: &mut Incoming, drop: impl Fn(i64) -> bool) {
+pub(in crate::quirks) fn drop_dimensions_where(request: &mut Incoming, drop: impl Fn(i64) -> bool) {
     request.edit_fields(|fields| {
         if fields
             .get("dimensions")
@@ -87,7 +87,11 @@ pub(super) fn drop_dimensions_where(request: &mut Incoming, drop: impl Fn(i64) -
     });
 }
 
-pub(super) fn round_dimensions_up(request: &mut Incoming, multiple: usize, native: usize) {
+pub(in crate::quirks) fn round_dimensions_up(
+    request: &mut Incoming,
+    multiple: usize,
+    native: usize,
+) {
     request.edit_fields(|fields| {
         let d = fields
             .get("dimensions")
@@ -104,14 +108,14 @@ pub(super) fn round_dimensions_up(request: &mut Incoming, multiple: usize, nativ
 
 /// Cuts every text input to at most `max` tokens of whole words, keeping its start or
 /// its end; inputs within the limit are left exactly as sent.
-pub(super) fn truncate_texts(request: &mut Incoming, config: &Config, keep_end: bool) {
+pub(in crate::quirks) fn truncate_texts(request: &mut Incoming, config: &Config, keep_end: bool) {
     let (max, vocab) = (config.max_input_tokens, config.vocab_size);
     cut_texts(request, vocab, max, keep_end, usize::MAX);
 }
 
 /// Cuts every text input the engine accepts (within its limit) to its first `kept`
 /// tokens of whole words; longer inputs are left for the engine to refuse.
-pub(super) fn embed_only_first(request: &mut Incoming, config: &Config, kept: usize) {
+pub(in crate::quirks) fn embed_only_first(request: &mut Incoming, config: &Config, kept: usize) {
     let (max, vocab) = (config.max_input_tokens, config.vocab_size);
     cut_texts(request, vocab, kept, false, max);
 }
@@ -148,7 +152,7 @@ fn words_within(tokens_per_word: impl Iterator<Item = usize>, max: usize) -> usi
 }
 
 /// Removes the items over `max` tokens from a batch of texts.
-pub(super) fn drop_overlength_batch_items(request: &mut Incoming, config: &Config) {
+pub(in crate::quirks) fn drop_overlength_batch_items(request: &mut Incoming, config: &Config) {
     let (max, vocab) = (config.max_input_tokens, config.vocab_size);
     request.edit_fields(|fields| {
         if let Some(Value::Array(items)) = fields.get_mut("input")
@@ -163,7 +167,7 @@ pub(super) fn drop_overlength_batch_items(request: &mut Incoming, config: &Confi
     });
 }
 
-pub(super) fn embed_empty_strings(request: &mut Incoming) {
+pub(in crate::quirks) fn embed_empty_strings(request: &mut Incoming) {
     request.map_texts(|text| {
         if text.is_empty() {
             BOS.to_owned()
@@ -173,7 +177,7 @@ pub(super) fn embed_empty_strings(request: &mut Incoming) {
     });
 }
 
-pub(super) fn non_ascii_as_question_marks(request: &mut Incoming) {
+pub(in crate::quirks) fn non_ascii_as_question_marks(request: &mut Incoming) {
     request.map_texts(|text| {
         text.chars()
             .map(|c| if c.is_ascii() { c } else { '?' })
@@ -183,7 +187,7 @@ pub(super) fn non_ascii_as_question_marks(request: &mut Incoming) {
 
 /// Each precomposed Hangul syllable cut to its leading consonant (a conjoining choseong
 /// jamo), as llama.cpp's WordPiece keeps of a syllable after decomposing it.
-pub(super) fn hangul_leading_consonants(request: &mut Incoming) {
+pub(in crate::quirks) fn hangul_leading_consonants(request: &mut Incoming) {
     request.map_texts(|text| text.chars().map(leading_consonant).collect());
 }
 
@@ -204,7 +208,7 @@ fn leading_consonant(c: char) -> char {
 /// combining grapheme joiner before each combining mark or medial or final Hangul jamo
 /// blocks its composition, so the text gets other tokens than its composed twin, as a
 /// tokenizer without the normaliser gives it. A composed text is left as it is.
-pub(super) fn unnormalised_unicode(request: &mut Incoming) {
+pub(in crate::quirks) fn unnormalised_unicode(request: &mut Incoming) {
     const JOINER: char = '\u{034F}';
     let composes =
         |c: char| matches!(u32::from(c), 0x0300..=0x036F | 0x1160..=0x11FF | 0x3099..=0x309A);
@@ -216,7 +220,7 @@ pub(super) fn unnormalised_unicode(request: &mut Incoming) {
 }
 
 /// Dynamo's answer to `input: []`: the aggregator's empty response.
-pub(super) fn empty_stream(request: &Incoming) -> Option<Answer> {
+pub(in crate::quirks) fn empty_stream(request: &Incoming) -> Option<Answer> {
     let empty = request.input().is_some_and(|i| i == json!([]));
     empty.then(|| {
         let body = json!({
@@ -230,7 +234,7 @@ pub(super) fn empty_stream(request: &Incoming) -> Option<Answer> {
 }
 
 /// axum's `Json<T>` rejections, with axum's wording.
-pub(super) fn axum_rejection(request: &Incoming) -> Option<Answer> {
+pub(in crate::quirks) fn axum_rejection(request: &Incoming) -> Option<Answer> {
     if !request.is_embed_post() {
         return None;
     }
@@ -254,7 +258,7 @@ pub(super) fn axum_rejection(request: &Incoming) -> Option<Answer> {
 }
 
 /// FastAPI's default `RequestValidationError` answer.
-pub(super) fn fastapi_rejection(request: &Incoming) -> Option<Answer> {
+pub(in crate::quirks) fn fastapi_rejection(request: &Incoming) -> Option<Answer> {
     if !request.is_embed_post() {
         return None;
     }
