@@ -1,6 +1,7 @@
 //! The contracts the suite judges, one folder each, over the shared engine (session,
 //! transport, access, budgets, evidence, reports): the registry of checks and client
-//! profiles the audit runner reads.
+//! profiles the audit runner reads. `README.md` beside this file is the checklist for
+//! adding a contract.
 
 use crate::clauses::Check;
 use crate::profiles::{self, Client, ClientProfile, Judged};
