@@ -35,7 +35,7 @@ import openai  # noqa: E402
 import langchain_openai  # noqa: E402
 from importlib.metadata import version  # noqa: E402
 
-# The texts embedcheck's profiles send (crates/embedcheck-core/src/session/requests.rs).
+# The texts embedcheck's profiles send (crates/embedcheck-core/src/contracts/embeddings/requests.rs).
 SENTENCE = "The quick brown fox jumps over the lazy dog."
 BATCH = [
     "Embeddings map text to vectors.",
