@@ -166,6 +166,17 @@ impl Reply {
         })
     }
 
+    /// A `text/plain` body's text, trimmed, where it says anything.
+    fn plain_text_message(&self) -> Option<String> {
+        let plain = self.content_type.as_deref().is_some_and(|ct| {
+            ct.trim_start()
+                .to_ascii_lowercase()
+                .starts_with("text/plain")
+        });
+        let text = String::from_utf8_lossy(&self.body).trim().to_owned();
+        (plain && !text.is_empty()).then_some(text)
+    }
+
     /// The whole error text a client could search for a field name: the message plus
     /// `param`, or the body of a plain-text answer; lower-cased.
     pub(crate) fn error_text(&self) -> String {
@@ -184,9 +195,11 @@ impl Reply {
         .to_lowercase()
     }
 
-    /// One line for a reason: status and, for errors, the message.
+    /// One line for a reason: status and, for errors, the message: the JSON body's, or a
+    /// plain-text body itself (axum's and Starlette's rejections are plain text).
     pub(crate) fn summary(&self) -> String {
-        match self.error_message().filter(|_| !self.is_success()) {
+        let message = self.error_message().or_else(|| self.plain_text_message());
+        match message.filter(|_| !self.is_success()) {
             Some(message) => format!(
                 "{} \"{}\"",
                 self.status,
