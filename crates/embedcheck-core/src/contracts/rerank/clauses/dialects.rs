@@ -6,15 +6,15 @@
 //! held to them. A clause skips, saying so, on a server of a dialect that documents no
 //! such thing (every one of them on a Cohere-dialect server).
 
-use super::limits::{LONG_WORDS, empty_list_probe, long_text, many_documents_probe};
-use super::scores::{BOUND, largest_difference, scale_of, scores};
+use super::limits::{empty_list_probe, long_document_probe, many_documents_probe};
+use super::scores::{BOUND, largest_difference, scale_of, scores, span};
 use super::shape::answered;
 use crate::clauses::{Check, CheckResult, check};
 use crate::contracts::rerank::requests::{self as rerank, DOCUMENTS, QUERY};
 use crate::http::rerank::{ErrorBody, TruncationSwitch};
-use crate::http::{Reply, RerankDialect, RerankRoute};
+use crate::http::{Reply, RerankDialect};
+use crate::session::Session;
 use crate::session::facts::ScoreScale;
-use crate::session::{ProbeError, Session};
 use crate::verdict::Verdict;
 use serde_json::{Value, json};
 use std::sync::Arc;
@@ -104,25 +104,6 @@ fn judge_raw(switch: &str, dialect: RerankDialect, default: &[f64], raw: &[f64])
     ))
 }
 
-/// `from -4.2000 to 3.9000`.
-fn span(scores: &[f64]) -> String {
-    let (low, high) = scores
-        .iter()
-        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), x| {
-            (lo.min(*x), hi.max(*x))
-        });
-    format!("from {low:.4} to {high:.4}")
-}
-
-/// RRD-002's request: the canonical query beside a document of [`LONG_WORDS`] words
-/// between two short ones, with the switch set to `value`.
-fn long_with(s: &Session, route: RerankRoute, field: &str, value: &Value) -> crate::http::Probe {
-    let documents = json!([DOCUMENTS[0], long_text(LONG_WORDS), DOCUMENTS[1]]);
-    let body = rerank::body(s, QUERY, documents, &[(field, value.clone())]);
-    let why = format!("a document of {LONG_WORDS} words with {field}: {value}");
-    rerank::either(route, body, why)
-}
-
 /// The documents in RRD-002's request.
 const LONG_REQUEST_DOCUMENTS: usize = 3;
 
@@ -144,26 +125,32 @@ async fn truncation_switch_honoured(s: &Session) -> CheckResult {
         ));
     };
     let cut = s
-        .send(long_with(s, route, switch.field, &switch.cut))
+        .send(long_document_probe(
+            s,
+            route,
+            Some((switch.field, &switch.cut)),
+        ))
         .await?;
     let refused = s
-        .send(long_with(s, route, switch.field, &switch.refuse))
+        .send(long_document_probe(
+            s,
+            route,
+            Some((switch.field, &switch.refuse)),
+        ))
         .await?;
-    let default_refused = default_refuses_long_documents(s).await?;
-    let evidence = [&cut.exchange, &refused.exchange];
-    Ok(judge_switch(&switch, dialect, &cut, &refused, default_refused).with_all(evidence))
-}
-
-/// Whether RRL-004's long document, sent without the switch, was refused: then the
-/// document is over the model's limit, and a 200 with the switch off is a cut the
-/// client asked not to have. (A refused long query says less: a server may cap queries
-/// below its window.) RRL-004's request, so the session's cache answers it.
-async fn default_refuses_long_documents(s: &Session) -> Result<bool, ProbeError> {
-    let Some((route, _)) = rerank::plain(s).await? else {
-        return Ok(false);
-    };
-    let probe = super::limits::long_document_probe(s, route);
-    Ok(s.send(probe).await?.is_client_error())
+    // RRL-004's request without the switch (the session's cache answers it): refused,
+    // the document is over the model's limit, and a 200 with the switch off is a cut the
+    // client asked not to have. (A refused long query says less: a server may cap
+    // queries below its window.)
+    let default = s.send(long_document_probe(s, route, None)).await?;
+    let default_refused = default.is_client_error();
+    let verdict = judge_switch(&switch, dialect, &cut, &refused, default_refused);
+    let verdict = verdict.with_all([&cut.exchange, &refused.exchange]);
+    Ok(if default_refused && !refused.is_client_error() {
+        verdict.with(&default.exchange)
+    } else {
+        verdict
+    })
 }
 
 /// RRD-002's judgement of the answers with the switch on (`cut`) and off (`refused`).
@@ -229,7 +216,7 @@ async fn errors_in_the_dialects_body(s: &Session) -> CheckResult {
         ("1000 documents", many_documents_probe(s, route)),
     ];
     if let Some(switch) = dialect.truncation_switch() {
-        let probe = long_with(s, route, switch.field, &switch.refuse);
+        let probe = long_document_probe(s, route, Some((switch.field, &switch.refuse)));
         probes.insert(1, ("a long document with the switch off", probe));
     }
     let mut refusals: Vec<(&str, Arc<Reply>)> = Vec::new();

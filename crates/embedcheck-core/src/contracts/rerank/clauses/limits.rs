@@ -230,17 +230,26 @@ fn long_requests(s: &Session, route: RerankRoute) -> [(String, Probe); 2] {
     [
         (
             format!("a document of {LONG_WORDS} words"),
-            long_document_probe(s, route),
+            long_document_probe(s, route, None),
         ),
         (what, rerank::either(route, query, why)),
     ]
 }
 
 /// RRL-004's long document: [`LONG_WORDS`] words between two short documents.
-pub(super) fn long_document_probe(s: &Session, route: RerankRoute) -> Probe {
+/// With `switch`, a dialect's truncation switch set to a value (RRD-002's requests).
+pub(super) fn long_document_probe(
+    s: &Session,
+    route: RerankRoute,
+    switch: Option<(&str, &Value)>,
+) -> Probe {
     let long = long_text(LONG_WORDS);
-    let document = rerank::body(s, QUERY, json!([DOCUMENTS[0], long, DOCUMENTS[1]]), &[]);
-    let why = format!("a document of {LONG_WORDS} words, refused or truncated");
+    let extra: Vec<(&str, Value)> = switch.iter().map(|(f, v)| (*f, (*v).clone())).collect();
+    let document = rerank::body(s, QUERY, json!([DOCUMENTS[0], long, DOCUMENTS[1]]), &extra);
+    let why = match switch {
+        None => format!("a document of {LONG_WORDS} words, refused or truncated"),
+        Some((field, value)) => format!("a document of {LONG_WORDS} words with {field}: {value}"),
+    };
     rerank::either(route, document, why)
 }
 

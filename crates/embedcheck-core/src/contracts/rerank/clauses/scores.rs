@@ -403,6 +403,16 @@ fn farthest_outside(s: &Session) -> Option<Exchange> {
         .map(|(_, exchange)| exchange)
 }
 
+/// The range of a set of scores, for reasons: `from -4.2000 to 3.9000`.
+pub(super) fn span(scores: &[f64]) -> String {
+    let (low, high) = scores
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), x| {
+            (lo.min(*x), hi.max(*x))
+        });
+    format!("from {low:.4} to {high:.4}")
+}
+
 /// The scale of a set of scores.
 pub(crate) fn scale_of(scores: &[f64]) -> ScoreScale {
     let outside = scores.iter().any(|x| !(-1.0..=1.0).contains(x));
@@ -429,17 +439,9 @@ async fn probabilities(s: &Session) -> CheckResult {
     super::shape::judged_answers(s).await?;
     let scores = run_scores(s);
     let scale = scale_of(&scores);
-    let (low, high) = scores
-        .iter()
-        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), x| {
-            (lo.min(*x), hi.max(*x))
-        });
     let fact = s.searched(scale, 1);
     s.learn(|facts| facts.rerank.scale = Some(fact));
-    let seen = format!(
-        "{} scores of the run from {low:.4} to {high:.4}",
-        scores.len()
-    );
+    let seen = format!("{} scores of the run {}", scores.len(), span(&scores));
     // NIM's dialect documents raw logits (`rankings[].logit`); every other, Cohere's
     // [0, 1] (TEI's too, unless raw_scores is asked for).
     let nim = crate::contracts::rerank::requests::dialect(s) == RerankDialect::Nim;
