@@ -82,13 +82,17 @@ pub fn voyage_reranker() -> Persona {
 /// (`{query, texts}` answered with a bare array of `{index, score}`); every
 /// embeddings request answered `424 {"code":424,"message":"Backend error: Model is not
 /// an embedding model","type":"Backend"}` (`router/src/http/server.rs` in
-/// huggingface/text-embeddings-inference, measured in the lab).
+/// huggingface/text-embeddings-inference, measured in the lab); no `GET /v1/models`
+/// (404, empty), the served model named at `GET /info`.
 pub fn tei_reranker() -> Persona {
-    let persona = rerank_only(
+    let mut persona = rerank_only(
         "tei_reranker",
         424,
         "Backend error: Model is not an embedding model",
     );
+    persona
+        .quirks
+        .extend([Quirk::ModelsListingEmpty404, Quirk::TeiInfo]);
     in_dialect(persona, RerankDialect::Tei)
 }
 
@@ -415,6 +419,7 @@ pub fn tei() -> Persona {
             Quirk::IgnoreUnknownFields { keep: &[] },
             Quirk::TeiErrors,
             Quirk::ModelsListingEmpty404,
+            Quirk::TeiInfo,
             Quirk::CrashOn(Trigger::TokenIdAtLeast(50_000)),
             // An embedding model: `/rerank` parses TEI's body first (422 to the Cohere
             // one), then finds no reranker loaded.

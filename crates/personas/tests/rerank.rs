@@ -221,6 +221,28 @@ async fn a_rerank_server_listing_no_model_is_audited_with_rerank_model() {
     assert!(aborted.contains("--rerank-model"), "{aborted}");
 }
 
+/// TEI lists no models but names the one it serves at `GET /info`: a user pointing the
+/// suite at it needs neither `--model` nor `--rerank-model`, and the model's source is
+/// reported with the page that named it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tei_server_is_audited_with_the_model_its_info_page_names() {
+    let persona = personas::tei_reranker();
+    let settings = embedcheck_core::session::Settings {
+        model: None,
+        rerank_model: None,
+        ..common::settings(&persona, false)
+    };
+    let audit = common::audit_with(&persona, settings, &rerank_clauses()).await;
+    assert!(audit.aborted.is_none(), "{:?}", audit.aborted);
+    let source = audit.facts.model_source.as_ref().expect("a model source");
+    assert_eq!(
+        source.value,
+        embedcheck_core::session::facts::ModelSource::InfoPage
+    );
+    let (outcome, reason) = result(&audit, "RRS-002");
+    assert_eq!(outcome, Outcome::Pass, "{reason}");
+}
+
 /// llama-server's scores moved 0.002 to 0.004 in logit with a document's place and its
 /// neighbours, which no ranking noticed; vLLM's own parity test allows a relative 0.01.
 /// Such moves are reported as batch-variant numerics, not failed; on a reranker declared

@@ -373,12 +373,36 @@ async fn resolve_model(session: &mut Session) -> Result<(), String> {
             session.set_model(model);
             Ok(())
         }
-        (_, None) => Err(format!(
-            "could not learn the model: GET {} answered {}; pass --model (or --rerank-model to audit a rerank server)",
-            session.transport().target().models_url().path(),
-            reply.summary()
-        )),
+        (_, None) => match model_of_info_page(session).await {
+            Some((model, exchange)) => {
+                let fact = session.detected(ModelSource::InfoPage, &exchange);
+                session.learn(|facts| facts.model_source = Some(fact));
+                session.set_model(model);
+                Ok(())
+            }
+            None => Err(format!(
+                "could not learn the model: GET {} answered {}; pass --model (or --rerank-model to audit a rerank server)",
+                session.transport().target().models_url().path(),
+                reply.summary()
+            )),
+        },
     }
+}
+
+/// The `model_id` TEI's `GET /info` names, with the exchange that shows it: TEI lists
+/// no models, so a user pointing the suite at it needs no `--model`.
+async fn model_of_info_page(session: &Session) -> Option<(String, crate::http::Exchange)> {
+    let reply = session
+        .send(Probe::identity(crate::http::IdentityPage::Info))
+        .await
+        .ok()?;
+    let model = reply
+        .json
+        .as_ref()
+        .and_then(|j| j.get("model_id"))
+        .and_then(serde_json::Value::as_str)
+        .filter(|m| reply.is_success() && !m.is_empty())?;
+    Some((model.to_owned(), reply.exchange.clone()))
 }
 
 /// What a dry run's requests name as the model when `--model` was not given.

@@ -59,6 +59,10 @@ pub enum ModelSource {
     /// `--rerank-model`, where `GET /models` named none (a rerank server without a
     /// models listing).
     RerankModel,
+    /// The `model_id` of `GET /info`, where `GET /models` named none and no
+    /// `--rerank-model` was given: Hugging Face TEI serves no models listing, and
+    /// documents `/info` (`router/src/http/server.rs`, `get_model_info`).
+    InfoPage,
 }
 
 /// Whether `dimensions` below the native size is honoured, and why that is believed.
@@ -954,6 +958,9 @@ impl Facts {
                     "none sent: the vendor's URL names the deployment".to_owned()
                 }
                 ModelSource::RerankModel => "--rerank-model (GET /models named none)".to_owned(),
+                ModelSource::InfoPage => {
+                    "model_id of GET /info (GET /models named none)".to_owned()
+                }
             }),
         );
         put(

@@ -7,6 +7,7 @@
 //! engine expect it.
 
 use crate::wire::{Answer, Incoming};
+use reference_server::Config;
 
 /// The engine's paths for a vendor's leaf under its prefix.
 const LEAVES: [(&str, &str); 2] = [("/embeddings", "/v1/embeddings"), ("/models", "/v1/models")];
@@ -42,6 +43,22 @@ pub(super) fn models_listing_empty_404(request: &Incoming) -> Option<Answer> {
         content_type: String::new(),
         headers: Vec::new(),
         body: Vec::new(),
+    })
+}
+
+/// TEI's `GET /info`: the fields a client reads to learn what is served.
+pub(super) fn tei_info(request: &Incoming, config: &Config) -> Option<Answer> {
+    (request.method == "GET" && request.path == "/info").then(|| {
+        Answer::json_body(
+            200,
+            &serde_json::json!({
+                "model_id": config.model_id,
+                "max_input_length": config.max_input_tokens,
+                "max_client_batch_size": 32,
+                "auto_truncate": true,
+                "version": "1.9.3",
+            }),
+        )
     })
 }
 

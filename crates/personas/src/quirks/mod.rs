@@ -370,6 +370,9 @@ pub enum Quirk {
     /// huggingface/text-embeddings-inference), and its router's fallback answers
     /// nothing more.
     ModelsListingEmpty404,
+    /// Serves `GET /info` as TEI does (`get_model_info` in `router/src/http/server.rs`,
+    /// measured on TEI 1.9.3 in the lab): the served `model_id`, its version and limits.
+    TeiInfo,
     /// Served on Python's `http.server` with HTTP/1.1 keep-alive by a handler that
     /// answers 404 without reading the request's body: the body is read as the next
     /// request on the connection, answered `400 Bad request syntax` (see
@@ -523,6 +526,7 @@ impl Quirk {
                 ));
             }
             Quirk::ModelsListingEmpty404 => return access::models_listing_empty_404(request),
+            Quirk::TeiInfo => return access::tei_info(request, config),
             Quirk::RedirectTo(url) => return Some(access::redirect(url)),
             Quirk::RequireQuery { name, .. } => return access::require_query(request, name),
             Quirk::KeyInHeader(name) => access::key_in_header(request, name),
