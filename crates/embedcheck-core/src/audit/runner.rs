@@ -34,6 +34,7 @@ pub async fn audit_session(
     selected: &[&Clause],
 ) -> ServerAudit {
     let started = Instant::now();
+    session.speak_in(crate::contracts::dialects());
     let endpoint = session.transport().target().display();
     let ready = match resolve_model(session).await {
         Ok(()) => reachable_with_access(session).await,

@@ -5,7 +5,9 @@
 
 use crate::clauses::Check;
 use crate::profiles::{self, Client, ClientProfile, Judged};
-use crate::session::Session;
+use crate::session::facts::{ByContract, RerankFacts};
+use crate::session::{Dialect, Session};
+use serde::ser::{Serialize, SerializeMap, Serializer};
 
 pub(crate) mod embeddings;
 pub(crate) mod rerank;
@@ -16,6 +18,26 @@ pub(crate) fn checks() -> Vec<Check> {
         .into_iter()
         .flatten()
         .collect()
+}
+
+/// How each contract says a request in the dialect the server speaks (rerank's: TEI's,
+/// NIM's and Voyage's besides Cohere's); the embeddings contract has one dialect.
+pub(crate) fn dialects() -> Vec<Dialect> {
+    vec![rerank::requests::in_dialect]
+}
+
+/// Each contract's facts under its name, as the report's `facts` shows them beside the
+/// shared ones: `facts.rerank`. A contract that learned nothing is left out.
+pub(crate) struct FactsByContract<'a>(pub &'a ByContract);
+
+impl Serialize for FactsByContract<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(None)?;
+        if let Some(rerank) = self.0.get::<RerankFacts>().filter(|f| !f.is_empty()) {
+            map.serialize_entry("rerank", rerank)?;
+        }
+        map.end()
+    }
 }
 
 /// Every client's profile against the session's server, after the clause run.

@@ -27,7 +27,7 @@ use crate::contracts::embeddings::requests::{QUERY, SENTENCE, body, words};
 use crate::contracts::rerank::requests as rerank_requests;
 use crate::http::{Body, Encoding, Exchange, Probe, Reply, RerankDialect, RerankRoute};
 use crate::session::facts::{
-    self, BareIs, Base64, FieldHandling, InputLimit, OverlengthPolicy, ScoreScale,
+    self, BareIs, Base64, FieldHandling, InputLimit, OverlengthPolicy, RerankFacts, ScoreScale,
 };
 use crate::session::{Facts, Session};
 use crate::vectors::cosine;
@@ -561,14 +561,15 @@ fn server_errors(diff: &BehaviourDiff) -> Expectation {
 
 /// The rerank facts of one side: the route its clauses used and its scale.
 fn rerank_of(f: &Facts) -> (Option<RerankRoute>, Option<ScoreScale>) {
+    let rerank = RerankFacts::of(f);
     (
-        f.rerank.routes.as_ref().and_then(|r| r.value.used),
-        f.rerank.scale.as_ref().map(|s| s.value),
+        rerank.routes.as_ref().and_then(|r| r.value.used),
+        rerank.scale.as_ref().map(|s| s.value),
     )
 }
 
 fn dialect_of(f: &Facts) -> RerankDialect {
-    f.rerank
+    RerankFacts::of(f)
         .routes
         .as_ref()
         .map_or(RerankDialect::Cohere, |r| r.value.dialect)
@@ -584,7 +585,7 @@ fn dialect_words(dialect: RerankDialect) -> String {
 
 fn rerank_text(f: &Facts, reply: Option<&Arc<Reply>>) -> String {
     let (used, scale) = rerank_of(f);
-    let Some(routes) = &f.rerank.routes else {
+    let Some(routes) = &RerankFacts::of(f).routes else {
         return "not probed (the rerank clauses did not run)".to_owned();
     };
     let tried = routes.value.statuses();

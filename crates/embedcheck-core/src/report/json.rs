@@ -15,6 +15,7 @@
 //! ```
 
 use crate::audit::{ClauseResult, RunSummary, ServerAudit};
+use crate::contracts::FactsByContract;
 use crate::migration::Migration;
 use crate::migration::replay::Replay;
 use crate::profiles::ClientProfile;
@@ -78,10 +79,19 @@ struct Audit<'a> {
     tokens_used: u64,
     wall_seconds: f64,
     observations: BTreeMap<String, String>,
-    facts: &'a Facts,
+    facts: FactsView<'a>,
     clients: &'a [ClientProfile],
     #[serde(skip_serializing_if = "Option::is_none")]
     aborted: Option<&'a str>,
+}
+
+/// The facts an audit learned: the shared ones, then each contract's under its name.
+#[derive(Serialize)]
+struct FactsView<'a> {
+    #[serde(flatten)]
+    shared: &'a Facts,
+    #[serde(flatten)]
+    contracts: FactsByContract<'a>,
 }
 
 /// The candidate as the migration section names it (its full audit is the top level).
@@ -136,7 +146,10 @@ impl<'a> Audit<'a> {
             tokens_used: audit.tokens_used,
             wall_seconds: audit.wall_seconds,
             observations: super::text::observations(report, audit),
-            facts: &audit.facts,
+            facts: FactsView {
+                shared: &audit.facts,
+                contracts: FactsByContract(&audit.facts.contracts),
+            },
             clients: &audit.clients,
             aborted: audit.aborted.as_deref(),
         }

@@ -64,7 +64,7 @@ pub enum ProbeError {
         "the server closed the connection without a complete answer to {request}, again on a new connection, while it answers other requests: a client gets a connection error (which the OpenAI SDKs retry twice), never an answer ({error})"
     )]
     Unanswered { request: String, error: String },
-    /// The request has no meaning in the rerank dialect the server speaks (TEI's has
+    /// The request has no meaning in the dialect the server speaks (TEI's rerank has
     /// no top_n): nothing was sent, and the clause that asked it does not apply.
     #[error("{0}")]
     NotInDialect(String),
@@ -141,6 +141,9 @@ pub struct Session {
     /// Exchanges touched by the clause now running, for its evidence on error.
     pending: Mutex<Vec<Exchange>>,
     facts: Mutex<Facts>,
+    /// How each contract says a request in the server's dialect (none until an audit
+    /// installs them).
+    dialects: Vec<Dialect>,
     /// Time spent so far waiting out 429 answers, against `max_retry_wait`.
     waited_for_429: Mutex<Duration>,
     /// Every 429 and 503 answer, waited out or not, with the request's validity:
@@ -224,6 +227,13 @@ pub(crate) enum Persisted {
     WhileValidSucceeded,
 }
 
+/// Says a request in the dialect the session's server speaks, once the contract has
+/// learned which: rerank's clauses write Cohere's, and TEI's servers read another.
+/// A contract whose servers speak several installs one, so that its clauses write each
+/// request once; it returns a request that is not its contract's as it is, and
+/// [`ProbeError::NotInDialect`] for one that has no meaning in the server's dialect.
+pub(crate) type Dialect = fn(&Session, Probe) -> Result<Probe, ProbeError>;
+
 /// Requests in a row without an answer after which a server is taken to have stopped
 /// answering embeddings requests: a few, so a dead server costs seconds, not a run.
 const STALL_AFTER: u64 = 3;
@@ -240,6 +250,7 @@ impl Session {
             log: Mutex::default(),
             pending: Mutex::default(),
             facts: Mutex::default(),
+            dialects: Vec::new(),
             waited_for_429: Mutex::default(),
             throttled: Mutex::default(),
             down_after: Mutex::default(),
@@ -373,43 +384,21 @@ impl Session {
         Ok(reply)
     }
 
-    /// The dialect the server's rerank route speaks, once the route search found it
-    /// (the `routes` fact); Cohere's before.
-    pub(crate) fn rerank_dialect(&self) -> crate::http::RerankDialect {
-        lock(&self.facts)
-            .rerank
-            .routes
-            .as_ref()
-            .map_or(crate::http::RerankDialect::Cohere, |f| f.value.dialect)
-    }
-
-    /// The model rerank requests name: `--rerank-model`, else the run's.
-    pub(crate) fn rerank_model(&self) -> String {
-        self.settings()
-            .rerank_model
-            .clone()
-            .unwrap_or_else(|| self.model().to_owned())
-    }
-
-    /// A rerank request said in the dialect the server's rerank route speaks, once the
-    /// route search found it (a request the clauses write in Cohere's); one with no
-    /// meaning there is not sent.
+    /// The request said in the dialect the server speaks, by each contract's
+    /// [`Dialect`]; unchanged where it is to be sent as written.
     fn in_dialect(&self, mut probe: Probe) -> Result<Probe, ProbeError> {
-        if !matches!(probe.resource, Resource::Rerank(_)) || probe.verbatim {
+        if probe.verbatim {
             return Ok(probe);
         }
-        let dialect = self.rerank_dialect();
-        if dialect == crate::http::RerankDialect::Cohere {
-            return Ok(probe);
-        }
-        if let crate::http::Body::Json(body) = &probe.body {
-            let model = self.rerank_model();
-            let said = dialect
-                .translate(body, &model)
-                .map_err(ProbeError::NotInDialect)?;
-            probe.body = crate::http::Body::Json(said);
+        for say in &self.dialects {
+            probe = say(self, probe)?;
         }
         Ok(probe)
+    }
+
+    /// Says every later request in the server's dialect, by these contracts' rules.
+    pub(crate) fn speak_in(&mut self, dialects: Vec<Dialect>) {
+        self.dialects = dialects;
     }
 
     async fn send_waiting_out_429(&self, probe: &Probe) -> Result<Reply, ProbeError> {

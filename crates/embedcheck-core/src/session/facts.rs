@@ -9,6 +9,7 @@
 
 use crate::http::{Exchange, RerankDialect, RerankRoute, RerankShape};
 use serde::Serialize;
+use std::any::{Any, TypeId};
 use std::collections::BTreeMap;
 use std::fmt;
 
@@ -760,12 +761,19 @@ impl fmt::Display for TopNZero {
 }
 
 impl RerankFacts {
-    fn is_empty(&self) -> bool {
-        *self == RerankFacts::default()
+    /// What the rerank side of an audit learned (nothing where its clauses did not run).
+    pub(crate) fn of(facts: &Facts) -> RerankFacts {
+        facts.contracts.get().cloned().unwrap_or_default()
     }
 
-    /// Each fact as one line, under the names of `observations`.
-    fn observations(&self, put: &mut impl FnMut(&str, Option<String>)) {
+    /// Whether the rerank side learned nothing (the report then shows no `rerank`).
+    pub(crate) fn is_empty(&self) -> bool {
+        *self == RerankFacts::default()
+    }
+}
+
+impl ContractFacts for RerankFacts {
+    fn observations(&self, put: &mut dyn FnMut(&str, Option<String>)) {
         put(
             "rerank_routes",
             self.routes.as_ref().map(|f| {
@@ -834,7 +842,7 @@ impl RerankFacts {
 }
 
 /// Everything one audit learned about its server.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, Serialize)]
 pub struct Facts {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub model_source: Option<Fact<ModelSource>>,
@@ -884,9 +892,65 @@ pub struct Facts {
     /// How a reference text's own token ids were embedded (REF-002, with ids in the file).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub token_ids_as_sent: Option<Fact<TokenIdsAsSent>>,
-    /// The rerank contract's own facts.
-    #[serde(skip_serializing_if = "RerankFacts::is_empty")]
-    pub rerank: RerankFacts,
+    /// Each contract's own facts (rerank's routes, scale, …), kept without knowing
+    /// their types: the registry of contracts shows them in the report.
+    #[serde(skip)]
+    pub contracts: ByContract,
+}
+
+/// The facts one contract learns about a server, defined in the contract's folder:
+/// the session keeps them without knowing what they are, so a new contract adds its
+/// facts without touching the shared engine.
+pub trait ContractFacts: Any + fmt::Debug + Send + Sync + CloneFacts {
+    /// Each fact as one line, under the names of the report's `observations`.
+    fn observations(&self, put: &mut dyn FnMut(&str, Option<String>));
+}
+
+/// Copies a contract's facts behind the trait object (a session hands out copies).
+pub trait CloneFacts {
+    fn boxed(&self) -> Box<dyn ContractFacts>;
+}
+
+impl<T: ContractFacts + Clone> CloneFacts for T {
+    fn boxed(&self) -> Box<dyn ContractFacts> {
+        Box::new(self.clone())
+    }
+}
+
+/// The facts of every contract that learned any, one entry per contract's type.
+#[derive(Debug, Default)]
+pub struct ByContract(BTreeMap<TypeId, Box<dyn ContractFacts>>);
+
+impl Clone for ByContract {
+    fn clone(&self) -> Self {
+        ByContract(self.0.iter().map(|(k, v)| (*k, v.boxed())).collect())
+    }
+}
+
+impl ByContract {
+    /// The contract's facts, where it learned any.
+    pub fn get<T: ContractFacts>(&self) -> Option<&T> {
+        let facts: &dyn Any = self.0.get(&TypeId::of::<T>())?.as_ref();
+        facts.downcast_ref()
+    }
+
+    /// The contract's facts to write, empty where it learned none yet.
+    pub(crate) fn get_mut<T: ContractFacts + Default>(&mut self) -> &mut T {
+        let slot = self
+            .0
+            .entry(TypeId::of::<T>())
+            .or_insert_with(|| Box::new(T::default()));
+        let facts: &mut dyn Any = slot.as_mut();
+        facts
+            .downcast_mut()
+            .expect("each entry is keyed by its own type")
+    }
+
+    fn observations(&self, put: &mut dyn FnMut(&str, Option<String>)) {
+        for facts in self.0.values() {
+            facts.observations(put);
+        }
+    }
 }
 
 impl Facts {
@@ -1060,7 +1124,7 @@ impl Facts {
             "reference_tokens",
             self.reference_tokens.as_ref().map(|f| f.value.to_string()),
         );
-        self.rerank.observations(&mut put);
+        self.contracts.observations(&mut put);
         put(
             "token_ids_as_sent",
             self.token_ids_as_sent.as_ref().map(|f| f.value.to_string()),

@@ -8,6 +8,7 @@ pub mod facts;
 pub mod reuse;
 mod settings;
 
+pub(crate) use connection::Dialect;
 pub use connection::{Interrupt, Logged, ProbeError, Session};
 pub(crate) use connection::{Persisted, Throttled};
 pub(crate) use facts::Fact;

@@ -4,3 +4,17 @@
 pub(crate) mod clauses;
 pub(crate) mod profiles;
 pub(crate) mod requests;
+
+use crate::session::Session;
+use crate::session::facts::RerankFacts;
+
+/// What the rerank side has learned of the session's server so far (nothing before its
+/// first clause).
+pub(crate) fn learned(s: &Session) -> RerankFacts {
+    RerankFacts::of(&s.facts())
+}
+
+/// Writes what a rerank clause learned, for the other clauses and the report.
+pub(crate) fn learn(s: &Session, write: impl FnOnce(&mut RerankFacts)) {
+    s.learn(|facts| write(facts.contracts.get_mut()));
+}

@@ -20,6 +20,7 @@
 //! run only where the server serves rerank at some route: a server without rerank is
 //! no rerank client's server.
 
+use crate::contracts::rerank::learned;
 use crate::contracts::rerank::requests as rerank;
 use crate::http::{Reply, RerankDialect, RerankRoute};
 use crate::profiles::{Client, ClientProfile, Finding, no_answer};
@@ -418,8 +419,7 @@ fn servers_ranking(reply: &Reply, n: usize) -> Option<Vec<usize>> {
 
 /// Every rerank client's profile, where the server serves rerank; none where it does not.
 pub(crate) async fn profile_all(s: &Session) -> Vec<ClientProfile> {
-    if s.facts()
-        .rerank
+    if learned(s)
         .routes
         .as_ref()
         .and_then(|r| r.value.used)
@@ -427,7 +427,7 @@ pub(crate) async fn profile_all(s: &Session) -> Vec<ClientProfile> {
     {
         return Vec::new();
     }
-    let scale = s.facts().rerank.scale.map(|f| f.value);
+    let scale = learned(s).scale.map(|f| f.value);
     let mut profiles = Vec::new();
     for profile in &PROFILES {
         profiles.push(profile_one(s, profile, scale).await);

@@ -7,6 +7,7 @@
 //! first that is served at all). A server serving none is "not offered": every rerank
 //! clause skips, nothing fails.
 
+use crate::contracts::rerank::{learn, learned};
 use crate::http::probe::Resource;
 use crate::http::{Body, Probe, Reply, RerankDialect, RerankRoute};
 use crate::session::facts::{RerankRoutes, RouteAnswer};
@@ -36,7 +37,30 @@ pub(crate) fn body(s: &Session, query: &str, documents: Value, extra: &[(&str, V
 
 /// The model rerank requests name: `--rerank-model`, else the run's.
 pub(crate) fn model(s: &Session) -> String {
-    s.rerank_model()
+    s.settings()
+        .rerank_model
+        .clone()
+        .unwrap_or_else(|| s.model().to_owned())
+}
+
+/// A rerank request said in the dialect the server's rerank route speaks, once the
+/// route search found it (the clauses write Cohere's); one with no meaning there is
+/// not sent. The rerank contract's [`crate::session::Dialect`].
+pub(crate) fn in_dialect(s: &Session, mut probe: Probe) -> Result<Probe, ProbeError> {
+    if !matches!(probe.resource, Resource::Rerank(_)) {
+        return Ok(probe);
+    }
+    let dialect = dialect(s);
+    if dialect == RerankDialect::Cohere {
+        return Ok(probe);
+    }
+    if let Body::Json(body) = &probe.body {
+        let said = dialect
+            .translate(body, &model(s))
+            .map_err(ProbeError::NotInDialect)?;
+        probe.body = Body::Json(said);
+    }
+    Ok(probe)
 }
 
 /// A valid rerank request to the route the clauses use.
@@ -62,7 +86,7 @@ pub(crate) fn plain_body(s: &Session) -> Value {
 /// The route the rerank clauses use, found once (the `routes` fact); `None` when no
 /// route serves rerank.
 pub(crate) async fn route(s: &Session) -> Result<Option<RerankRoute>, ProbeError> {
-    if let Some(known) = &s.facts().rerank.routes {
+    if let Some(known) = &learned(s).routes {
         return Ok(known.value.used);
     }
     let before = s.requests_sent();
@@ -99,7 +123,7 @@ pub(crate) async fn route(s: &Session) -> Result<Option<RerankRoute>, ProbeError
         },
         requests,
     );
-    s.learn(|facts| facts.rerank.routes = Some(fact));
+    learn(s, |facts| facts.routes = Some(fact));
     Ok(used)
 }
 
@@ -178,9 +202,13 @@ fn answered_in_tei(tei: &Reply) -> Option<RerankDialect> {
     (tei.status == 200 && tei.rerank().is_ok()).then_some(RerankDialect::Tei)
 }
 
-/// The dialect the rerank clauses speak, once the route search found it.
+/// The dialect the rerank clauses speak, once the route search found it (the
+/// `routes` fact); Cohere's before.
 pub(crate) fn dialect(s: &Session) -> RerankDialect {
-    s.rerank_dialect()
+    learned(s)
+        .routes
+        .as_ref()
+        .map_or(RerankDialect::Cohere, |f| f.value.dialect)
 }
 
 /// A portable request with another query and documents than [`plain_body`].
@@ -212,7 +240,7 @@ pub(crate) async fn plain(s: &Session) -> Result<Option<(RerankRoute, Arc<Reply>
 /// `/v1/rerank 501, /rerank 501, /v2/rerank 404; the server says: "This server does
 /// not support reranking. Start it with `--reranking`"`.
 pub(crate) fn tried(s: &Session) -> String {
-    let Some(routes) = s.facts().rerank.routes else {
+    let Some(routes) = learned(s).routes else {
         return "not tried".to_owned();
     };
     let statuses = routes.value.statuses();

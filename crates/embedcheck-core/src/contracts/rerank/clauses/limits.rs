@@ -8,6 +8,7 @@
 use super::scores::{largest_difference, scores, tolerance};
 use super::shape::answered;
 use crate::clauses::{Check, CheckResult, check};
+use crate::contracts::rerank::learn;
 use crate::contracts::rerank::requests::{self as rerank, DOCUMENTS, QUERY};
 use crate::http::{Body, Probe, Reply, RerankRoute};
 use crate::session::facts::{LongInputPolicy, TopNZero};
@@ -133,7 +134,7 @@ async fn top_n_zero(s: &Session) -> CheckResult {
         }
     };
     let fact = s.detected(policy, &reply.exchange);
-    s.learn(|facts| facts.rerank.top_n_zero = Some(fact));
+    learn(s, |facts| facts.top_n_zero = Some(fact));
     Ok(Verdict::pass(format!("top_n: 0 {policy}")).with(&reply.exchange))
 }
 
@@ -208,7 +209,7 @@ async fn long_inputs(s: &Session) -> CheckResult {
         }
     }
     let fact = s.detected(policies[0].1, &evidence[0].exchange);
-    s.learn(|facts| facts.rerank.long_document = Some(fact));
+    learn(s, |facts| facts.long_document = Some(fact));
     let shown: Vec<String> = policies
         .iter()
         .map(|(what, policy)| match policy {

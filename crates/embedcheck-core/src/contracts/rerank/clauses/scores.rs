@@ -9,6 +9,7 @@
 use super::shape::{answered, not_offered};
 use crate::clauses::{Check, CheckResult, check};
 use crate::contracts::rerank::requests::{self as rerank, ANSWER, DOCUMENTS, QUERY};
+use crate::contracts::rerank::{learn, learned};
 use crate::http::RerankDialect;
 use crate::http::rerank::RerankAnswer;
 use crate::http::{Exchange, Reply, RerankRoute};
@@ -70,9 +71,9 @@ async fn noise(s: &Session) -> Result<Option<(f64, Vec<Exchange>)>, ProbeError> 
         return Ok(None);
     };
     let difference = largest_difference(&a, &b);
-    if s.facts().rerank.noise.is_none() {
+    if learned(s).noise.is_none() {
         let fact = s.searched(difference, 2);
-        s.learn(|facts| facts.rerank.noise = Some(fact));
+        learn(s, |facts| facts.noise = Some(fact));
     }
     Ok(Some((
         difference,
@@ -82,7 +83,7 @@ async fn noise(s: &Session) -> Result<Option<(f64, Vec<Exchange>)>, ProbeError> 
 
 /// The tolerance two scores of this server are judged the same within.
 pub(crate) async fn tolerance(s: &Session) -> Result<f64, ProbeError> {
-    let measured = match s.facts().rerank.noise {
+    let measured = match learned(s).noise {
         Some(fact) => Some(fact.value),
         None => noise(s).await?.map(|(n, _)| n),
     };
@@ -323,7 +324,7 @@ async fn duplicates_equal(s: &Session) -> CheckResult {
         .filter(|i| copies.contains(i))
         .collect();
     let fact = s.detected(order.clone(), &reply.exchange);
-    s.learn(|facts| facts.rerank.tie_order = Some(fact));
+    learn(s, |facts| facts.tie_order = Some(fact));
     let spread = largest_difference(&[scores[0], scores[0]], &[scores[2], scores[4]]);
     let three = format!("{:.6}, {:.6} and {:.6}", scores[0], scores[2], scores[4]);
     Ok(if spread <= tolerance {
@@ -440,7 +441,7 @@ async fn probabilities(s: &Session) -> CheckResult {
     let scores = run_scores(s);
     let scale = scale_of(&scores);
     let fact = s.searched(scale, 1);
-    s.learn(|facts| facts.rerank.scale = Some(fact));
+    learn(s, |facts| facts.scale = Some(fact));
     let seen = format!("{} scores of the run {}", scores.len(), span(&scores));
     // NIM's dialect documents raw logits (`rankings[].logit`); every other, Cohere's
     // [0, 1] (TEI's too, unless raw_scores is asked for).

@@ -7,6 +7,7 @@
 
 use crate::clauses::{Check, CheckResult, check};
 use crate::contracts::rerank::requests::{self as rerank, DOCUMENTS, QUERY};
+use crate::contracts::rerank::{learn, learned};
 use crate::http::rerank::{Echo, RerankAnswer};
 use crate::http::{Body, Reply, RerankDialect, RerankRoute, RerankShape};
 use crate::session::facts::{UnknownField, UnknownModel};
@@ -97,7 +98,7 @@ async fn cohere_shape(s: &Session) -> CheckResult {
         }
     };
     let fact = s.detected(answer.shape, &reply.exchange);
-    s.learn(|facts| facts.rerank.shape = Some(fact));
+    learn(s, |facts| facts.shape = Some(fact));
     if answer.shape != RerankShape::Results {
         return Ok(Verdict::fail(format!(
             "answered {}: clients of the Cohere shape (the Cohere SDKs, LangChain's and LlamaIndex's CohereRerank, Dify, Open WebUI, LiteLLM) read results[].index and relevance_score and get nothing",
@@ -142,7 +143,7 @@ async fn another_dialect(
     let answered = match in_dialect.rerank() {
         Ok(answer) => {
             let fact = s.detected(answer.shape, &in_dialect.exchange);
-            s.learn(|facts| facts.rerank.shape = Some(fact));
+            learn(s, |facts| facts.shape = Some(fact));
             match answer.shape {
                 RerankShape::BareArray => "a bare array of {index, score}",
                 RerankShape::Results => "results[]",
@@ -648,7 +649,7 @@ async fn unknown_field_never_5xx(s: &Session) -> CheckResult {
         .with(&reply.exchange));
     };
     let fact = s.detected(handled, &reply.exchange);
-    s.learn(|facts| facts.rerank.top_k = Some(fact));
+    learn(s, |facts| facts.top_k = Some(fact));
     let results = reply.rerank().map(|a| a.items.len()).unwrap_or_default();
     let what = match handled {
         UnknownField::Ignored if results == 2 => {
@@ -693,7 +694,7 @@ async fn unknown_model_never_5xx(s: &Session) -> CheckResult {
         .with(&reply.exchange));
     };
     let fact = s.detected(policy, &reply.exchange);
-    s.learn(|facts| facts.rerank.unknown_model = Some(fact));
+    learn(s, |facts| facts.unknown_model = Some(fact));
     Ok(Verdict::pass(format!("model {UNKNOWN_MODEL:?} {policy}")).with(&reply.exchange))
 }
 
@@ -795,7 +796,7 @@ async fn served_at(s: &Session, route: RerankRoute, callers: &str) -> CheckResul
     if rerank::route(s).await?.is_none() {
         return Ok(not_offered(s));
     }
-    let Some(routes) = s.facts().rerank.routes.map(|f| f.value) else {
+    let Some(routes) = learned(s).routes.map(|f| f.value) else {
         return Ok(not_offered(s));
     };
     if routes.dialect != RerankDialect::Cohere {
