@@ -4,8 +4,9 @@
 //! adding a contract.
 
 use crate::clauses::Check;
+use crate::contracts::rerank::facts::RerankFacts;
 use crate::profiles::{self, Client, ClientProfile, Judged};
-use crate::session::facts::{ByContract, RerankFacts};
+use crate::session::facts::ByContract;
 use crate::session::{Dialect, Session};
 use serde::ser::{Serialize, SerializeMap, Serializer};
 

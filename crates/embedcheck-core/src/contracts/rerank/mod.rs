@@ -2,11 +2,12 @@
 //! `/v2/rerank` in Cohere's dialect and in the dialects of TEI, NVIDIA NIM and Voyage.
 
 pub(crate) mod clauses;
+pub(crate) mod facts;
 pub(crate) mod profiles;
 pub(crate) mod requests;
 
 use crate::session::Session;
-use crate::session::facts::RerankFacts;
+use facts::RerankFacts;
 
 /// What the rerank side has learned of the session's server so far (nothing before its
 /// first clause).

@@ -7,10 +7,10 @@
 //! first that is served at all). A server serving none is "not offered": every rerank
 //! clause skips, nothing fails.
 
+use crate::contracts::rerank::facts::{RerankRoutes, RouteAnswer};
 use crate::contracts::rerank::{learn, learned};
 use crate::http::probe::Resource;
 use crate::http::{Body, Probe, Reply, RerankDialect, RerankRoute};
-use crate::session::facts::{RerankRoutes, RouteAnswer};
 use crate::session::{ProbeError, Session};
 use serde_json::{Value, json};
 use std::sync::Arc;

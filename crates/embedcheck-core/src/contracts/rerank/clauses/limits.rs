@@ -8,10 +8,10 @@
 use super::scores::{largest_difference, scores, tolerance};
 use super::shape::answered;
 use crate::clauses::{Check, CheckResult, check};
+use crate::contracts::rerank::facts::{LongInputPolicy, TopNZero};
 use crate::contracts::rerank::learn;
 use crate::contracts::rerank::requests::{self as rerank, DOCUMENTS, QUERY};
 use crate::http::{Body, Probe, Reply, RerankRoute};
-use crate::session::facts::{LongInputPolicy, TopNZero};
 use crate::session::{ProbeError, Session, Throttled};
 use crate::verdict::Verdict;
 use serde_json::{Value, json};
@@ -217,7 +217,6 @@ async fn long_inputs(s: &Session) -> CheckResult {
             LongInputPolicy::Refused(status) => {
                 format!("{what} refused with {status} (the whole request)")
             }
-            LongInputPolicy::Neither(status) => format!("{what} answered {status}"),
         })
         .collect();
     Ok(Verdict::pass(shown.join("; ")).with_all(evidence.iter().map(|r| &r.exchange)))

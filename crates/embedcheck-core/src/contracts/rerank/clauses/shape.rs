@@ -6,11 +6,12 @@
 //! shape (TEI's bare array) are named as what they are.
 
 use crate::clauses::{Check, CheckResult, check};
+use crate::contracts::rerank::facts::UnknownModel;
 use crate::contracts::rerank::requests::{self as rerank, DOCUMENTS, QUERY};
 use crate::contracts::rerank::{learn, learned};
 use crate::http::rerank::{Echo, RerankAnswer};
 use crate::http::{Body, Reply, RerankDialect, RerankRoute, RerankShape};
-use crate::session::facts::{UnknownField, UnknownModel};
+use crate::session::facts::UnknownField;
 use crate::session::{Logged, ProbeError, Session};
 use crate::verdict::Verdict;
 use serde_json::{Value, json};
