@@ -33,7 +33,7 @@ pub mod agreement;
 pub mod audit;
 pub mod catalogue;
 pub mod clauses;
-pub(crate) mod contracts;
+pub mod contracts;
 pub mod declared;
 pub mod expectations;
 pub mod http;

@@ -1,5 +1,8 @@
 //! Vector arithmetic for the consistency, dimensions and reference clauses and the
-//! comparisons of servers.
+//! comparisons of servers, and how vectors travel (float arrays or base64).
+
+use base64::Engine as _;
+use serde::Serialize;
 
 /// Cosine at or above which two vectors count as the same embedding of the same
 /// tokens: a field that changed nothing, two truncations of one input, two inputs a
@@ -48,6 +51,38 @@ pub(crate) fn median(mut values: Vec<f64>) -> f64 {
         _ if n % 2 == 1 => values[n / 2],
         _ => (values[n / 2 - 1] + values[n / 2]) / 2.0,
     }
+}
+
+/// How the embeddings of a body are encoded.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Encoding {
+    /// Arrays of numbers.
+    Float,
+    /// Base64 strings of little-endian float32, as OpenAI encodes them.
+    Base64,
+}
+
+/// A base64 embedding as floats (little-endian float32).
+pub(crate) fn decode_base64(text: &str) -> Result<Vec<f64>, String> {
+    let bytes = base64_bytes(text)?;
+    if bytes.len() % 4 != 0 {
+        return Err(format!(
+            "{} base64 bytes is not a whole number of f32",
+            bytes.len()
+        ));
+    }
+    Ok(bytes
+        .chunks_exact(4)
+        .map(|b| f64::from(f32::from_le_bytes([b[0], b[1], b[2], b[3]])))
+        .collect())
+}
+
+/// The bytes of a base64 string.
+pub(crate) fn base64_bytes(text: &str) -> Result<Vec<u8>, String> {
+    base64::engine::general_purpose::STANDARD
+        .decode(text)
+        .map_err(|e| format!("invalid base64: {e}"))
 }
 
 #[cfg(test)]

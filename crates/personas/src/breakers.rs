@@ -6,7 +6,7 @@
 use crate::persona::{API_KEY, Persona};
 use crate::quirks::{Quirk, RerankQuirk, Trigger};
 use crate::real::{COOLDOWN_MILLIS, in_dialect};
-use embedcheck_core::http::RerankDialect;
+use embedcheck_core::contracts::rerank::RerankDialect;
 use reference_server::{Config, OverlengthPolicy};
 
 /// A clause ID and the persona that breaks it.

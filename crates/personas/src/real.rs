@@ -8,7 +8,7 @@
 
 use crate::persona::{API_KEY, Persona};
 use crate::quirks::{Quirk, RerankQuirk, Trigger};
-use embedcheck_core::http::RerankDialect;
+use embedcheck_core::contracts::rerank::RerankDialect;
 use reference_server::{Config, OverlengthPolicy};
 
 /// vLLM 0.32's rerank fields typed `int` that refuse `null`.

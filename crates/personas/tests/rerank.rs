@@ -8,7 +8,7 @@ use crate::common;
 
 use embedcheck_core::audit::ServerAudit;
 use embedcheck_core::catalogue::{Catalogue, Clause, ContractId};
-use embedcheck_core::http::RerankDialect;
+use embedcheck_core::contracts::rerank::RerankDialect;
 use embedcheck_core::reference::RerankReference;
 use embedcheck_core::verdict::Outcome;
 use personas::{Persona, Quirk, RerankQuirk, Trigger};

@@ -148,7 +148,7 @@ fn in_the_servers_dialect(session: &Session, clause: &Clause, mut verdict: Verdi
     let rerank = clause.family.contract() == crate::catalogue::ContractId::Rerank;
     if rerank
         && verdict.outcome == Outcome::Fail
-        && dialect != crate::http::RerankDialect::Cohere
+        && dialect != crate::contracts::rerank::RerankDialect::Cohere
         && !verdict.names_its_dialect
     {
         verdict.reason = format!(

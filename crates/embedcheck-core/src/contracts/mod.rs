@@ -10,8 +10,8 @@ use crate::session::facts::ByContract;
 use crate::session::{Dialect, Session};
 use serde::ser::{Serialize, SerializeMap, Serializer};
 
-pub(crate) mod embeddings;
-pub(crate) mod rerank;
+pub mod embeddings;
+pub mod rerank;
 
 /// Every implemented check, the embeddings contract's first, then the rerank contract's.
 pub(crate) fn checks() -> Vec<Check> {

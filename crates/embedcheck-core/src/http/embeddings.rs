@@ -7,19 +7,8 @@
 //! encoding, because the comparison is about the vectors, not how they travelled.
 
 use super::reply::Reply;
-use base64::Engine as _;
-use serde::Serialize;
+use crate::vectors::{Encoding, decode_base64};
 use serde_json::Value;
-
-/// How the embeddings of a body are encoded.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Encoding {
-    /// Arrays of numbers.
-    Float,
-    /// Base64 strings of little-endian float32, as OpenAI encodes them.
-    Base64,
-}
 
 /// The vectors of a success body, whatever their encoding.
 #[derive(Clone, Debug, PartialEq)]
@@ -117,14 +106,6 @@ impl Reply {
     pub(crate) fn prompt_tokens(&self) -> Option<u64> {
         self.usage_field("prompt_tokens")
     }
-
-    pub(crate) fn total_tokens(&self) -> Option<u64> {
-        self.usage_field("total_tokens")
-    }
-
-    fn usage_field(&self, name: &str) -> Option<u64> {
-        self.json.as_ref()?.get("usage")?.get(name)?.as_u64()
-    }
 }
 
 /// The encoding of one `data` item, if its embedding is an array or a string.
@@ -134,28 +115,6 @@ pub(crate) fn encoding(item: &Value) -> Option<Encoding> {
         Value::String(_) => Some(Encoding::Base64),
         _ => None,
     }
-}
-
-/// A base64 embedding as floats (little-endian float32).
-pub(crate) fn decode_base64(text: &str) -> Result<Vec<f64>, String> {
-    let bytes = base64_bytes(text)?;
-    if bytes.len() % 4 != 0 {
-        return Err(format!(
-            "{} base64 bytes is not a whole number of f32",
-            bytes.len()
-        ));
-    }
-    Ok(bytes
-        .chunks_exact(4)
-        .map(|b| f64::from(f32::from_le_bytes([b[0], b[1], b[2], b[3]])))
-        .collect())
-}
-
-/// The bytes of a base64 string.
-pub(crate) fn base64_bytes(text: &str) -> Result<Vec<u8>, String> {
-    base64::engine::general_purpose::STANDARD
-        .decode(text)
-        .map_err(|e| format!("invalid base64: {e}"))
 }
 
 fn float_vector(item: &Value) -> Result<Vec<f64>, String> {
@@ -174,6 +133,7 @@ fn float_vector(item: &Value) -> Result<Vec<f64>, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use base64::Engine as _;
     use serde_json::json;
 
     fn reply(body: Value) -> Reply {

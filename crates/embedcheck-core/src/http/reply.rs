@@ -42,6 +42,17 @@ pub(crate) enum AskedWait {
 }
 
 impl Reply {
+    /// `usage.total_tokens`, where a non-negative integer: what the budget counts,
+    /// in OpenAI's usage object every contract's answers share.
+    pub(crate) fn total_tokens(&self) -> Option<u64> {
+        self.usage_field("total_tokens")
+    }
+
+    /// A count in the answer's `usage` object, where a non-negative integer.
+    pub(crate) fn usage_field(&self, name: &str) -> Option<u64> {
+        self.json.as_ref()?.get("usage")?.get(name)?.as_u64()
+    }
+
     /// What the retry headers ask for: the one reading of them that the session's
     /// waiting and ERR-012's judgement share.
     pub(crate) fn asked_wait(&self) -> AskedWait {

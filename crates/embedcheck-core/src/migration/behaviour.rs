@@ -15,9 +15,9 @@
 
 use crate::audit::ServerAudit;
 use crate::catalogue::Level;
-use crate::http::embeddings::decode_base64;
 use crate::http::{Encoding, Reply, Validity, excerpt};
 use crate::session::{Logged, Session};
+use crate::vectors::decode_base64;
 use crate::verdict::Outcome;
 use serde::Serialize;
 use serde_json::Value;

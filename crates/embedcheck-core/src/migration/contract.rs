@@ -24,9 +24,10 @@
 use super::behaviour::{Answer, BehaviourDiff};
 use crate::contracts::embeddings::clauses::TEMPLATE_COSINE;
 use crate::contracts::embeddings::requests::{QUERY, SENTENCE, body, words};
+use crate::contracts::rerank::RerankDialect;
 use crate::contracts::rerank::facts::RerankFacts;
 use crate::contracts::rerank::requests as rerank_requests;
-use crate::http::{Body, Encoding, Exchange, Probe, Reply, RerankDialect, RerankRoute};
+use crate::http::{Body, Encoding, Exchange, Probe, Reply, RerankRoute};
 use crate::session::facts::{
     self, BareIs, Base64, FieldHandling, InputLimit, OverlengthPolicy, ScoreScale,
 };

@@ -6,9 +6,9 @@
 //! content type, field names, token counts, error messages) is what a client sees.
 
 use crate::http::Reply;
-use crate::http::embeddings::{base64_bytes, decode_base64};
 use crate::http::excerpt::cut;
 use crate::vectors::norm;
+use crate::vectors::{base64_bytes, decode_base64};
 use serde_json::{Map, Value, json};
 
 /// Fields whose values differ on every call without any change in behaviour.

@@ -4,7 +4,10 @@
 pub(crate) mod clauses;
 pub(crate) mod facts;
 pub(crate) mod profiles;
+pub(crate) mod reply;
 pub(crate) mod requests;
+
+pub use reply::{RerankDialect, RerankShape};
 
 use crate::session::Session;
 use facts::RerankFacts;

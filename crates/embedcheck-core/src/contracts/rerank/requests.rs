@@ -8,9 +8,10 @@
 //! clause skips, nothing fails.
 
 use crate::contracts::rerank::facts::{RerankRoutes, RouteAnswer};
+use crate::contracts::rerank::reply::{RerankDialect, RerankShape};
 use crate::contracts::rerank::{learn, learned};
 use crate::http::probe::Resource;
-use crate::http::{Body, Probe, Reply, RerankDialect, RerankRoute};
+use crate::http::{Body, Probe, Reply, RerankRoute};
 use crate::session::{ProbeError, Session};
 use serde_json::{Value, json};
 use std::sync::Arc;
@@ -151,9 +152,7 @@ async fn served_at(
     if first.status == 200 {
         // Voyage reads Cohere's request and answers under data[]: its own dialect
         // (top_k for top_n) from there on.
-        let voyage = first
-            .rerank()
-            .is_ok_and(|a| a.shape == crate::http::RerankShape::Data);
+        let voyage = first.rerank().is_ok_and(|a| a.shape == RerankShape::Data);
         let dialect = if voyage {
             RerankDialect::Voyage
         } else {

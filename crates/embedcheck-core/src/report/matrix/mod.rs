@@ -509,10 +509,10 @@ fn dialect_cell(report: &Value) -> Option<String> {
     struct Routes {
         used: Option<crate::http::RerankRoute>,
         #[serde(default = "cohere")]
-        dialect: crate::http::RerankDialect,
+        dialect: crate::contracts::rerank::RerankDialect,
     }
-    fn cohere() -> crate::http::RerankDialect {
-        crate::http::RerankDialect::Cohere
+    fn cohere() -> crate::contracts::rerank::RerankDialect {
+        crate::contracts::rerank::RerankDialect::Cohere
     }
     let routes: Routes =
         serde_json::from_value(report.pointer("/facts/rerank/routes/value")?.clone()).ok()?;

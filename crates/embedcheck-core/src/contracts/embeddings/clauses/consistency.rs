@@ -1,6 +1,5 @@
 //! consistency: reproducible vectors (CONS-001 … CONS-005).
 
-use crate::clauses::judging;
 use crate::clauses::{Check, CheckResult, check};
 use crate::contracts::embeddings::requests::{self, BATCH, SENTENCE, body};
 use crate::http::{Probe, Reply};
@@ -72,8 +71,8 @@ pub(crate) async fn noise(s: &Session) -> Result<Option<Noise>, ProbeError> {
 async fn same_request_same_vector(s: &Session) -> CheckResult {
     let (first, second) = repeated(s).await?;
     let (a, b) = match (
-        judging::vectors_or_verdict(&first, 1),
-        judging::vectors_or_verdict(&second, 1),
+        super::vectors_or_verdict(&first, 1),
+        super::vectors_or_verdict(&second, 1),
     ) {
         (Ok(a), Ok(b)) => (a, b),
         (Err(verdict), _) | (_, Err(verdict)) => return Ok(verdict),
@@ -96,7 +95,7 @@ async fn same_request_same_vector(s: &Session) -> CheckResult {
 /// of at least 0.999 to the same input embedded alone."
 async fn batch_equals_alone(s: &Session) -> CheckResult {
     let batch = requests::batch(s).await?;
-    let in_batch = match judging::vectors_or_verdict(&batch, BATCH.len()) {
+    let in_batch = match super::vectors_or_verdict(&batch, BATCH.len()) {
         Ok(v) => v,
         Err(verdict) => return Ok(verdict),
     };
@@ -122,7 +121,7 @@ async fn batch_equals_alone(s: &Session) -> CheckResult {
 fn lowest_alone(alone: &[Arc<Reply>], in_batch: &[Vec<f64>]) -> Result<(f64, usize), Verdict> {
     let mut worst = (1.0_f64, 0usize);
     for (i, reply) in alone.iter().enumerate() {
-        let own = judging::vectors_or_verdict(reply, 1)?;
+        let own = super::vectors_or_verdict(reply, 1)?;
         let similarity = cosine(&own[0], &in_batch[i]);
         if similarity < worst.0 {
             worst = (similarity, i);
@@ -137,7 +136,7 @@ async fn unit_length(s: &Session) -> CheckResult {
     let batch = requests::batch(s).await?;
     let mut judged = Vec::new();
     for (reply, count) in [(&single, 1), (&batch, BATCH.len())] {
-        let vectors = match judging::vectors_or_verdict(reply, count) {
+        let vectors = match super::vectors_or_verdict(reply, count) {
             Ok(v) => v,
             Err(verdict) => return Ok(verdict),
         };
@@ -182,7 +181,7 @@ async fn mixed_lengths_keep_their_vectors(s: &Session) -> CheckResult {
     }
     let texts: Vec<String> = lengths.iter().map(|&n| requests::words(n)).collect();
     let batch = s.send(Probe::embed(body(s, json!(texts), &[]))).await?;
-    let in_batch = match judging::vectors_or_verdict(&batch, texts.len()) {
+    let in_batch = match super::vectors_or_verdict(&batch, texts.len()) {
         Ok(v) => v,
         Err(verdict) => return Ok(verdict),
     };
@@ -257,7 +256,7 @@ async fn deep_positions_keep_their_vectors(s: &Session) -> CheckResult {
         Ok(embedded) => embedded,
         Err(skipped) => return Ok(skipped),
     };
-    let in_batch = match judging::vectors_or_verdict(&batch, size) {
+    let in_batch = match super::vectors_or_verdict(&batch, size) {
         Ok(v) => v,
         Err(verdict) => return Ok(verdict),
     };
@@ -266,7 +265,7 @@ async fn deep_positions_keep_their_vectors(s: &Session) -> CheckResult {
     let mut compared = Vec::with_capacity(positions.len());
     for &i in &positions {
         let alone = s.send(Probe::embed(body(s, json!(texts[i]), &[]))).await?;
-        let own = match judging::vectors_or_verdict(&alone, 1) {
+        let own = match super::vectors_or_verdict(&alone, 1) {
             Ok(v) => v,
             Err(verdict) => return Ok(verdict.with(&batch.exchange)),
         };

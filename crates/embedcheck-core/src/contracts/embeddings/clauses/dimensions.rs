@@ -46,7 +46,7 @@ struct Full {
 /// The native vector, or a skip when the plain probe gave none (IN-001 judges that).
 async fn full_vector(s: &Session) -> Result<Result<Full, Verdict>, ProbeError> {
     let reply = requests::single(s).await?;
-    Ok(match judging::vectors_or_verdict(&reply, 1) {
+    Ok(match super::vectors_or_verdict(&reply, 1) {
         Ok(vectors) => match vectors.into_iter().next().filter(|v| !v.is_empty()) {
             Some(vector) => Ok(Full {
                 vector,

@@ -10,11 +10,11 @@ use super::consistency;
 use crate::clauses::judging;
 use crate::clauses::{Check, CheckResult, check};
 use crate::contracts::embeddings::requests::{self, BATCH, SENTENCE, body};
-use crate::http::embeddings::base64_bytes;
 use crate::http::{Body, Probe, Reply};
 use crate::property::{Case, Property};
 use crate::session::facts::{Base64, Noise, Unrepeatable, VariedAnswer};
 use crate::session::{ProbeError, Session};
+use crate::vectors::base64_bytes;
 use crate::vectors::cosine;
 use crate::verdict::Verdict;
 use proptest::prelude::{Strategy, prop_oneof};
@@ -246,7 +246,7 @@ async fn base64_decodes_to_floats(s: &Session) -> CheckResult {
     let finding = Property::new(s.settings(), GENERATED_BATCHES)
         .check(&unicode_batches(), move |texts| async move {
             let floats = s.send(Probe::embed(body(s, json!(texts), &[]))).await?;
-            let Ok(expected) = judging::vectors_or_verdict(&floats, texts.len()) else {
+            let Ok(expected) = super::vectors_or_verdict(&floats, texts.len()) else {
                 return Ok::<_, ProbeError>(Case::Inapplicable);
             };
             let encoded = s.send(requests::base64(s, json!(texts))).await?;
@@ -306,7 +306,7 @@ async fn repeated_batch(
         .send(Probe::embed(body(s, json!(texts), &[])).fresh())
         .await?;
     let encoded_again = s.send(requests::base64(s, json!(texts)).fresh()).await?;
-    let Ok(again) = judging::vectors_or_verdict(&floats_again, texts.len()) else {
+    let Ok(again) = super::vectors_or_verdict(&floats_again, texts.len()) else {
         return Ok(Case::Inapplicable);
     };
     let (item, cosine) = least_cosine(expected, &again);

@@ -104,7 +104,7 @@ async fn wrong_content_type(s: &Session) -> CheckResult {
         ))
         .await?;
     if reply.is_success() {
-        return Ok(match judging::vectors_or_verdict(&reply, 1) {
+        return Ok(match super::vectors_or_verdict(&reply, 1) {
             Ok(_) => Verdict::pass("text/plain body embedded as JSON").with(&reply.exchange),
             Err(verdict) => verdict,
         });

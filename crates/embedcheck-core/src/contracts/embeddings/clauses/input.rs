@@ -1,6 +1,5 @@
 //! input: the request forms a server must accept or refuse cleanly (IN-001 … IN-008).
 
-use crate::clauses::judging;
 use crate::clauses::{Check, CheckResult, check};
 use crate::contracts::embeddings::requests::{self, BATCH, body};
 use crate::http::{Body, Probe, Reply};
@@ -46,7 +45,7 @@ fn embedded(reply: &Reply, inputs: usize) -> Result<Vec<Vec<f64>>, Verdict> {
                 .with(&reply.exchange),
         );
     }
-    judging::vectors_or_verdict(reply, inputs)
+    super::vectors_or_verdict(reply, inputs)
 }
 
 /// IN-001: "input given as one string is answered 200 with one embedding."
@@ -77,7 +76,7 @@ fn accepted_or_refused(reply: &Reply, inputs: usize) -> Result<&'static str, Ver
         return Ok("refused");
     }
     if reply.is_success() {
-        return judging::vectors_or_verdict(reply, inputs).map(|_| "embedded");
+        return super::vectors_or_verdict(reply, inputs).map(|_| "embedded");
     }
     Err(Verdict::fail(format!(
         "answered {}: neither embedded nor refused with a 4xx",
@@ -231,7 +230,7 @@ async fn large_batch(s: &Session) -> CheckResult {
                 .with(&reply.exchange),
         );
     }
-    Ok(match judging::vectors_or_verdict(&reply, size) {
+    Ok(match super::vectors_or_verdict(&reply, size) {
         Ok(_) => {
             let fact = s.detected(BatchLimit::AtLeast { size }, &reply.exchange);
             s.learn(|facts| facts.max_batch = Some(fact));

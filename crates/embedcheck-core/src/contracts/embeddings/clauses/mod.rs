@@ -1,6 +1,8 @@
 //! The embeddings contract's clause families, one module each.
 
 use crate::clauses::Check;
+use crate::http::Reply;
+use crate::verdict::Verdict;
 
 mod auth;
 pub(crate) mod consistency;
@@ -34,4 +36,28 @@ pub(crate) fn checks() -> Vec<Check> {
     .into_iter()
     .flatten()
     .collect()
+}
+
+/// The float vectors of a 200 answer, or the verdict to return when there are none:
+/// skip when the server did not answer 200 (another clause judges that), fail when
+/// a 200 carries no usable vectors.
+pub(super) fn vectors_or_verdict(reply: &Reply, expected: usize) -> Result<Vec<Vec<f64>>, Verdict> {
+    if !reply.is_success() {
+        return Err(Verdict::skip(format!(
+            "the probe was answered {}, not 200; nothing to judge",
+            reply.summary()
+        ))
+        .with(&reply.exchange));
+    }
+    let vectors = reply.float_vectors().map_err(|why| {
+        Verdict::fail(format!("200 without usable vectors: {why}")).with(&reply.exchange)
+    })?;
+    if vectors.len() != expected {
+        return Err(Verdict::fail(format!(
+            "200 with {} items for {expected} inputs",
+            vectors.len()
+        ))
+        .with(&reply.exchange));
+    }
+    Ok(vectors)
 }

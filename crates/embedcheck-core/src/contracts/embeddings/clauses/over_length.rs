@@ -12,7 +12,6 @@
 //! that truncates keeping the start gives all of them the same vector.
 
 use super::{consistency, usage};
-use crate::clauses::judging;
 use crate::clauses::{Check, CheckResult, check};
 use crate::contracts::embeddings::requests::{BATCH, OTHER_COMMON, TAIL, body, words};
 use crate::declared::Overlength;
@@ -542,7 +541,7 @@ fn improper_refusal(reply: &Reply) -> Option<String> {
 /// longer input with the same beginning, judged against the server's own noise. (A
 /// 200 that counts more tokens than the limit is the aggregate policy, LEN-005's.)
 fn improper_truncation(reply: &Reply, longer: Option<&[f64]>, facts: &Facts) -> Option<String> {
-    let vector = match judging::vectors_or_verdict(reply, 1) {
+    let vector = match super::vectors_or_verdict(reply, 1) {
         Ok(mut v) => v.remove(0),
         Err(verdict) => return Some(verdict.reason),
     };
@@ -577,7 +576,7 @@ async fn refused_or_truncated_properly(s: &Session) -> CheckResult {
             ),
         ))
         .await?;
-    let longer = judging::vectors_or_verdict(&longer_reply, 1)
+    let longer = super::vectors_or_verdict(&longer_reply, 1)
         .ok()
         .and_then(|v| v.into_iter().next());
     let (limit, longer, longer_reply) = (&limit, longer.as_deref(), &longer_reply);
@@ -696,7 +695,7 @@ async fn improper_batch(
             1 => s.send(over_probe(s, limit.over_words, limit)).await?,
             _ => s.send(Probe::embed(body(s, json!(text), &[]))).await?,
         };
-        let Ok(own) = judging::vectors_or_verdict(&alone, 1) else {
+        let Ok(own) = super::vectors_or_verdict(&alone, 1) else {
             continue;
         };
         let similarity = cosine(&own[0], vector);
@@ -878,7 +877,7 @@ async fn aggregated_whole(s: &Session) -> CheckResult {
         None => "declared with --overlength aggregate".to_owned(),
     };
     let observed = observed.map(|(_, tokens)| tokens);
-    let vector = match judging::vectors_or_verdict(&whole, 1) {
+    let vector = match super::vectors_or_verdict(&whole, 1) {
         Ok(mut v) if whole.is_success() => v.remove(0),
         Ok(_) => {
             return Ok(Verdict::fail(format!(
@@ -899,7 +898,7 @@ async fn aggregated_whole(s: &Session) -> CheckResult {
             "the aggregated vector has L2 norm {norm:.4}, not 1 ({how}): pooled chunks must be re-normalised"
         ))));
     }
-    let first = match judging::vectors_or_verdict(&start, 1) {
+    let first = match super::vectors_or_verdict(&start, 1) {
         Ok(mut v) if start.is_success() => v.remove(0),
         _ => {
             return Ok(evidence(Verdict::inconclusive(format!(

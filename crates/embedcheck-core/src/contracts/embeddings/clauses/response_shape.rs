@@ -1,6 +1,5 @@
 //! response-shape: the success body clients parse (RESP-001 … RESP-007).
 
-use crate::clauses::judging;
 use crate::clauses::{Check, CheckResult, check};
 use crate::contracts::embeddings::requests::{self, BATCH};
 use crate::http::Reply;
@@ -138,13 +137,13 @@ async fn items_in_input_order(s: &Session) -> CheckResult {
         ))
         .with(&batch.exchange));
     }
-    let vectors = match judging::vectors_or_verdict(&batch, BATCH.len()) {
+    let vectors = match super::vectors_or_verdict(&batch, BATCH.len()) {
         Ok(v) => v,
         Err(verdict) => return Ok(verdict),
     };
     let alone = requests::batch_items_alone(s).await?;
     for (i, reply) in alone.iter().enumerate() {
-        let Ok(own) = judging::vectors_or_verdict(reply, 1) else {
+        let Ok(own) = super::vectors_or_verdict(reply, 1) else {
             continue;
         };
         let best = nearest(&own[0], &vectors);

@@ -108,7 +108,7 @@ fn unknown_field_probe(s: &Session, name: &str, value: Value) -> Probe {
 /// Ignored (a usable 200) or refused (4xx); anything else fails UNK-001.
 fn treatment(reply: &Reply, name: &str) -> Result<UnknownField, Verdict> {
     if reply.is_success() {
-        return judging::vectors_or_verdict(reply, 1).map(|_| UnknownField::Ignored);
+        return super::vectors_or_verdict(reply, 1).map(|_| UnknownField::Ignored);
     }
     if reply.is_client_error() {
         return Ok(match judging::refused_naming(reply, name) {
@@ -270,7 +270,7 @@ impl BareQuery {
             let why = format!("answered {}", reply.summary());
             return (ValueAnswer::Broken { why }, None);
         }
-        let vector = match judging::vectors_or_verdict(reply, 1) {
+        let vector = match super::vectors_or_verdict(reply, 1) {
             Ok(mut v) => v.remove(0),
             Err(verdict) => {
                 let why = verdict.reason;
@@ -412,7 +412,7 @@ fn field_handling(
 /// bare input's vector and usage for every value."
 async fn instruction_fields_not_dropped(s: &Session) -> CheckResult {
     let bare_reply = s.send(bare_query_probe(s)).await?;
-    let vector = match judging::vectors_or_verdict(&bare_reply, 1) {
+    let vector = match super::vectors_or_verdict(&bare_reply, 1) {
         Ok(mut v) => v.remove(0),
         Err(verdict) => return Ok(verdict),
     };
@@ -518,7 +518,7 @@ async fn query_instruction_applied(s: &Session) -> CheckResult {
         None => Probe::embed(body(s, json!(filled), &[])),
     };
     let expected_reply = s.send(expected_probe).await?;
-    let expected = match judging::vectors_or_verdict(&expected_reply, 1) {
+    let expected = match super::vectors_or_verdict(&expected_reply, 1) {
         Ok(mut v) => v.remove(0),
         Err(verdict) => return Ok(verdict),
     };
@@ -532,7 +532,7 @@ async fn query_instruction_applied(s: &Session) -> CheckResult {
         ))
         .with(&reply.exchange));
     }
-    let got = match judging::vectors_or_verdict(&reply, 1) {
+    let got = match super::vectors_or_verdict(&reply, 1) {
         Ok(mut v) => v.remove(0),
         Err(verdict) => return Ok(verdict),
     };

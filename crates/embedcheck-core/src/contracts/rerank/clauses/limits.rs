@@ -531,7 +531,7 @@ fn down_after_many(s: &Session) -> Option<Verdict> {
         .into_iter()
         .find(|l| l.is_rerank() && l.exchange == killer)?;
     let sent = crate::json::parse(logged.request_body.as_deref()?)?;
-    let documents = crate::http::rerank::sent_documents(&sent)?.len();
+    let documents = crate::contracts::rerank::reply::sent_documents(&sent)?.len();
     (documents >= MANY).then(|| {
         Verdict::fail(format!(
             "the server stopped answering right after a rerank request of {documents} documents ({}'s, {} bytes): refuse a request over the limit with a 4xx",

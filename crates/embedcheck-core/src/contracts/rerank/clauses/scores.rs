@@ -8,10 +8,9 @@
 
 use super::shape::{answered, not_offered};
 use crate::clauses::{Check, CheckResult, check};
+use crate::contracts::rerank::reply::{RerankAnswer, RerankDialect};
 use crate::contracts::rerank::requests::{self as rerank, ANSWER, DOCUMENTS, QUERY};
 use crate::contracts::rerank::{learn, learned};
-use crate::http::RerankDialect;
-use crate::http::rerank::RerankAnswer;
 use crate::http::{Exchange, Reply, RerankRoute};
 use crate::reference::RerankCase;
 use crate::session::facts::ScoreScale;

@@ -7,10 +7,10 @@
 
 use crate::clauses::{Check, CheckResult, check};
 use crate::contracts::rerank::facts::UnknownModel;
+use crate::contracts::rerank::reply::{Echo, RerankAnswer, RerankDialect, RerankShape};
 use crate::contracts::rerank::requests::{self as rerank, DOCUMENTS, QUERY};
 use crate::contracts::rerank::{learn, learned};
-use crate::http::rerank::{Echo, RerankAnswer};
-use crate::http::{Body, Reply, RerankDialect, RerankRoute, RerankShape};
+use crate::http::{Body, Reply, RerankRoute};
 use crate::session::facts::UnknownField;
 use crate::session::{Logged, ProbeError, Session};
 use crate::verdict::Verdict;
@@ -251,7 +251,7 @@ fn rerank_answers(s: &Session) -> Vec<(Arc<Reply>, usize, Logged)> {
         .filter_map(|l| {
             let reply = l.reply.clone().filter(|r| r.is_success())?;
             let sent = crate::json::parse(l.request_body.as_deref()?)?;
-            let n = crate::http::rerank::sent_documents(&sent)?.len();
+            let n = crate::contracts::rerank::reply::sent_documents(&sent)?.len();
             Some((reply, n, l))
         })
         .collect()
@@ -528,7 +528,7 @@ fn sent_documents(logged: &Logged) -> Vec<String> {
         .as_deref()
         .and_then(crate::json::parse)
         .unwrap_or_default();
-    let documents = crate::http::rerank::sent_documents(&sent)
+    let documents = crate::contracts::rerank::reply::sent_documents(&sent)
         .map(Vec::as_slice)
         .unwrap_or_default();
     documents

@@ -12,7 +12,7 @@
 //! of the scores read [`RerankAnswer::scores`], which works for every recognised shape,
 //! so a server answering TEI's shape is still judged on what its scores do.
 
-use super::reply::Reply;
+use crate::http::Reply;
 use serde::Serialize;
 use serde_json::Value;
 
