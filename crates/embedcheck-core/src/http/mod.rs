@@ -3,7 +3,6 @@
 pub mod access;
 pub(crate) mod curl;
 pub mod deadline;
-pub(crate) mod embeddings;
 pub(crate) mod excerpt;
 mod exchange;
 pub(crate) mod probe;

@@ -3,4 +3,5 @@
 
 pub(crate) mod clauses;
 pub(crate) mod profiles;
+pub(crate) mod reply;
 pub(crate) mod requests;

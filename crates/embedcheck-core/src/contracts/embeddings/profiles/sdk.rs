@@ -8,8 +8,8 @@
 //! decoded as the client decodes it and compared with the float answer of the same
 //! inputs (IN-001 and IN-002's probes), at the server's own noise.
 
+use crate::contracts::embeddings::reply::encoding;
 use crate::contracts::embeddings::requests::{self, BATCH, SENTENCE};
-use crate::http::embeddings::encoding;
 use crate::http::{Exchange, Probe, Reply};
 use crate::profiles::decode::{self, Decoded, Decoder, Wrong};
 use crate::profiles::{

@@ -6,7 +6,7 @@
 //! comparisons, behaviour summaries) reads [`Reply::embeddings`], which accepts either
 //! encoding, because the comparison is about the vectors, not how they travelled.
 
-use super::reply::Reply;
+use crate::http::Reply;
 use crate::vectors::{Encoding, decode_base64};
 use serde_json::Value;
 
