@@ -51,8 +51,7 @@ fn main() -> ExitCode {
 fn compare(base: &str, requests: usize, concurrency: usize) -> Result<(), String> {
     let url = Target::parse(base)
         .map_err(|e| e.to_string())?
-        .embeddings_url()
-        .clone();
+        .url(&embedcheck_core::contracts::embeddings::ROUTE);
     let model = std::env::var("MODEL").unwrap_or_else(|_| "embedcheck-reference".to_owned());
     let texts: Vec<String> = Corpus::shipped()
         .documents

@@ -34,7 +34,7 @@ pub async fn audit_session(
     selected: &[&Clause],
 ) -> ServerAudit {
     let started = Instant::now();
-    session.speak_in(crate::contracts::dialects());
+    session.install(crate::contracts::hooks());
     let endpoint = session.transport().target().display();
     let ready = match resolve_model(session).await {
         Ok(()) => reachable_with_access(session).await,
@@ -259,7 +259,7 @@ async fn offered(session: &Session) -> Result<Offered, String> {
     }
     let why = format!(
         "embeddings is not offered: the plain request to {} was answered {}",
-        session.transport().target().embeddings_url().path(),
+        session.transport().target().url(&requests::ROUTE).path(),
         plain.summary()
     );
     match rerank::route(session).await {

@@ -122,7 +122,6 @@ mod tests {
 
     #[test]
     fn throttling_passes_only_when_every_answer_says_when() {
-        use crate::http::RerankRoute;
         use crate::http::Validity;
         use crate::http::probe::Resource;
         use crate::session::Persisted;
@@ -133,7 +132,7 @@ mod tests {
             reply.retry_after = retry_after.map(str::to_owned);
             Throttled {
                 validity: Validity::Valid,
-                resource: Resource::Rerank(RerankRoute::V1),
+                resource: Resource::Contract(crate::http::route::TESTING),
                 reply: std::sync::Arc::new(reply),
                 persisted: Persisted::No,
             }

@@ -7,7 +7,7 @@ use crate::clauses::Check;
 use crate::contracts::rerank::facts::RerankFacts;
 use crate::profiles::{self, Client, ClientProfile, Judged};
 use crate::session::facts::ByContract;
-use crate::session::{Dialect, Session};
+use crate::session::{Hooks, Session};
 use serde::ser::{Serialize, SerializeMap, Serializer};
 
 pub mod embeddings;
@@ -21,10 +21,14 @@ pub(crate) fn checks() -> Vec<Check> {
         .collect()
 }
 
-/// How each contract says a request in the dialect the server speaks (rerank's: TEI's,
-/// NIM's and Voyage's besides Cohere's); the embeddings contract has one dialect.
-pub(crate) fn dialects() -> Vec<Dialect> {
-    vec![rerank::requests::in_dialect]
+/// What the session asks of the contracts: how each says a request in the dialect the
+/// server speaks (rerank's: TEI's, NIM's and Voyage's besides Cohere's; embeddings has
+/// one), and embeddings' smallest request to tell a busy server from a dead one.
+pub(crate) fn hooks() -> Hooks {
+    Hooks {
+        dialects: vec![rerank::requests::in_dialect],
+        small_request: embeddings::requests::small,
+    }
 }
 
 /// Each contract's facts under its name, as the report's `facts` shows them beside the

@@ -23,7 +23,7 @@ const MARGIN: f64 = 2.0;
 
 /// The work a request carries: its inputs and their estimated tokens.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub(crate) struct Work {
+pub struct Work {
     pub inputs: u64,
     pub tokens: u64,
 }

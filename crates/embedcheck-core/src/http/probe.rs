@@ -4,16 +4,26 @@
 //! cache identical probes across clauses, count the ones that are invalid under the
 //! contract (the retry-hazard clause), and render any of them as a curl command.
 
-use super::target::RerankRoute;
+use super::route::Route;
 use serde_json::Value;
 
-/// Which resource a probe addresses: the contract's route, or the models listing.
+/// Which resource a probe addresses: a contract's route, the models listing, or a page
+/// where the engine describes itself.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(crate) enum Resource {
-    Embeddings,
-    Rerank(RerankRoute),
+    Contract(Route),
     Models,
     Identity(super::target::IdentityPage),
+}
+
+impl Resource {
+    /// The contract route addressed, if any.
+    pub(crate) fn route(&self) -> Option<&Route> {
+        match self {
+            Resource::Contract(route) => Some(route),
+            Resource::Models | Resource::Identity(_) => None,
+        }
+    }
 }
 
 /// The texts of a probe as the token estimate sees them: a WordPiece vocabulary
@@ -93,11 +103,11 @@ pub(crate) enum Connection {
 }
 
 impl Probe {
-    /// A valid `POST /embeddings` with a JSON body.
-    pub(crate) fn embed(body: Value) -> Self {
+    /// A valid `POST` of a JSON body to a contract's route.
+    pub(crate) fn post(route: Route, body: Value) -> Self {
         Probe {
             method: reqwest::Method::POST,
-            resource: Resource::Embeddings,
+            resource: Resource::Contract(route),
             body: Body::Json(body),
             validity: Validity::Valid,
             credentials: Credentials::Run,
@@ -107,35 +117,21 @@ impl Probe {
         }
     }
 
-    /// A `POST /embeddings` the contract does not allow, with why.
-    pub(crate) fn invalid(body: Body, why: impl Into<String>) -> Self {
+    /// A `POST` to a contract's route that its contract does not allow, with why.
+    pub(crate) fn invalid(route: Route, body: Body, why: impl Into<String>) -> Self {
         Probe {
             body,
             validity: Validity::Invalid(why.into()),
-            ..Probe::embed(Value::Null)
+            ..Probe::post(route, Value::Null)
         }
     }
 
-    /// A `POST /embeddings` a server may refuse or embed, with why.
-    pub(crate) fn either(body: Value, why: impl Into<String>) -> Self {
+    /// A `POST` to a contract's route that a server may refuse or answer, with why.
+    pub(crate) fn either(route: Route, body: Value, why: impl Into<String>) -> Self {
         Probe {
             validity: Validity::Either(why.into()),
-            ..Probe::embed(body)
+            ..Probe::post(route, body)
         }
-    }
-
-    /// A valid rerank `POST` to `route` with a JSON body.
-    pub(crate) fn rerank(route: RerankRoute, body: Value) -> Self {
-        Probe {
-            resource: Resource::Rerank(route),
-            ..Probe::embed(body)
-        }
-    }
-
-    /// The same request to another resource.
-    pub(crate) fn at(mut self, resource: Resource) -> Self {
-        self.resource = resource;
-        self
     }
 
     /// `GET /models`.
@@ -144,7 +140,11 @@ impl Probe {
             method: reqwest::Method::GET,
             resource: Resource::Models,
             body: Body::None,
-            ..Probe::embed(Value::Null)
+            validity: Validity::Valid,
+            credentials: Credentials::Run,
+            fresh: false,
+            connection: Connection::Pooled,
+            verbatim: false,
         }
     }
 
@@ -217,28 +217,19 @@ impl Probe {
         )
     }
 
-    /// The work the request carries, which its deadline grows with.
+    /// The work the request carries, which its deadline grows with: a JSON body's by
+    /// its contract's count, any other body one input of a token per four bytes.
     pub(crate) fn work(&self) -> super::Work {
-        let inputs = match &self.body {
-            Body::Json(v) if v.get("documents").is_some_and(Value::is_array) => {
-                v["documents"].as_array().map_or(1, |d| d.len() as u64)
-            }
-            Body::Json(v) => match v.get("input") {
-                Some(Value::Array(items)) if items.iter().all(Value::is_number) => 1,
-                Some(Value::Array(items)) => items.len() as u64,
-                Some(_) => 1,
-                None => 0,
+        match (&self.body, self.resource.route()) {
+            (Body::Json(v), Some(route)) => (route.work)(v),
+            (Body::Raw { bytes, .. }, _) => super::Work {
+                inputs: 1,
+                tokens: bytes.len() as u64 / 4,
             },
-            Body::Raw { .. } => 1,
-            Body::None => 0,
-        };
-        super::Work {
-            inputs,
-            tokens: self.estimated_tokens(),
+            (Body::Json(_) | Body::None, _) => super::Work::default(),
         }
     }
 
-    /// A rough token count of the inputs, for the token budget before any answer.
     /// Whether the probe's texts are all ASCII: what a server's counts of one taught
     /// the token estimates says nothing of the other.
     pub(crate) fn script(&self) -> Script {
@@ -253,28 +244,9 @@ impl Probe {
         }
     }
 
+    /// A rough token count of the inputs, for the token budget before any answer.
     pub(crate) fn estimated_tokens(&self) -> u64 {
-        match &self.body {
-            Body::Json(v) => estimate_body(v),
-            Body::Raw { bytes, .. } => bytes.len() as u64 / 4,
-            Body::None => 0,
-        }
-    }
-}
-
-/// About four characters per token for text, one per token id; a rerank request pays
-/// for its query once per document.
-fn estimate_body(body: &Value) -> u64 {
-    match (body.get("query"), body.get("documents")) {
-        (Some(query), Some(Value::Array(documents))) => {
-            let query = estimate(query);
-            documents
-                .iter()
-                .map(|d| query + estimate(d.get("text").unwrap_or(d)))
-                .sum::<u64>()
-                .max(query)
-        }
-        _ => estimate(body.get("input").unwrap_or(&Value::Null)),
+        self.work().tokens
     }
 }
 
@@ -288,46 +260,15 @@ fn has_text_outside_ascii(value: &Value) -> bool {
     }
 }
 
-/// About four characters per token for ASCII text and one per other character (a
-/// WordPiece or byte-level vocabulary cuts Hangul or Chinese at least that finely),
-/// one per token id.
-fn estimate(input: &Value) -> u64 {
-    match input {
-        Value::String(s) => {
-            let other = s.chars().filter(|c| !c.is_ascii()).count() as u64;
-            let ascii = s.chars().count() as u64 - other;
-            (ascii.div_ceil(4) + other).max(1)
-        }
-        Value::Array(items) => items.iter().map(estimate).sum(),
-        Value::Number(_) => 1,
-        _ => 0,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::http::route::TESTING;
     use serde_json::json;
 
     #[test]
-    fn token_estimate_counts_text_and_ids() {
-        let probe = Probe::embed(json!({"input": ["abcdefgh", [1, 2, 3]]}));
-        assert_eq!(probe.estimated_tokens(), 5);
-    }
-
-    /// Four ASCII characters a token, one token a character outside ASCII.
-    #[test]
-    fn token_estimate_counts_each_character_outside_ascii() {
-        let korean = Probe::embed(json!({"input": "서울은 대한민국의 수도입니다."}));
-        assert_eq!(korean.estimated_tokens(), 13 + 1);
-        assert_eq!(korean.script(), Script::OutsideAscii);
-        let english = Probe::embed(json!({"input": "Seoul is the capital."}));
-        assert_eq!(english.script(), Script::Ascii);
-    }
-
-    #[test]
     fn cache_key_separates_auth_and_method() {
-        let a = Probe::embed(json!({"input": "x"}));
+        let a = Probe::post(TESTING, json!({"input": "x"}));
         let b = a.clone().unauthenticated();
         let c = a.clone().with_method(reqwest::Method::GET);
         assert_ne!(a.cache_key(), b.cache_key());

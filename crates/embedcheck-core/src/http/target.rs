@@ -7,16 +7,24 @@
 //! never carries credentials: a query value is shown only for names known to be
 //! harmless ([`HARMLESS_QUERY`]), any other (`?key=…`) as [`REDACTED`].
 
+use super::route::{Anchor, Route};
 use thiserror::Error;
 use url::Url;
 
 /// A parsed, checked endpoint.
 #[derive(Clone, Debug)]
 pub struct Target {
-    embeddings: Url,
+    /// Up to and including the API version segment (`…/v1`).
+    base: Url,
+    /// The base without its `/v1` segment.
+    root: Url,
+    /// The query the user gave, kept on every request.
+    query: Option<String>,
+    /// The endpoint as reports have always shown it, `{base}/embeddings` with the
+    /// query (every report and published table names servers so): its host, password
+    /// and query are the endpoint's whatever route a request takes.
+    shown: Url,
     models: Url,
-    /// The rerank routes of the same server, in the order they are tried.
-    rerank: [(RerankRoute, Url); 4],
     /// The pages where engines describe themselves.
     identity: [(IdentityPage, Url); 3],
 }
@@ -44,44 +52,6 @@ impl IdentityPage {
             IdentityPage::Version => "/version",
             IdentityPage::Info => "/info",
             IdentityPage::Props => "/props",
-        }
-    }
-}
-
-/// Where a server may serve rerank. The Cohere SDK v1 and clients with a `/v1` base
-/// URL call `/v1/rerank`; llama.cpp, TEI and Dify's plugin `/rerank`; the Cohere SDK
-/// v2, LangChain and LlamaIndex `/v2/rerank`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
-pub enum RerankRoute {
-    /// `{root}/v1/rerank`.
-    V1,
-    /// `{root}/rerank`.
-    Bare,
-    /// `{root}/v2/rerank`.
-    V2,
-    /// `{root}/v1/ranking`: NVIDIA NIM's text reranking, in its own dialect only.
-    Ranking,
-}
-
-impl RerankRoute {
-    /// The routes of Cohere's and TEI's dialects, in the order they are tried.
-    pub const ALL: [RerankRoute; 3] = [RerankRoute::V1, RerankRoute::Bare, RerankRoute::V2];
-
-    /// Every route a server may rerank at.
-    pub const EVERY: [RerankRoute; 4] = [
-        RerankRoute::V1,
-        RerankRoute::Bare,
-        RerankRoute::V2,
-        RerankRoute::Ranking,
-    ];
-
-    /// The path under the server's root.
-    pub fn path(self) -> &'static str {
-        match self {
-            RerankRoute::V1 => "/v1/rerank",
-            RerankRoute::Bare => "/rerank",
-            RerankRoute::V2 => "/v2/rerank",
-            RerankRoute::Ranking => "/v1/ranking",
         }
     }
 }
@@ -119,24 +89,28 @@ impl Target {
             leaf
         };
         let root = root_of(&base);
-        let rerank = RerankRoute::EVERY.map(|route| (route, with_query(join(&root, route.path()))));
         let identity = IdentityPage::ALL.map(|page| (page, with_query(join(&root, page.path()))));
         Ok(Target {
-            embeddings: with_query(join(&base, "embeddings")),
+            shown: with_query(join(&base, "embeddings")),
             models: with_query(join(&base, "models")),
-            rerank,
+            base,
+            root,
+            query: url.query().map(str::to_owned),
             identity,
         })
     }
 
-    /// A rerank route's URL: `http://host:8000/v1/rerank` for `--endpoint
-    /// http://host:8000/v1` and [`RerankRoute::V1`].
-    pub fn rerank_url(&self, route: RerankRoute) -> &Url {
-        self.rerank
-            .iter()
-            .find(|(r, _)| *r == route)
-            .map(|(_, url)| url)
-            .expect("every route has a URL")
+    /// A contract route's URL: `http://host:8000/v1/embeddings` and
+    /// `http://host:8000/rerank` for `--endpoint http://host:8000/v1`, with the query
+    /// the user gave.
+    pub fn url(&self, route: &Route) -> Url {
+        let from = match route.anchor {
+            Anchor::Base => &self.base,
+            Anchor::Root => &self.root,
+        };
+        let mut url = join(from, route.path);
+        url.set_query(self.query.as_deref());
+        url
     }
 
     pub(crate) fn identity_url(&self, page: IdentityPage) -> &Url {
@@ -147,8 +121,10 @@ impl Target {
             .expect("every identity page has a URL")
     }
 
-    pub fn embeddings_url(&self) -> &Url {
-        &self.embeddings
+    /// The endpoint's URL as reports show it (before redaction), against which a
+    /// redirect's relative `Location` is resolved.
+    pub(crate) fn endpoint_url(&self) -> &Url {
+        &self.shown
     }
 
     pub(crate) fn models_url(&self) -> &Url {
@@ -158,7 +134,7 @@ impl Target {
     /// The endpoint as reports show it: no user or password, and only harmless query
     /// values.
     pub fn display(&self) -> String {
-        without_secrets(&self.embeddings)
+        without_secrets(&self.shown)
     }
 
     /// Any URL of this target as reports show it (curl reproducers use it).
@@ -169,7 +145,7 @@ impl Target {
     /// Values in the URL that may be credentials (a password, a query value not known
     /// to be harmless), for the list of secrets every output redacts.
     pub(crate) fn secret_values(&self) -> Vec<String> {
-        let url = &self.embeddings;
+        let url = &self.shown;
         let query = url
             .query_pairs()
             .filter(|(name, _)| !HARMLESS_QUERY.contains(&name.as_ref()))
@@ -183,7 +159,7 @@ impl Target {
 
     /// A name for reports and folders: `127.0.0.1-8000`, `api.example.com`.
     pub fn label(&self) -> String {
-        let url = &self.embeddings;
+        let url = &self.shown;
         let host = url.host_str().unwrap_or("endpoint");
         let shown = match url.port() {
             Some(port) => format!("{host}-{port}"),
@@ -203,7 +179,7 @@ impl Target {
 
     /// Whether the endpoint is on this machine, where load and fault tests may run.
     pub fn is_loopback(&self) -> bool {
-        match self.embeddings.host() {
+        match self.shown.host() {
             Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
             Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
             Some(url::Host::Domain(d)) => d.eq_ignore_ascii_case("localhost"),
@@ -277,31 +253,41 @@ mod tests {
 
     fn base_and_full_urls_resolve_alike(raw: &str) {
         let target = Target::parse(raw).unwrap();
+        let url = |path, anchor| target.url(&route(path, anchor)).as_str().to_owned();
         assert_eq!(
-            target.embeddings_url().as_str(),
+            url("embeddings", Anchor::Base),
             "http://127.0.0.1:8000/v1/embeddings"
         );
         assert_eq!(
             target.models_url().as_str(),
             "http://127.0.0.1:8000/v1/models"
         );
-        let rerank = |route| target.rerank_url(route).as_str().to_owned();
-        assert_eq!(rerank(RerankRoute::V1), "http://127.0.0.1:8000/v1/rerank");
-        assert_eq!(rerank(RerankRoute::Bare), "http://127.0.0.1:8000/rerank");
-        assert_eq!(rerank(RerankRoute::V2), "http://127.0.0.1:8000/v2/rerank");
+        assert_eq!(
+            url("/v1/rerank", Anchor::Root),
+            "http://127.0.0.1:8000/v1/rerank"
+        );
+        assert_eq!(url("/rerank", Anchor::Root), "http://127.0.0.1:8000/rerank");
+    }
+
+    fn route(path: &'static str, anchor: Anchor) -> Route {
+        Route {
+            path,
+            anchor,
+            ..crate::http::route::TESTING
+        }
     }
 
     /// A server mounted under a prefix keeps it on every route.
     #[test]
-    fn rerank_routes_sit_under_the_servers_root() {
+    fn root_routes_sit_under_the_servers_root() {
         let target = Target::parse("https://h.example/api/v1?api-version=1").unwrap();
         assert_eq!(
-            target.rerank_url(RerankRoute::Bare).as_str(),
+            target.url(&route("/rerank", Anchor::Root)).as_str(),
             "https://h.example/api/rerank?api-version=1"
         );
         let bare = Target::parse("http://h:9/").unwrap();
         assert_eq!(
-            bare.rerank_url(RerankRoute::V1).as_str(),
+            bare.url(&route("/v1/rerank", Anchor::Root)).as_str(),
             "http://h:9/v1/rerank"
         );
     }
@@ -321,7 +307,7 @@ mod tests {
     fn the_query_is_kept_on_every_request_and_a_version_shown() {
         let raw = "https://r.openai.azure.com/openai/deployments/d/embeddings?api-version=2024-10-21&key=s3cret";
         let target = Target::parse(raw).unwrap();
-        assert_eq!(target.embeddings_url().as_str(), raw);
+        assert_eq!(target.url(&route("embeddings", Anchor::Base)).as_str(), raw);
         assert_eq!(
             target.models_url().as_str(),
             "https://r.openai.azure.com/openai/deployments/d/models?api-version=2024-10-21&key=s3cret"

@@ -159,7 +159,7 @@ impl Transport {
             transport_error: None,
             curl: curl::render(
                 &probe.method,
-                &super::target::Target::shown(url),
+                &super::target::Target::shown(&url),
                 payload.as_ref().map(|(b, ct)| (b.as_slice(), *ct)),
                 &self.access.shown_headers(probe.credentials),
             ),
@@ -169,7 +169,7 @@ impl Transport {
     /// The body as sent: an embeddings JSON body in the vendor's field names.
     fn payload(&self, probe: &Probe) -> Option<(Vec<u8>, &'static str)> {
         match &probe.body {
-            Body::Json(value) if probe.resource == super::probe::Resource::Embeddings => Some((
+            Body::Json(value) if probe.resource.route().is_some_and(|r| r.vendor_fields) => Some((
                 self.access.fields.rewrite(value).to_string().into_bytes(),
                 "application/json",
             )),
@@ -177,12 +177,11 @@ impl Transport {
         }
     }
 
-    fn url(&self, probe: &Probe) -> &url::Url {
-        match probe.resource {
-            super::probe::Resource::Embeddings => self.target.embeddings_url(),
-            super::probe::Resource::Rerank(route) => self.target.rerank_url(route),
-            super::probe::Resource::Models => self.target.models_url(),
-            super::probe::Resource::Identity(page) => self.target.identity_url(page),
+    fn url(&self, probe: &Probe) -> url::Url {
+        match &probe.resource {
+            super::probe::Resource::Contract(route) => self.target.url(route),
+            super::probe::Resource::Models => self.target.models_url().clone(),
+            super::probe::Resource::Identity(page) => self.target.identity_url(*page).clone(),
         }
     }
 
@@ -197,7 +196,7 @@ impl Transport {
             Connection::New => &self.unpooled,
         };
         let mut request = client
-            .request(probe.method.clone(), self.url(probe).clone())
+            .request(probe.method.clone(), self.url(probe))
             .timeout(deadline.after);
         if let Some((bytes, content_type)) = self.payload(probe) {
             request = request
@@ -289,7 +288,7 @@ impl Transport {
     /// A redirect's `Location` as reports show it: resolved against the endpoint,
     /// query values and passwords redacted as for the endpoint, any secret scrubbed.
     fn shown_location(&self, location: &str) -> String {
-        let shown = match self.target.embeddings_url().join(location) {
+        let shown = match self.target.endpoint_url().join(location) {
             Ok(url) => Target::shown(&url),
             Err(_) => location.to_owned(),
         };

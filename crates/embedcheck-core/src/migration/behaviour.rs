@@ -475,7 +475,7 @@ mod tests {
         reply.exchange.millis = 1;
         Logged {
             validity: Validity::Valid,
-            resource: crate::http::probe::Resource::Embeddings,
+            resource: crate::http::probe::Resource::Contract(crate::contracts::embeddings::ROUTE),
             exchange: reply.exchange.clone(),
             reply: Some(std::sync::Arc::new(reply)),
             clause: None,

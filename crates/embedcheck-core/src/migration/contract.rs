@@ -23,11 +23,12 @@
 
 use super::behaviour::{Answer, BehaviourDiff};
 use crate::contracts::embeddings::clauses::TEMPLATE_COSINE;
-use crate::contracts::embeddings::requests::{QUERY, SENTENCE, body, words};
+use crate::contracts::embeddings::requests::{self, QUERY, SENTENCE, body, words};
 use crate::contracts::rerank::RerankDialect;
+use crate::contracts::rerank::RerankRoute;
 use crate::contracts::rerank::facts::RerankFacts;
 use crate::contracts::rerank::requests as rerank_requests;
-use crate::http::{Body, Encoding, Exchange, Probe, Reply, RerankRoute};
+use crate::http::{Body, Encoding, Exchange, Probe, Reply};
 use crate::session::facts::{
     self, BareIs, Base64, FieldHandling, InputLimit, OverlengthPolicy, ScoreScale,
 };
@@ -222,7 +223,7 @@ fn expectation(
 /// The single-string probe with `dimensions: d`, as DIM-001 … DIM-005 send it.
 /// The old client's `dimensions` request, as DIM-002 sent it.
 pub(crate) fn dimensions_probe(s: &Session, d: usize) -> Probe {
-    Probe::embed(body(s, json!(SENTENCE), &[("dimensions", json!(d))]))
+    requests::probe(body(s, json!(SENTENCE), &[("dimensions", json!(d))]))
 }
 
 async fn matryoshka(b: Side<'_>, c: Side<'_>) -> Expectation {
@@ -295,7 +296,7 @@ async fn matryoshka(b: Side<'_>, c: Side<'_>) -> Expectation {
 /// The query with `input_type: "query"`, as UNK-003 and UNK-004 send it.
 fn input_type_probe(s: &Session) -> Probe {
     let request = body(s, json!(QUERY), &[("input_type", json!("query"))]);
-    Probe::invalid(
+    requests::invalid(
         Body::Json(request),
         "vendor field input_type outside the OpenAI schema",
     )
@@ -414,7 +415,7 @@ async fn overlength(b: Side<'_>, c: Side<'_>) -> Expectation {
     // The baseline's shortest over-length input, as the over-length clauses sent it.
     let over = |s: &Session, words_over: usize, tokens: u64| {
         let why = format!("input of {words_over} words, over the baseline's {tokens}-token limit");
-        Probe::invalid(Body::Json(body(s, json!(words(words_over)), &[])), why)
+        requests::invalid(Body::Json(body(s, json!(words(words_over)), &[])), why)
     };
     let (b_reply, c_reply) = match limit.filter(|_| relies_on.is_some()) {
         Some((tokens, words_over)) => (
@@ -491,7 +492,7 @@ fn encoding(b: Side<'_>, c: Side<'_>) -> Expectation {
 
 /// A body without `input`, as ERR-002 sends it.
 fn missing_input(s: &Session) -> Probe {
-    Probe::invalid(Body::Json(json!({"model": s.model()})), "input is missing")
+    requests::invalid(Body::Json(json!({"model": s.model()})), "input is missing")
 }
 
 async fn error_shape(b: Side<'_>, c: Side<'_>) -> Expectation {

@@ -5,6 +5,7 @@
 //! misses real changes (one version string over other weights or pooling) and fires on
 //! renames, so the vectors decide.
 
+use crate::contracts::embeddings::requests;
 use crate::http::probe::Resource;
 use crate::http::{IdentityPage, Probe};
 use crate::session::Session;
@@ -52,7 +53,7 @@ pub(crate) async fn of(s: &Session) -> Fingerprint {
     let mut fingerprint = Fingerprint::new();
     let server = s.log().into_iter().find_map(|logged| {
         let reply = logged.reply.filter(|r| r.is_success())?;
-        (logged.resource == Resource::Embeddings).then_some(reply.server.clone())?
+        (logged.resource == Resource::Contract(requests::ROUTE)).then_some(reply.server.clone())?
     });
     if let Some(server) = server {
         fingerprint.insert(SERVER_HEADER.to_owned(), cut(&server));

@@ -25,8 +25,8 @@ use super::contract::{self, Expectation, Judgement, Topic};
 use super::corpus::Corpus;
 use super::retrieval::{self, QueryResult, QueryVectors, Scenario};
 use super::vectors::{self, DocumentCosine, Embedded, Fields, Judged, Spread};
-use crate::contracts::embeddings::requests::{SENTENCE, body};
-use crate::http::{Probe, Reply};
+use crate::contracts::embeddings::requests::{self, SENTENCE, body};
+use crate::http::Reply;
 use crate::session::Session;
 use crate::vectors::{cosine, norm, renormalised_prefix};
 use serde::Serialize;
@@ -326,7 +326,7 @@ async fn as_sent(client: &Client<'_>, id: &str, text: &str, embedded: bool) -> S
 
 async fn send(client: &Client<'_>, text: &str) -> Result<Arc<Reply>, String> {
     let s = client.session;
-    s.send(Probe::embed(body(s, json!(text), &client.fields)))
+    s.send(requests::probe(body(s, json!(text), &client.fields)))
         .await
         .map_err(|e| e.to_string())
 }
@@ -421,7 +421,7 @@ fn migrated_queries(q: &QueryVectors, judged: Judged<'_>) -> (QueryResult, Query
 async fn dimensions_fix(b: &Session, c: &Session, d: usize) -> DimensionsFix {
     let old = b.send(contract::dimensions_probe(b, d)).await;
     let new = c
-        .send(Probe::embed(body(c, json!(SENTENCE), &[])))
+        .send(requests::probe(body(c, json!(SENTENCE), &[])))
         .await
         .map_err(|e| e.to_string());
     let vector = |r: Result<Arc<Reply>, String>| -> Result<Vec<f64>, String> {

@@ -34,6 +34,7 @@ pub(crate) mod vectors;
 use crate::audit;
 use crate::audit::ServerAudit;
 use crate::catalogue::Clause;
+use crate::contracts::embeddings::requests;
 use crate::http::Transport;
 use crate::session::{Interrupt, Session, Settings};
 use behaviour::BehaviourDiff;
@@ -430,7 +431,7 @@ pub async fn load_alone(
 /// The suite's own token estimate of one corpus batch.
 fn estimated(s: &Session, batch: &[corpus::Document]) -> u64 {
     let texts: Vec<&str> = batch.iter().map(|d| d.text.as_str()).collect();
-    crate::http::Probe::embed(json!({"model": s.model(), "input": texts})).estimated_tokens()
+    requests::probe(json!({"model": s.model(), "input": texts})).estimated_tokens()
 }
 
 /// The full corpus batches both servers embedded: a load of requests one server
@@ -480,7 +481,7 @@ fn loaded(
         .collect();
     Loaded::new(
         label.to_owned(),
-        transport.target().embeddings_url().clone(),
+        transport.target().url(&requests::ROUTE),
         transport.access().clone(),
         timeout,
         bodies,

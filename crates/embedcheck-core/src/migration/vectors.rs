@@ -12,7 +12,7 @@
 //! ```
 
 use super::corpus::{Corpus, Document};
-use crate::http::Probe;
+use crate::contracts::embeddings::requests;
 use crate::session::{Facts, Session};
 use crate::vectors::{cosine, norm};
 use serde::Serialize;
@@ -197,8 +197,8 @@ pub(crate) async fn embed_with(
         body[name] = value.clone();
     }
     let probe = match fresh {
-        true => Probe::embed(body).fresh(),
-        false => Probe::embed(body),
+        true => requests::probe(body).fresh(),
+        false => requests::probe(body),
     };
     let reply = s.send(probe).await.map_err(|e| e.to_string())?;
     if !reply.is_success() {

@@ -13,6 +13,7 @@
 use super::facts::{Fact, Facts, Learned, describe_request};
 use super::reuse::{Desync, Reuse};
 use super::settings::Settings;
+use crate::catalogue::ContractId;
 use crate::http::Exchange;
 use crate::http::probe::{Resource, Script};
 use crate::http::{AskedWait, Deadline, Pace, Probe, Reply, Transport, TransportError, Validity};
@@ -22,9 +23,6 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 use thiserror::Error;
 
-/// The input of the small request that shows a server answers again after a request
-/// the suite gave up on: one word, the least work an embeddings server can be sent.
-const DRAIN_TEXT: &str = "hello";
 use tokio::sync::watch;
 
 /// Why a probe got no usable answer; the clause ends inconclusive with this reason.
@@ -119,9 +117,9 @@ pub struct Logged {
 }
 
 impl Logged {
-    /// Whether the request went to a rerank route (the rerank contract's).
-    pub(crate) fn is_rerank(&self) -> bool {
-        matches!(self.resource, Resource::Rerank(_))
+    /// The contract whose route the request went to (none for the models listing).
+    pub(crate) fn contract(&self) -> Option<ContractId> {
+        self.resource.route().map(|r| r.contract)
     }
 }
 
@@ -141,9 +139,9 @@ pub struct Session {
     /// Exchanges touched by the clause now running, for its evidence on error.
     pending: Mutex<Vec<Exchange>>,
     facts: Mutex<Facts>,
-    /// How each contract says a request in the server's dialect (none until an audit
-    /// installs them).
-    dialects: Vec<Dialect>,
+    /// What the contracts audited ask of the session (none until an audit installs
+    /// them).
+    hooks: Hooks,
     /// Time spent so far waiting out 429 answers, against `max_retry_wait`.
     waited_for_429: Mutex<Duration>,
     /// Every 429 and 503 answer, waited out or not, with the request's validity:
@@ -161,7 +159,7 @@ pub struct Session {
     /// throttling from a refusal dressed as a 429. Per resource, because a gateway
     /// throttles one backend while it answers another (LiteLLM answers `GET /models`
     /// itself while its only rerank deployment cools down after failed requests).
-    last_valid_success: Mutex<HashMap<Resource, Probe>>,
+    last_valid_success: Mutex<Vec<(Resource, Probe)>>,
     /// What requests that followed a refusal on one connection were answered.
     reuse: Mutex<Reuse>,
     /// Requests the server closed the connection on without an answer, twice: the
@@ -209,9 +207,9 @@ pub(crate) struct Throttled {
 }
 
 impl Throttled {
-    /// Whether the throttled request went to a rerank route (the rerank contract's).
-    pub(crate) fn is_rerank(&self) -> bool {
-        matches!(self.resource, Resource::Rerank(_))
+    /// The contract whose route the throttled request went to.
+    pub(crate) fn contract(&self) -> Option<ContractId> {
+        self.resource.route().map(|r| r.contract)
     }
 }
 
@@ -234,6 +232,35 @@ pub(crate) enum Persisted {
 /// [`ProbeError::NotInDialect`] for one that has no meaning in the server's dialect.
 pub(crate) type Dialect = fn(&Session, Probe) -> Result<Probe, ProbeError>;
 
+/// What the session asks of the contracts it carries, installed by the audit.
+pub(crate) struct Hooks {
+    /// How each contract says a request in the server's dialect.
+    pub dialects: Vec<Dialect>,
+    /// A small request of the contract audited first, sent after requests timed out
+    /// until the server answers one: what tells a busy server from a dead one.
+    pub small_request: fn(&Session) -> Probe,
+}
+
+/// Keeps `probe` as the last valid request to its resource that succeeded, each
+/// resource where it first succeeded in the list.
+fn remember_success(successes: &mut Vec<(Resource, Probe)>, probe: &Probe) {
+    match successes.iter_mut().find(|(r, _)| *r == probe.resource) {
+        Some((_, kept)) => *kept = probe.clone(),
+        None => successes.push((probe.resource, probe.clone())),
+    }
+}
+
+/// Before an audit installs its contracts': no dialects, and `GET /models` as the
+/// small request.
+impl Default for Hooks {
+    fn default() -> Self {
+        Hooks {
+            dialects: Vec::new(),
+            small_request: |_| Probe::list_models(),
+        }
+    }
+}
+
 /// Requests in a row without an answer after which a server is taken to have stopped
 /// answering embeddings requests: a few, so a dead server costs seconds, not a run.
 const STALL_AFTER: u64 = 3;
@@ -250,7 +277,7 @@ impl Session {
             log: Mutex::default(),
             pending: Mutex::default(),
             facts: Mutex::default(),
-            dialects: Vec::new(),
+            hooks: Hooks::default(),
             waited_for_429: Mutex::default(),
             throttled: Mutex::default(),
             down_after: Mutex::default(),
@@ -390,15 +417,15 @@ impl Session {
         if probe.verbatim {
             return Ok(probe);
         }
-        for say in &self.dialects {
+        for say in &self.hooks.dialects {
             probe = say(self, probe)?;
         }
         Ok(probe)
     }
 
-    /// Says every later request in the server's dialect, by these contracts' rules.
-    pub(crate) fn speak_in(&mut self, dialects: Vec<Dialect>) {
-        self.dialects = dialects;
+    /// Sends every later request by these contracts' rules.
+    pub(crate) fn install(&mut self, hooks: Hooks) {
+        self.hooks = hooks;
     }
 
     async fn send_waiting_out_429(&self, probe: &Probe) -> Result<Reply, ProbeError> {
@@ -470,15 +497,18 @@ impl Session {
     /// a refusal here; one that asks for the wait it enforces is not.)
     async fn refused_with_429(&self, probe: &Probe) -> Result<Option<Reply>, ProbeError> {
         // A route never answered 200 (a rerank client's own route on a server serving
-        // another) is held against the same contract's other route that was.
+        // another) is held against the same contract's route that first was.
         let control = {
             let successes = lock(&self.last_valid_success);
-            successes.get(&probe.resource).cloned().or_else(|| {
-                let rerank = matches!(probe.resource, Resource::Rerank(_));
-                crate::http::RerankRoute::EVERY
-                    .into_iter()
-                    .filter(|_| rerank)
-                    .find_map(|route| successes.get(&Resource::Rerank(route)).cloned())
+            let of = |wanted: &dyn Fn(&Resource) -> bool| {
+                successes
+                    .iter()
+                    .find(|(resource, _)| wanted(resource))
+                    .map(|(_, probe)| probe.clone())
+            };
+            of(&|r| *r == probe.resource).or_else(|| {
+                let route = probe.resource.route()?;
+                of(&|r| r.route().is_some_and(|other| other.same_contract(route)))
             })
         };
         let Some(control) = control.map(Probe::fresh) else {
@@ -639,7 +669,7 @@ impl Session {
                     lock(&self.pace).learn(probe.work(), took);
                 }
                 if reply.is_success() && probe.validity == Validity::Valid {
-                    lock(&self.last_valid_success).insert(probe.resource, probe.clone());
+                    remember_success(&mut lock(&self.last_valid_success), probe);
                 }
                 let tokens = self.tokens_spent(probe, &reply);
                 self.note_overrun(probe, tokens);
@@ -706,8 +736,7 @@ impl Session {
     async fn drain(&self, patience: Duration) -> Drained {
         let _drained = self.gate.write().await;
         let started = tokio::time::Instant::now();
-        let probe =
-            Probe::embed(serde_json::json!({"model": self.model(), "input": DRAIN_TEXT})).fresh();
+        let probe = (self.hooks.small_request)(self).fresh();
         loop {
             if self.interrupted() {
                 return Drained::Interrupted;
@@ -740,11 +769,11 @@ impl Session {
 
     /// Tokens a request spent: the server's count where USE-005 found it counts tokens
     /// (or before that is known), else the suite's own estimate, so a server that counts
-    /// characters does not spend the budget five times over. A rerank answer's usage is
-    /// never checked (Infinity counts characters there, 358 for 92 tokens), so rerank
-    /// requests are always charged the estimate.
+    /// characters does not spend the budget five times over. A route whose contract
+    /// never checks its usage (rerank's: Infinity counts characters there, 358 for 92
+    /// tokens) is always charged the estimate.
     fn tokens_spent(&self, probe: &Probe, reply: &Reply) -> u64 {
-        if matches!(probe.resource, crate::http::probe::Resource::Rerank(_)) {
+        if probe.resource.route().is_some_and(|r| !r.charges_usage) {
             return if reply.is_success() {
                 probe.estimated_tokens()
             } else {
@@ -939,8 +968,9 @@ mod tests {
 
     #[test]
     fn response_limit_grows_with_the_batch() {
-        let one = Probe::embed(serde_json::json!({"input": "x"}));
-        let many = Probe::embed(serde_json::json!({"input": vec!["x"; 100]}));
+        use crate::http::route::TESTING;
+        let one = Probe::post(TESTING, serde_json::json!({"input": "x"}));
+        let many = Probe::post(TESTING, serde_json::json!({"input": vec!["x"; 100]}));
         assert!(response_limit(&many) > 50 * response_limit(&one) / 10);
     }
 }

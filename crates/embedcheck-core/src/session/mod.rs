@@ -8,7 +8,7 @@ pub mod facts;
 pub mod reuse;
 mod settings;
 
-pub(crate) use connection::Dialect;
+pub(crate) use connection::Hooks;
 pub use connection::{Interrupt, Logged, ProbeError, Session};
 pub(crate) use connection::{Persisted, Throttled};
 pub(crate) use facts::Fact;

@@ -107,7 +107,7 @@ mod tests {
 
     #[test]
     fn a_refusal_after_a_refusal_on_one_connection_is_confirmed_until_one_is_in_step() {
-        let post = Probe::embed(json!({"input": "x"}));
+        let post = Probe::post(crate::http::route::TESTING, json!({"input": "x"}));
         let mut reuse = Reuse::default();
         assert_eq!(reuse.note(&post, &on(1, 404)), None);
         let before = reuse
@@ -125,7 +125,7 @@ mod tests {
 
     #[test]
     fn a_success_after_a_refusal_shows_the_connection_in_step() {
-        let post = Probe::embed(json!({"input": "x"}));
+        let post = Probe::post(crate::http::route::TESTING, json!({"input": "x"}));
         let mut reuse = Reuse::default();
         reuse.note(&post, &on(1, 422));
         assert_eq!(reuse.note(&post, &on(1, 200)), None);
@@ -136,7 +136,7 @@ mod tests {
 
     #[test]
     fn only_a_refusal_on_the_same_connection_of_a_request_with_a_body_counts() {
-        let post = Probe::embed(json!({"input": "x"}));
+        let post = Probe::post(crate::http::route::TESTING, json!({"input": "x"}));
         let get = Probe::list_models();
         let mut reuse = Reuse::default();
         reuse.note(&post, &on(1, 404));

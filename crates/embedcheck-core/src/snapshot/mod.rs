@@ -114,7 +114,7 @@ mod tests {
         reply.exchange.millis = 17;
         Logged {
             validity: Validity::Valid,
-            resource: crate::http::probe::Resource::Embeddings,
+            resource: crate::http::probe::Resource::Contract(crate::http::route::TESTING),
             exchange: reply.exchange.clone(),
             reply: Some(Arc::new(reply)),
             clause,

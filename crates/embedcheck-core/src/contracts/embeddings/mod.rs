@@ -5,3 +5,5 @@ pub(crate) mod clauses;
 pub(crate) mod profiles;
 pub(crate) mod reply;
 pub(crate) mod requests;
+
+pub use requests::ROUTE;

@@ -6,10 +6,58 @@
 //! clauses (the batch in RESP-002 is the batch in CONS-002) and lets the migration's
 //! consumer contract replay exactly what the clauses sent.
 
-use crate::http::{Body, Probe, Reply};
+use crate::catalogue::ContractId;
+use crate::http::route::estimate;
+use crate::http::{Anchor, Body, Probe, Reply, Route, Work};
 use crate::session::{ProbeError, Session};
 use serde_json::{Value, json};
 use std::sync::Arc;
+
+/// `POST {base}/embeddings`. Its usage counts are charged where USE-005 found them to
+/// count tokens, and a vendor's field names (`--vendor`) apply to its bodies.
+pub const ROUTE: Route = Route {
+    contract: ContractId::Embeddings,
+    path: "embeddings",
+    anchor: Anchor::Base,
+    work,
+    charges_usage: true,
+    vendor_fields: true,
+};
+
+/// An embeddings request's work: one input a string or token-id list of `input`, and
+/// about four characters a token (one a token id).
+fn work(body: &Value) -> Work {
+    let inputs = match body.get("input") {
+        Some(Value::Array(items)) if items.iter().all(Value::is_number) => 1,
+        Some(Value::Array(items)) => items.len() as u64,
+        Some(_) => 1,
+        None => 0,
+    };
+    let tokens = estimate(body.get("input").unwrap_or(&Value::Null));
+    Work { inputs, tokens }
+}
+
+/// The smallest embeddings request, which the session sends after requests timed out
+/// until the server answers one: one word, the least work an embeddings server can be
+/// sent.
+pub(crate) fn small(s: &Session) -> Probe {
+    probe(json!({"model": s.model(), "input": "hello"}))
+}
+
+/// A valid `POST /embeddings` with a JSON body.
+pub(crate) fn probe(body: Value) -> Probe {
+    Probe::post(ROUTE, body)
+}
+
+/// A `POST /embeddings` the contract does not allow, with why.
+pub(crate) fn invalid(body: Body, why: impl Into<String>) -> Probe {
+    Probe::invalid(ROUTE, body, why)
+}
+
+/// A `POST /embeddings` a server may refuse or embed, with why.
+pub(crate) fn either(body: Value, why: impl Into<String>) -> Probe {
+    Probe::either(ROUTE, body, why)
+}
 
 /// A plain English sentence: the single-string probe.
 pub(crate) const SENTENCE: &str = "The quick brown fox jumps over the lazy dog.";
@@ -58,7 +106,7 @@ pub(crate) fn body(s: &Session, input: Value, extra: &[(&str, Value)]) -> Value 
 
 /// The single-string probe without credentials (AUTH-001's request).
 pub(crate) fn single_without_credentials(s: &Session) -> Probe {
-    Probe::either(
+    either(
         body(s, json!(SENTENCE), &[]),
         "no credentials: refused where the endpoint needs a key, embedded where it does not",
     )
@@ -68,7 +116,7 @@ pub(crate) fn single_without_credentials(s: &Session) -> Probe {
 /// The single-string probe with an obviously wrong key in place of the run's: how
 /// the server answers a key it rejects.
 pub(crate) fn single_with_wrong_credentials(s: &Session) -> Probe {
-    Probe::either(
+    either(
         body(s, json!(SENTENCE), &[]),
         "an obviously wrong key: refused where the endpoint checks keys",
     )
@@ -83,7 +131,7 @@ pub(crate) async fn single(s: &Session) -> Result<Arc<Reply>, ProbeError> {
 /// The plain request's probe: the smallest request that shows the server answers
 /// embeddings requests.
 pub(crate) fn small_probe(s: &Session) -> Probe {
-    Probe::embed(body(s, json!(SENTENCE), &[]))
+    probe(body(s, json!(SENTENCE), &[]))
 }
 
 /// `input` embedded as a document: bare, or with the field and value that ask for a
@@ -91,11 +139,11 @@ pub(crate) fn small_probe(s: &Session) -> Probe {
 /// answers, which are documents' vectors, are compared with documents' vectors).
 pub(crate) fn document_probe(s: &Session, input: Value) -> Probe {
     match s.facts().document_field() {
-        Some((field, value)) => Probe::invalid(
+        Some((field, value)) => invalid(
             crate::http::Body::Json(body(s, input, &[(field, json!(value))])),
             format!("vendor field {field} outside the OpenAI schema"),
         ),
-        None => Probe::embed(body(s, input, &[])),
+        None => probe(body(s, input, &[])),
     }
 }
 
@@ -117,20 +165,20 @@ pub(crate) fn numbered_documents(size: usize) -> Vec<String> {
 /// A large batch of `size` [`numbered_documents`] (one request, so the cache answers
 /// every clause that looks at it).
 pub(crate) async fn large_batch(s: &Session, size: usize) -> Result<Arc<Reply>, ProbeError> {
-    s.send(Probe::embed(body(s, json!(numbered_documents(size)), &[])))
+    s.send(probe(body(s, json!(numbered_documents(size)), &[])))
         .await
 }
 
 /// The batch probe.
 pub(crate) async fn batch(s: &Session) -> Result<Arc<Reply>, ProbeError> {
-    s.send(Probe::embed(body(s, json!(BATCH), &[]))).await
+    s.send(probe(body(s, json!(BATCH), &[]))).await
 }
 
 /// Each batch document embedded alone, in batch order.
 pub(crate) async fn batch_items_alone(s: &Session) -> Result<Vec<Arc<Reply>>, ProbeError> {
     let mut replies = Vec::with_capacity(BATCH.len());
     for text in BATCH {
-        replies.push(s.send(Probe::embed(body(s, json!(text), &[]))).await?);
+        replies.push(s.send(probe(body(s, json!(text), &[]))).await?);
     }
     Ok(replies)
 }
@@ -139,12 +187,12 @@ pub(crate) async fn batch_items_alone(s: &Session) -> Result<Vec<Arc<Reply>>, Pr
 /// ENC-003 probes and the client profiles replay (one request, so the cache answers
 /// the profiles).
 pub(crate) fn base64(s: &Session, input: Value) -> Probe {
-    Probe::embed(body(s, input, &[("encoding_format", json!("base64"))]))
+    probe(body(s, input, &[("encoding_format", json!("base64"))]))
 }
 
 /// A `POST /embeddings` with a raw body and content type, invalid for `why`.
 pub(crate) fn raw(bytes: &[u8], content_type: &'static str, why: &str) -> Probe {
-    Probe::invalid(
+    invalid(
         Body::Raw {
             bytes: bytes.to_vec(),
             content_type,
@@ -207,7 +255,7 @@ pub(crate) fn look_alike_inputs() -> Vec<&'static str> {
 
 /// The look-alike request.
 pub(crate) async fn look_alikes(s: &Session) -> Result<Arc<Reply>, ProbeError> {
-    s.send(Probe::embed(body(s, json!(look_alike_inputs()), &[])))
+    s.send(probe(body(s, json!(look_alike_inputs()), &[])))
         .await
 }
 
@@ -254,5 +302,21 @@ mod tests {
         assert!(words(700).starts_with(&words(513)));
         assert!(TAIL.iter().all(|t| !WORDS.contains(t)));
         assert!(OTHER_COMMON.iter().all(|t| !WORDS.contains(t)));
+    }
+
+    #[test]
+    fn token_estimate_counts_text_and_ids() {
+        let probe = probe(json!({"input": ["abcdefgh", [1, 2, 3]]}));
+        assert_eq!(probe.estimated_tokens(), 5);
+    }
+
+    /// Four ASCII characters a token, one token a character outside ASCII.
+    #[test]
+    fn token_estimate_counts_each_character_outside_ascii() {
+        let korean = probe(json!({"input": "서울은 대한민국의 수도입니다."}));
+        assert_eq!(korean.estimated_tokens(), 13 + 1);
+        assert_eq!(korean.script(), crate::http::probe::Script::OutsideAscii);
+        let english = probe(json!({"input": "Seoul is the capital."}));
+        assert_eq!(english.script(), crate::http::probe::Script::Ascii);
     }
 }

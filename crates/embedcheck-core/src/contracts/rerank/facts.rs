@@ -2,8 +2,8 @@
 //! it reranks, its scores' scale and noise, and its policies where documented contracts
 //! differ. The session keeps them as this contract's facts ([`ContractFacts`]).
 
+use crate::contracts::rerank::RerankRoute;
 use crate::contracts::rerank::reply::{RerankDialect, RerankShape};
-use crate::http::RerankRoute;
 use crate::session::facts::{ContractFacts, Fact, Facts, ScoreScale, UnknownField};
 use serde::Serialize;
 use std::fmt;

@@ -6,8 +6,10 @@ pub(crate) mod facts;
 pub(crate) mod profiles;
 pub(crate) mod reply;
 pub(crate) mod requests;
+pub(crate) mod routes;
 
 pub use reply::{RerankDialect, RerankShape};
+pub use routes::RerankRoute;
 
 use crate::session::Session;
 use facts::RerankFacts;

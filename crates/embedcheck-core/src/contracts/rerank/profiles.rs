@@ -20,10 +20,11 @@
 //! run only where the server serves rerank at some route: a server without rerank is
 //! no rerank client's server.
 
+use crate::contracts::rerank::RerankRoute;
 use crate::contracts::rerank::learned;
 use crate::contracts::rerank::reply::RerankDialect;
 use crate::contracts::rerank::requests as rerank;
-use crate::http::{Reply, RerankRoute};
+use crate::http::Reply;
 use crate::profiles::{Client, ClientProfile, Finding, no_answer};
 use crate::reference::{RERANK_DOCUMENTS as DOCUMENTS, RERANK_QUERY as QUERY};
 use crate::session::Session;

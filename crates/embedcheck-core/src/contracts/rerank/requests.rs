@@ -7,11 +7,12 @@
 //! first that is served at all). A server serving none is "not offered": every rerank
 //! clause skips, nothing fails.
 
+use crate::catalogue::ContractId;
+use crate::contracts::rerank::RerankRoute;
 use crate::contracts::rerank::facts::{RerankRoutes, RouteAnswer};
 use crate::contracts::rerank::reply::{RerankDialect, RerankShape};
 use crate::contracts::rerank::{learn, learned};
-use crate::http::probe::Resource;
-use crate::http::{Body, Probe, Reply, RerankRoute};
+use crate::http::{Body, Probe, Reply};
 use crate::session::{ProbeError, Session};
 use serde_json::{Value, json};
 use std::sync::Arc;
@@ -48,7 +49,11 @@ pub(crate) fn model(s: &Session) -> String {
 /// route search found it (the clauses write Cohere's); one with no meaning there is
 /// not sent. The rerank contract's [`crate::session::Dialect`].
 pub(crate) fn in_dialect(s: &Session, mut probe: Probe) -> Result<Probe, ProbeError> {
-    if !matches!(probe.resource, Resource::Rerank(_)) {
+    if probe
+        .resource
+        .route()
+        .is_none_or(|r| r.contract != ContractId::Rerank)
+    {
         return Ok(probe);
     }
     let dialect = dialect(s);
@@ -66,17 +71,17 @@ pub(crate) fn in_dialect(s: &Session, mut probe: Probe) -> Result<Probe, ProbeEr
 
 /// A valid rerank request to the route the clauses use.
 pub(crate) fn probe(route: RerankRoute, body: Value) -> Probe {
-    Probe::rerank(route, body)
+    Probe::post(route.route(), body)
 }
 
 /// A rerank request the contract does not allow (a client mistake), with why.
 pub(crate) fn invalid(route: RerankRoute, body: Body, why: impl Into<String>) -> Probe {
-    Probe::invalid(body, why).at(Resource::Rerank(route))
+    Probe::invalid(route.route(), body, why)
 }
 
 /// A rerank request a server may refuse or answer, with why.
 pub(crate) fn either(route: RerankRoute, body: Value, why: impl Into<String>) -> Probe {
-    Probe::either(body, why).at(Resource::Rerank(route))
+    Probe::either(route.route(), body, why)
 }
 
 /// The portable request: the canonical query and documents.
@@ -245,7 +250,7 @@ pub(crate) fn tried(s: &Session) -> String {
     let statuses = routes.value.statuses();
     let mut said: Vec<String> = Vec::new();
     for logged in s.log() {
-        let rerank = logged.is_rerank();
+        let rerank = logged.contract() == Some(ContractId::Rerank);
         let refusal = logged
             .reply
             .filter(|r| rerank && !r.is_success() && !matches!(r.status, 404 | 405))

@@ -507,7 +507,7 @@ fn server(report: &Report, audit: &ServerAudit) -> Server {
 fn dialect_cell(report: &Value) -> Option<String> {
     #[derive(Deserialize)]
     struct Routes {
-        used: Option<crate::http::RerankRoute>,
+        used: Option<crate::contracts::rerank::RerankRoute>,
         #[serde(default = "cohere")]
         dialect: crate::contracts::rerank::RerankDialect,
     }

@@ -2,7 +2,7 @@
 
 use crate::clauses::{Check, CheckResult, check};
 use crate::contracts::embeddings::requests::{self, BATCH, SENTENCE, body};
-use crate::http::{Probe, Reply};
+use crate::http::Reply;
 use crate::session::facts::{BatchLimit, Noise};
 use crate::session::{ProbeError, Session};
 use crate::vectors::{NOISE_BOUND, cosine, norm};
@@ -32,7 +32,7 @@ const NORM_TOLERANCE: f64 = 0.001;
 async fn repeated(s: &Session) -> Result<(Arc<Reply>, Arc<Reply>), ProbeError> {
     let first = requests::single(s).await?;
     let second = s
-        .send(Probe::embed(body(s, json!(SENTENCE), &[])).fresh())
+        .send(requests::probe(body(s, json!(SENTENCE), &[])).fresh())
         .await?;
     Ok((first, second))
 }
@@ -180,14 +180,14 @@ async fn mixed_lengths_keep_their_vectors(s: &Session) -> CheckResult {
         ));
     }
     let texts: Vec<String> = lengths.iter().map(|&n| requests::words(n)).collect();
-    let batch = s.send(Probe::embed(body(s, json!(texts), &[]))).await?;
+    let batch = s.send(requests::probe(body(s, json!(texts), &[]))).await?;
     let in_batch = match super::vectors_or_verdict(&batch, texts.len()) {
         Ok(v) => v,
         Err(verdict) => return Ok(verdict),
     };
     let mut alone = Vec::with_capacity(texts.len());
     for text in &texts {
-        alone.push(s.send(Probe::embed(body(s, json!(text), &[]))).await?);
+        alone.push(s.send(requests::probe(body(s, json!(text), &[]))).await?);
     }
     let (similarity, i) = match lowest_alone(&alone, &in_batch) {
         Ok(lowest) => lowest,
@@ -264,7 +264,9 @@ async fn deep_positions_keep_their_vectors(s: &Session) -> CheckResult {
     let positions = sampled_positions(size);
     let mut compared = Vec::with_capacity(positions.len());
     for &i in &positions {
-        let alone = s.send(Probe::embed(body(s, json!(texts[i]), &[]))).await?;
+        let alone = s
+            .send(requests::probe(body(s, json!(texts[i]), &[])))
+            .await?;
         let own = match super::vectors_or_verdict(&alone, 1) {
             Ok(v) => v,
             Err(verdict) => return Ok(verdict.with(&batch.exchange)),
@@ -367,7 +369,7 @@ async fn survives_long_inputs_and_concurrency(s: &Session) -> CheckResult {
             Verdict::skip("the probe sentence got no vector (see IN-001)").with(&first.exchange),
         );
     };
-    let probe = || Probe::embed(body(s, json!(SENTENCE), &[])).fresh();
+    let probe = || requests::probe(body(s, json!(SENTENCE), &[])).fresh();
     let later = s.send(probe()).await?;
     let noise = s.facts().noise();
     let mut verdict = Verdict::pass("")
@@ -394,7 +396,7 @@ async fn survives_long_inputs_and_concurrency(s: &Session) -> CheckResult {
     if s.transport().target().is_loopback() {
         let others = (0..IN_FLIGHT).map(|i| {
             let text = BATCH[i % BATCH.len()];
-            s.send(Probe::embed(body(s, json!([text, SENTENCE]), &[])).fresh())
+            s.send(requests::probe(body(s, json!([text, SENTENCE]), &[])).fresh())
         });
         let (during, _) = tokio::join!(s.send(probe()), futures::future::join_all(others));
         let during = during?;
@@ -422,7 +424,7 @@ async fn survives_long_inputs_and_concurrency(s: &Session) -> CheckResult {
 /// changed. Sent now when the run never sent it.
 async fn first_answer_to_the_sentence(s: &Session) -> Result<Arc<Reply>, ProbeError> {
     // The log keeps bodies as sent, so the same request has the same bytes.
-    let sentence = Probe::embed(body(s, json!(SENTENCE), &[]))
+    let sentence = requests::probe(body(s, json!(SENTENCE), &[]))
         .payload()
         .map(|(bytes, _)| bytes);
     let sent_before = s.log().into_iter().find_map(|logged| {

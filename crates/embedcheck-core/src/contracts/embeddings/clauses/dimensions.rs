@@ -128,9 +128,9 @@ fn first_length(reply: &Reply) -> Option<usize> {
 fn dimensions_probe(s: &Session, d: Value, native: usize, honoured: Option<bool>) -> Probe {
     let request = body(s, json!(SENTENCE), &[("dimensions", d.clone())]);
     match validity(&d, native, honoured) {
-        Validity::Valid => Probe::embed(request),
-        Validity::Invalid(why) => Probe::invalid(Body::Json(request), why),
-        Validity::Either(why) => Probe::either(request, why),
+        Validity::Valid => requests::probe(request),
+        Validity::Invalid(why) => requests::invalid(Body::Json(request), why),
+        Validity::Either(why) => requests::either(request, why),
     }
 }
 

@@ -209,7 +209,7 @@ async fn float_by_default(s: &Session) -> CheckResult {
         .with(&plain.exchange));
     }
     let explicit = s
-        .send(Probe::embed(body(
+        .send(requests::probe(body(
             s,
             json!(SENTENCE),
             &[("encoding_format", json!("float"))],
@@ -245,7 +245,7 @@ async fn base64_decodes_to_floats(s: &Session) -> CheckResult {
     let noise = consistency::noise(s).await?.unwrap_or(Noise::unmeasured());
     let finding = Property::new(s.settings(), GENERATED_BATCHES)
         .check(&unicode_batches(), move |texts| async move {
-            let floats = s.send(Probe::embed(body(s, json!(texts), &[]))).await?;
+            let floats = s.send(requests::probe(body(s, json!(texts), &[]))).await?;
             let Ok(expected) = super::vectors_or_verdict(&floats, texts.len()) else {
                 return Ok::<_, ProbeError>(Case::Inapplicable);
             };
@@ -303,7 +303,7 @@ async fn repeated_batch(
     noise: Noise,
 ) -> Result<Case<Verdict>, ProbeError> {
     let floats_again = s
-        .send(Probe::embed(body(s, json!(texts), &[])).fresh())
+        .send(requests::probe(body(s, json!(texts), &[])).fresh())
         .await?;
     let encoded_again = s.send(requests::base64(s, json!(texts)).fresh()).await?;
     let Ok(again) = super::vectors_or_verdict(&floats_again, texts.len()) else {
@@ -448,7 +448,7 @@ const UNSUPPORTED_FORMATS: [fn() -> Value; 3] = [|| json!("bogus"), || json!("")
 fn unsupported_probe(s: &Session, format: Value) -> Probe {
     let why = format!("encoding_format {format} is neither \"float\" nor \"base64\"");
     let request = body(s, json!(SENTENCE), &[("encoding_format", format)]);
-    Probe::invalid(Body::Json(request), why)
+    requests::invalid(Body::Json(request), why)
 }
 
 /// ENC-005: "Refusing an unsupported encoding_format (ENC-004's probe) names

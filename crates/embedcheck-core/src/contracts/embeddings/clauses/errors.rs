@@ -57,7 +57,7 @@ fn malformed_json_probe(s: &Session) -> Probe {
 }
 
 fn missing_input_probe(s: &Session) -> Probe {
-    Probe::invalid(Body::Json(json!({"model": s.model()})), "input is missing")
+    requests::invalid(Body::Json(json!({"model": s.model()})), "input is missing")
 }
 
 /// ERR-001: "A body that is not valid JSON is answered with a 4xx."
@@ -80,7 +80,7 @@ async fn ill_typed_input(s: &Session) -> CheckResult {
             let why = format!("input is {input}");
             (
                 why.clone(),
-                Probe::invalid(Body::Json(body(s, input, &[])), why),
+                requests::invalid(Body::Json(body(s, input, &[])), why),
             )
         })
         .collect();
@@ -114,8 +114,8 @@ async fn wrong_content_type(s: &Session) -> CheckResult {
 
 /// ERR-005: "GET on the embeddings path is answered with a 4xx (405 preferred)."
 async fn wrong_method(s: &Session) -> CheckResult {
-    let probe =
-        Probe::invalid(Body::None, "GET on the embeddings path").with_method(reqwest::Method::GET);
+    let probe = requests::invalid(Body::None, "GET on the embeddings path")
+        .with_method(reqwest::Method::GET);
     let reply = s.send(probe).await?;
     Ok(expect_client_error(&reply, "GET"))
 }
@@ -126,7 +126,10 @@ async fn unknown_model(s: &Session) -> CheckResult {
     let name = format!("embedcheck-no-such-model-{}", s.settings().seed);
     let request = json!({"model": name, "input": SENTENCE});
     let reply = s
-        .send(Probe::invalid(Body::Json(request), "model is not served"))
+        .send(requests::invalid(
+            Body::Json(request),
+            "model is not served",
+        ))
         .await?;
     let fact = s.detected(reply.is_success(), &reply.exchange);
     s.learn(|facts| facts.ignores_model_name = Some(fact));
@@ -146,7 +149,7 @@ async fn unknown_model(s: &Session) -> CheckResult {
 fn embeddings_log(s: &Session) -> Vec<Logged> {
     s.log()
         .into_iter()
-        .filter(|l| l.resource == Resource::Embeddings)
+        .filter(|l| l.resource == Resource::Contract(requests::ROUTE))
         .collect()
 }
 
@@ -154,7 +157,7 @@ fn embeddings_log(s: &Session) -> Vec<Logged> {
 fn embeddings_throttled(s: &Session) -> Vec<Throttled> {
     s.throttled()
         .into_iter()
-        .filter(|t| t.resource == Resource::Embeddings)
+        .filter(|t| t.resource == Resource::Contract(requests::ROUTE))
         .collect()
 }
 

@@ -2,7 +2,7 @@
 
 use crate::clauses::{Check, CheckResult, check};
 use crate::contracts::embeddings::requests::{self, BATCH, body};
-use crate::http::{Body, Probe, Reply};
+use crate::http::{Body, Reply};
 use crate::session::Session;
 use crate::session::facts::{BatchLimit, TokenIdForm};
 use crate::vectors::{SAME_EMBEDDING, cosine, norm};
@@ -96,7 +96,7 @@ async fn token_ids(s: &Session) -> CheckResult {
     let mut accepted = Vec::new();
     for form in requests::token_id_forms() {
         let (input, count) = (form.input, form.inputs);
-        let reply = s.send(Probe::embed(body(s, input.clone(), &[]))).await?;
+        let reply = s.send(requests::probe(body(s, input.clone(), &[]))).await?;
         match accepted_or_refused(&reply, count) {
             Ok(how) => {
                 answers.push(format!("{input} {how} ({})", reply.status));
@@ -118,7 +118,7 @@ async fn token_ids(s: &Session) -> CheckResult {
 
 /// IN-004: "input given as an empty array is refused with a 4xx."
 async fn empty_array(s: &Session) -> CheckResult {
-    let probe = Probe::invalid(
+    let probe = requests::invalid(
         Body::Json(body(s, json!([]), &[])),
         "input is an empty array",
     );
@@ -141,7 +141,7 @@ async fn empty_string(s: &Session) -> CheckResult {
     let mut verdict = Verdict::pass("");
     let mut answers = Vec::new();
     for (input, count) in forms {
-        let probe = Probe::invalid(
+        let probe = requests::invalid(
             Body::Json(body(s, input.clone(), &[])),
             "input contains an empty string",
         );
@@ -160,7 +160,7 @@ async fn empty_string(s: &Session) -> CheckResult {
 /// embedded (200, one finite vector per input)."
 async fn any_script(s: &Session) -> CheckResult {
     let texts: Vec<&str> = SCRIPTS.iter().map(|(_, t)| *t).collect();
-    let reply = s.send(Probe::embed(body(s, json!(texts), &[]))).await?;
+    let reply = s.send(requests::probe(body(s, json!(texts), &[]))).await?;
     let vectors = match embedded(&reply, texts.len()) {
         Ok(v) => v,
         Err(verdict) => return Ok(verdict),
@@ -191,7 +191,7 @@ fn identical_pair(vectors: &[Vec<f64>]) -> Option<(usize, usize)> {
 async fn user_field(s: &Session) -> CheckResult {
     let extra = [("user", json!("embedcheck-user-1"))];
     let reply = s
-        .send(Probe::embed(body(s, json!(requests::SENTENCE), &extra)))
+        .send(requests::probe(body(s, json!(requests::SENTENCE), &extra)))
         .await?;
     Ok(match embedded(&reply, 1) {
         Ok(_) => Verdict::pass("user accepted").with(&reply.exchange),
@@ -259,7 +259,7 @@ async fn foreign_token_ids(s: &Session) -> CheckResult {
             "may take a server down (TEI 1.9.3 aborts on it); sent only with --aggressive",
         ));
     }
-    let probe = Probe::invalid(
+    let probe = requests::invalid(
         Body::Json(body(s, json!([[999_999]]), &[])),
         "token id 999999 exists in no vocabulary",
     );

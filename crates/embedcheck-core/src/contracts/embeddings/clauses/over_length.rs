@@ -13,7 +13,7 @@
 
 use super::{consistency, usage};
 use crate::clauses::{Check, CheckResult, check};
-use crate::contracts::embeddings::requests::{BATCH, OTHER_COMMON, TAIL, body, words};
+use crate::contracts::embeddings::requests::{self, BATCH, OTHER_COMMON, TAIL, body, words};
 use crate::declared::Overlength;
 use crate::http::{Body, Probe, Reply};
 use crate::property::{Case, Property};
@@ -196,7 +196,7 @@ struct Accepted {
 /// Probes of the search. Whether one is over the limit is what the search is for, so
 /// each is marked as possibly invalid: a 5xx to one is then named by ERR-009.
 fn search_probe(s: &Session, text: String, n: usize) -> Probe {
-    Probe::invalid(
+    requests::invalid(
         Body::Json(body(s, json!(text), &[])),
         format!("input of {n} words, possibly over the input limit"),
     )
@@ -447,7 +447,7 @@ fn named_limit(message: &str, floor: u64, ceiling: u64) -> Option<u64> {
 /// An input of `n` words, known to be over the limit: a client mistake, so a 5xx to it
 /// is named by ERR-009.
 fn over_probe(s: &Session, n: usize, limit: &Limit) -> Probe {
-    Probe::invalid(
+    requests::invalid(
         Body::Json(body(s, json!(words(n)), &[])),
         format!(
             "input of {n} words, over the {}-token input limit",
@@ -567,7 +567,7 @@ async fn refused_or_truncated_properly(s: &Session) -> CheckResult {
     let longest = *limit.lengths().end();
     let longer_text = format!("{} {}", words(longest), TAIL.repeat(4).join(" "));
     let longer_reply = s
-        .send(Probe::invalid(
+        .send(requests::invalid(
             Body::Json(body(s, json!(longer_text), &[])),
             format!(
                 "input of {} words, over the {}-token input limit",
@@ -693,7 +693,7 @@ async fn improper_batch(
     for (i, (text, vector)) in texts.iter().zip(&vectors).enumerate() {
         let alone = match i {
             1 => s.send(over_probe(s, limit.over_words, limit)).await?,
-            _ => s.send(Probe::embed(body(s, json!(text), &[]))).await?,
+            _ => s.send(requests::probe(body(s, json!(text), &[]))).await?,
         };
         let Ok(own) = super::vectors_or_verdict(&alone, 1) else {
             continue;
@@ -724,7 +724,7 @@ async fn over_length_batch_item(s: &Session) -> CheckResult {
         BATCH[1].to_owned(),
     ];
     let reply = s
-        .send(Probe::invalid(
+        .send(requests::invalid(
             Body::Json(body(s, json!(texts), &[])),
             format!(
                 "input[1] of {} words, over the {}-token input limit",
@@ -817,9 +817,9 @@ async fn at_the_limit(s: &Session) -> CheckResult {
     };
     let n = words_within(&limit);
     let text = words(n);
-    let alone = s.send(Probe::embed(body(s, json!(text), &[]))).await?;
+    let alone = s.send(requests::probe(body(s, json!(text), &[]))).await?;
     let batch = [BATCH[0], text.as_str(), BATCH[1]];
-    let together = s.send(Probe::embed(body(s, json!(batch), &[]))).await?;
+    let together = s.send(requests::probe(body(s, json!(batch), &[]))).await?;
     let verdict = match (alone.is_success(), together.is_success()) {
         (true, true) => Verdict::pass(format!(
             "an input of {n} words (the limit is {} tokens) embedded alone and in a batch of three",
@@ -889,7 +889,11 @@ async fn aggregated_whole(s: &Session) -> CheckResult {
         Err(verdict) => return Ok(verdict),
     };
     let start = s
-        .send(Probe::embed(body(s, json!(words(words_kept(&limit))), &[])))
+        .send(requests::probe(body(
+            s,
+            json!(words(words_kept(&limit))),
+            &[],
+        )))
         .await?;
     let evidence = |v: Verdict| v.with(&whole.exchange).with(&start.exchange);
     let norm = crate::vectors::norm(&vector);
@@ -998,7 +1002,7 @@ async fn whole_below_the_limit(s: &Session) -> CheckResult {
     } else {
         usize::try_from(tokens.saturating_sub(usage::SPECIAL_TOKENS)).unwrap_or(usize::MAX)
     };
-    let send = |text: String| s.send(Probe::embed(body(s, json!(text), &[])));
+    let send = |text: String| s.send(requests::probe(body(s, json!(text), &[])));
     let mut whole = send(words(n)).await?;
     // The model reads more than this server may be configured to take: the longest
     // input it embeds, halving down towards the limit it showed.
@@ -1067,7 +1071,7 @@ async fn bisect_within(
     while sent < MAX_SEARCH_REQUESTS && same_at - differs_at > 2 {
         let mid = differs_at + (same_at - differs_at) / 2;
         let text = format!("{} {}", words(mid), other_words(n - mid));
-        let reply = s.send(Probe::embed(body(s, json!(text), &[]))).await?;
+        let reply = s.send(requests::probe(body(s, json!(text), &[]))).await?;
         sent += 1;
         let Some(vector) = reply.first_vector() else {
             break;

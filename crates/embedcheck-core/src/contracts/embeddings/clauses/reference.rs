@@ -14,7 +14,7 @@
 
 use crate::clauses::{Check, CheckResult, check};
 use crate::contracts::embeddings::requests::{self, body};
-use crate::http::{Probe, Reply};
+use crate::http::Reply;
 use crate::reference::{KnownAnswer, Reference};
 use crate::session::facts::{TokenAgreement, TokenCount, TokenIdsAsSent};
 use crate::session::{ProbeError, Session};
@@ -407,7 +407,7 @@ async fn token_ids_as_sent(s: &Session, reference: &Reference) -> Result<(), Pro
         .and_then(|t| t.eos_token_id)
         .filter(|eos| ids.last() == Some(eos));
     let sent = s
-        .send(Probe::either(
+        .send(requests::either(
             body(s, json!(ids), &[]),
             "token ids: a server may refuse them",
         ))
@@ -417,7 +417,7 @@ async fn token_ids_as_sent(s: &Session, reference: &Reference) -> Result<(), Pro
         Some(_) => {
             let cut = &ids[..ids.len() - 1];
             let reply = s
-                .send(Probe::either(
+                .send(requests::either(
                     body(s, json!(cut), &[]),
                     "token ids: a server may refuse them",
                 ))

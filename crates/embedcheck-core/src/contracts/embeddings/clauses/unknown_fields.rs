@@ -99,7 +99,7 @@ fn show_field((name, value): &(String, Value)) -> String {
 }
 
 fn unknown_field_probe(s: &Session, name: &str, value: Value) -> Probe {
-    Probe::invalid(
+    requests::invalid(
         Body::Json(body(s, json!(requests::SENTENCE), &[(name, value)])),
         format!("unknown field {name:?}"),
     )
@@ -236,14 +236,14 @@ fn instruction_probes(s: &Session) -> Vec<InstructionProbe> {
 }
 
 fn instruction_probe(s: &Session, field: &str, value: Value) -> Probe {
-    Probe::invalid(
+    requests::invalid(
         Body::Json(body(s, json!(QUERY), &[(field, value)])),
         format!("vendor field {field} outside the OpenAI schema"),
     )
 }
 
 fn bare_query_probe(s: &Session) -> Probe {
-    Probe::embed(body(s, json!(QUERY), &[]))
+    requests::probe(body(s, json!(QUERY), &[]))
 }
 
 /// The bare query's answer: what every value is compared with.
@@ -511,11 +511,11 @@ async fn query_instruction_applied(s: &Session) -> CheckResult {
         None => "sent bare".to_owned(),
     };
     let expected_probe = match &as_given {
-        Some((field, _)) => Probe::invalid(
+        Some((field, _)) => requests::invalid(
             Body::Json(body(s, json!(filled), &extra)),
             format!("vendor field {field} outside the OpenAI schema"),
         ),
-        None => Probe::embed(body(s, json!(filled), &[])),
+        None => requests::probe(body(s, json!(filled), &[])),
     };
     let expected_reply = s.send(expected_probe).await?;
     let expected = match super::vectors_or_verdict(&expected_reply, 1) {

@@ -6,7 +6,7 @@
 
 use crate::clauses::{Check, CheckResult, check};
 use crate::contracts::embeddings::requests::{self, BATCH, body};
-use crate::http::{Probe, Reply};
+use crate::http::Reply;
 use crate::session::facts::UsageUnit;
 use crate::session::{ProbeError, Session};
 use crate::verdict::Verdict;
@@ -35,7 +35,7 @@ const COUNTED_WORDS: u64 = 200;
 /// `usage_unit` fact (the request is cached, so asking again costs nothing).
 pub(crate) async fn usage_unit(s: &Session) -> Result<(UsageUnit, Arc<Reply>), ProbeError> {
     let text = vec![COUNTED_WORD; COUNTED_WORDS as usize].join(" ");
-    let reply = s.send(Probe::embed(body(s, json!(text), &[]))).await?;
+    let reply = s.send(requests::probe(body(s, json!(text), &[]))).await?;
     let unit = unit_of(reply.prompt_tokens().filter(|_| reply.is_success()), &text);
     if s.facts().usage_unit.is_none() {
         let fact = s.detected(unit.clone(), &reply.exchange);
@@ -191,7 +191,7 @@ async fn token_ids_counted(s: &Session) -> CheckResult {
     let mut counted = Vec::new();
     for form in requests::token_id_forms() {
         let reply = s
-            .send(Probe::embed(body(s, form.input.clone(), &[])))
+            .send(requests::probe(body(s, form.input.clone(), &[])))
             .await?;
         if let (true, Some(tokens)) = (reply.is_success(), reply.prompt_tokens()) {
             counted.push((form, tokens, reply));

@@ -18,7 +18,7 @@
 
 use super::sdk::{self, DefaultCalls, send_as_sdk};
 use crate::contracts::embeddings::requests;
-use crate::http::{Body, Exchange, Probe};
+use crate::http::{Body, Exchange};
 use crate::profiles::decode::{self, Decoded, Decoder, Wrong};
 use crate::profiles::{Call, Client, ClientProfile, Finding, Judged, add_evidence, no_answer};
 use crate::session::Session;
@@ -228,7 +228,7 @@ async fn empty_text(s: &Session) -> Option<(Finding, Vec<Exchange>)> {
         json!(""),
         &[("encoding_format", json!("base64"))],
     );
-    let probe = Probe::invalid(Body::Json(request), "input is an empty string");
+    let probe = requests::invalid(Body::Json(request), "input is an empty string");
     let sent = send_as_sdk(s, probe).await.ok()?;
     (!sent.reply.is_success()).then(|| {
         let finding = Finding::EmptyTextRefused {

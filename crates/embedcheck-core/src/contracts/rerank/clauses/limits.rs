@@ -7,12 +7,14 @@
 
 use super::scores::{largest_difference, scores, tolerance};
 use super::shape::answered;
+use crate::catalogue::ContractId;
 use crate::clauses::{Check, CheckResult, check};
+use crate::contracts::rerank::RerankRoute;
 use crate::contracts::rerank::facts::{LongInputPolicy, TopNZero};
 use crate::contracts::rerank::learn;
 use crate::contracts::rerank::requests::{self as rerank, DOCUMENTS, QUERY};
-use crate::http::{Body, Probe, Reply, RerankRoute};
-use crate::session::{ProbeError, Session, Throttled};
+use crate::http::{Body, Probe, Reply};
+use crate::session::{ProbeError, Session};
 use crate::verdict::Verdict;
 use serde_json::{Value, json};
 use std::sync::Arc;
@@ -529,7 +531,7 @@ fn down_after_many(s: &Session) -> Option<Verdict> {
     let logged = s
         .log()
         .into_iter()
-        .find(|l| l.is_rerank() && l.exchange == killer)?;
+        .find(|l| l.contract() == Some(ContractId::Rerank) && l.exchange == killer)?;
     let sent = crate::json::parse(logged.request_body.as_deref()?)?;
     let documents = crate::contracts::rerank::reply::sent_documents(&sent)?.len();
     (documents >= MANY).then(|| {
@@ -662,7 +664,7 @@ async fn throttling_says_when(s: &Session) -> CheckResult {
     let throttled: Vec<_> = s
         .throttled()
         .into_iter()
-        .filter(Throttled::is_rerank)
+        .filter(|t| t.contract() == Some(ContractId::Rerank))
         .collect();
     Ok(crate::clauses::judging::throttling_says_when(&throttled))
 }

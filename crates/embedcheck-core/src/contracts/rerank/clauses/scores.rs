@@ -7,11 +7,13 @@
 //! within its own measured noise, or with the model's own library (`--rerank-reference`).
 
 use super::shape::{answered, not_offered};
+use crate::catalogue::ContractId;
 use crate::clauses::{Check, CheckResult, check};
+use crate::contracts::rerank::RerankRoute;
 use crate::contracts::rerank::reply::{RerankAnswer, RerankDialect};
 use crate::contracts::rerank::requests::{self as rerank, ANSWER, DOCUMENTS, QUERY};
 use crate::contracts::rerank::{learn, learned};
-use crate::http::{Exchange, Reply, RerankRoute};
+use crate::http::{Exchange, Reply};
 use crate::reference::RerankCase;
 use crate::session::facts::ScoreScale;
 use crate::session::{Logged, ProbeError, Session};
@@ -351,7 +353,7 @@ async fn duplicates_equal(s: &Session) -> CheckResult {
 fn run_answers(s: &Session) -> Vec<(Exchange, Vec<f64>)> {
     s.log()
         .into_iter()
-        .filter(Logged::is_rerank)
+        .filter(|l| l.contract() == Some(ContractId::Rerank))
         .filter(|l| !asked_for_raw_scores(s, l))
         .filter_map(|l| {
             let answer = l.reply.filter(|r| r.is_success())?.rerank().ok()?;

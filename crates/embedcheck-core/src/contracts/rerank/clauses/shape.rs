@@ -5,12 +5,14 @@
 //! document echoed as `{"text"}` when it is echoed at all. Servers answering another
 //! shape (TEI's bare array) are named as what they are.
 
+use crate::catalogue::ContractId;
 use crate::clauses::{Check, CheckResult, check};
+use crate::contracts::rerank::RerankRoute;
 use crate::contracts::rerank::facts::UnknownModel;
 use crate::contracts::rerank::reply::{Echo, RerankAnswer, RerankDialect, RerankShape};
 use crate::contracts::rerank::requests::{self as rerank, DOCUMENTS, QUERY};
 use crate::contracts::rerank::{learn, learned};
-use crate::http::{Body, Reply, RerankRoute};
+use crate::http::{Body, Reply};
 use crate::session::facts::UnknownField;
 use crate::session::{Logged, ProbeError, Session};
 use crate::verdict::Verdict;
@@ -247,7 +249,7 @@ pub(crate) async fn judged_answers(
 fn rerank_answers(s: &Session) -> Vec<(Arc<Reply>, usize, Logged)> {
     s.log()
         .into_iter()
-        .filter(Logged::is_rerank)
+        .filter(|l| l.contract() == Some(ContractId::Rerank))
         .filter_map(|l| {
             let reply = l.reply.clone().filter(|r| r.is_success())?;
             let sent = crate::json::parse(l.request_body.as_deref()?)?;
