@@ -50,7 +50,12 @@ fn compress(state: &mut [u32; 8], block: &[u8]) {
 
 /// The SHA-256 of `text`'s UTF-8 bytes, as 64 lowercase hex digits.
 pub fn hex(text: &str) -> String {
-    let mut message = text.as_bytes().to_vec();
+    hex_bytes(text.as_bytes())
+}
+
+/// The SHA-256 of `bytes` (an audio file's), as 64 lowercase hex digits.
+pub fn hex_bytes(bytes: &[u8]) -> String {
+    let mut message = bytes.to_vec();
     let bits = (message.len() as u64).wrapping_mul(8);
     message.push(0x80);
     while message.len() % 64 != 56 {

@@ -5,6 +5,7 @@ pub(crate) mod curl;
 pub mod deadline;
 pub(crate) mod excerpt;
 mod exchange;
+pub mod form;
 pub(crate) mod probe;
 pub(crate) mod reply;
 pub mod route;
