@@ -4,8 +4,9 @@
 //! caller's business, so tests and the CLI share this path.
 
 use crate::audit::{ClauseResult, ServerAudit};
-use crate::catalogue::{Clause, ContractId, Level};
+use crate::catalogue::{Clause, Level};
 use crate::clauses::{Check, Stage};
+use crate::contracts::Offered;
 use crate::http::{Probe, Reply, Transport};
 use crate::profiles::{self, ClauseOutcome, ClientProfile, Judged};
 use crate::session::facts::ModelSource;
@@ -41,33 +42,27 @@ pub async fn audit_session(
         Err(why) => Err(why),
     };
     let ready = match ready {
-        Ok(()) => offered(session).await,
+        Ok(()) => crate::contracts::offered(session).await,
         Err(why) => Err(why),
     };
-    let (results, aborted, embeddings) = match ready {
-        Ok(Offered::Both) => (run(session, selected).await, None, true),
-        Ok(Offered::RerankOnly(why)) => {
-            let (rerank, embeddings): (Vec<&Clause>, Vec<&Clause>) = selected
-                .iter()
-                .partition(|c| c.contract() == ContractId::Rerank);
-            let mut results = run(session, &rerank).await;
-            results.extend(not_offered(&embeddings, &why));
+    let (results, aborted, offered) = match ready {
+        Ok(offered) => {
+            let (audited, skipped): (Vec<&Clause>, Vec<&Clause>) =
+                selected.iter().partition(|c| offered.offers(c.contract()));
+            let mut results = run(session, &audited).await;
+            for clause in skipped {
+                let why = offered.why_not(clause.contract()).unwrap_or_default();
+                results.push(ClauseResult::new(clause, Verdict::skip(why.to_owned())));
+            }
             let order = |r: &ClauseResult| selected.iter().position(|c| c.id == r.id);
             results.sort_by_key(order);
-            (results, None, false)
+            (results, None, Some(offered))
         }
-        Err(why) => (unaudited(selected, &why), Some(why), false),
+        Err(why) => (unaudited(selected, &why), Some(why), None),
     };
-    let clients = match (&aborted, embeddings) {
-        (None, true) => profile_clients(session, &results).await,
-        (None, false) => {
-            crate::contracts::profile_rerank_only(
-                session,
-                "the server offers no embeddings endpoint",
-            )
-            .await
-        }
-        (Some(why), _) => profiles::not_probed(why),
+    let clients = match (&offered, &aborted) {
+        (Some(offered), _) => profile_clients(session, &results, offered).await,
+        (None, why) => profiles::not_probed(why.as_deref().unwrap_or_default()),
     };
     let aborted = aborted
         .or_else(|| {
@@ -90,8 +85,13 @@ pub async fn audit_session(
     }
 }
 
-/// The client profiles, read from the clause run's results and facts.
-async fn profile_clients(session: &Session, results: &[ClauseResult]) -> Vec<ClientProfile> {
+/// The client profiles of the contracts offered, read from the clause run's results
+/// and facts.
+async fn profile_clients(
+    session: &Session,
+    results: &[ClauseResult],
+    offered: &Offered,
+) -> Vec<ClientProfile> {
     let facts = session.facts();
     let judged = Judged {
         clauses: results
@@ -105,7 +105,7 @@ async fn profile_clients(session: &Session, results: &[ClauseResult]) -> Vec<Cli
             .collect(),
         facts: &facts,
     };
-    crate::contracts::profile_all(session, &judged).await
+    crate::contracts::profile(session, &judged, offered).await
 }
 
 /// Why the audit could not be completed when the server stopped answering, or a
@@ -135,30 +135,11 @@ pub async fn run(session: &Session, selected: &[&Clause]) -> Vec<ClauseResult> {
     order.sort_by_key(|(i, check)| (check.map_or(Stage::Probe, |c| c.stage), *i));
     let mut results: Vec<Option<ClauseResult>> = vec![None; selected.len()];
     for (i, check) in order {
-        let verdict = in_the_servers_dialect(session, selected[i], run_one(session, check).await);
+        let verdict =
+            crate::contracts::as_judged(session, selected[i], run_one(session, check).await);
         results[i] = Some(ClauseResult::new(selected[i], verdict));
     }
     results.into_iter().flatten().collect()
-}
-
-/// A rerank clause's failure on a server of another dialect than Cohere's says so: the
-/// server author reads which requests it was judged on.
-fn in_the_servers_dialect(session: &Session, clause: &Clause, mut verdict: Verdict) -> Verdict {
-    let dialect = crate::contracts::rerank::requests::dialect(session);
-    let rerank = clause.family.contract() == crate::catalogue::ContractId::Rerank;
-    if rerank
-        && verdict.outcome == Outcome::Fail
-        && dialect != crate::contracts::rerank::RerankDialect::Cohere
-        && !verdict.names_its_dialect
-    {
-        verdict.reason = format!(
-            "{} (judged in {} rerank dialect, {})",
-            verdict.reason,
-            dialect.described(),
-            dialect.request()
-        );
-    }
-    verdict
 }
 
 async fn run_one(session: &Session, check: Option<&Check>) -> Verdict {
@@ -228,69 +209,6 @@ fn redirected(what: &str, reply: &Reply) -> String {
         "redirected: {what} was answered {} with {to}; embedcheck follows no redirect (it would carry the key to another host): pass the URL it points to as --endpoint",
         reply.status
     )
-}
-
-/// Which contracts the server offers.
-enum Offered {
-    /// The embeddings endpoint answers (the rerank clauses find out for themselves
-    /// whether rerank is served).
-    Both,
-    /// Only rerank: the embeddings endpoint is not served, and why.
-    RerankOnly(String),
-}
-
-/// Whether the server offers embeddings, from the pattern of its answers, in no
-/// language: the plain request answered (any status but a refusal) is an embeddings
-/// endpoint. A refusal is not yet "not offered": the endpoint is not offered when it
-/// is absent (404, 405, 501), or when the batch request is refused alike (whatever it
-/// carries: TEI serving a cross-encoder answers 424 "Model is not an embedding model")
-/// while rerank is served. A server offering neither is not audited when its
-/// embeddings endpoint is absent; one that refuses every embeddings request and
-/// reranks nothing is audited on embeddings (its refusals are what it does).
-async fn offered(session: &Session) -> Result<Offered, String> {
-    use crate::contracts::embeddings::requests;
-    use crate::contracts::rerank::requests as rerank;
-    let Ok(plain) = requests::single(session).await else {
-        // A budget, a stall or Ctrl-C: the clause run says so clause by clause.
-        return Ok(Offered::Both);
-    };
-    if !plain.is_absent() && !refused_whatever_it_carries(session, &plain).await {
-        return Ok(Offered::Both);
-    }
-    let why = format!(
-        "embeddings is not offered: the plain request to {} was answered {}",
-        session.transport().target().url(&requests::ROUTE).path(),
-        plain.summary()
-    );
-    match rerank::route(session).await {
-        Ok(Some(_)) => Ok(Offered::RerankOnly(why)),
-        Ok(None) if !plain.is_absent() => Ok(Offered::Both),
-        Ok(None) => Err(format!(
-            "{why}, and no rerank route serves the portable request ({}): check --endpoint",
-            rerank::tried(session)
-        )),
-        Err(e) => Err(format!("{why}; the rerank routes: {e}")),
-    }
-}
-
-/// Whether the plain request's refusal is the batch request's too: the endpoint
-/// refuses what it is sent whatever that is.
-async fn refused_whatever_it_carries(session: &Session, plain: &Reply) -> bool {
-    if !plain.is_refusal() {
-        return false;
-    }
-    match crate::contracts::embeddings::requests::batch(session).await {
-        Ok(batch) => plain.refused_alike(&batch),
-        Err(_) => false,
-    }
-}
-
-/// Results for clauses of a contract the server does not offer: skipped, not failed.
-fn not_offered(selected: &[&Clause], why: &str) -> Vec<ClauseResult> {
-    selected
-        .iter()
-        .map(|c| ClauseResult::new(c, Verdict::skip(why.to_owned())))
-        .collect()
 }
 
 /// A server may refuse a key it rejects with another client error (LiteLLM without a

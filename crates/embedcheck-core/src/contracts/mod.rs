@@ -3,15 +3,20 @@
 //! profiles the audit runner reads. `README.md` beside this file is the checklist for
 //! adding a contract.
 
+use crate::catalogue::{Clause, ContractId};
 use crate::clauses::Check;
 use crate::contracts::rerank::facts::RerankFacts;
 use crate::profiles::{self, Client, ClientProfile, Judged};
 use crate::session::facts::ByContract;
 use crate::session::{Hooks, Session};
+use crate::verdict::Verdict;
 use serde::ser::{Serialize, SerializeMap, Serializer};
 
 pub mod embeddings;
+mod offer;
 pub mod rerank;
+
+pub(crate) use offer::{Offered, offered};
 
 /// Every implemented check, the embeddings contract's first, then the rerank contract's.
 pub(crate) fn checks() -> Vec<Check> {
@@ -45,29 +50,35 @@ impl Serialize for FactsByContract<'_> {
     }
 }
 
-/// Every client's profile against the session's server, after the clause run.
-pub(crate) async fn profile_all(s: &Session, judged: &Judged<'_>) -> Vec<ClientProfile> {
-    s.begin_clause(profiles::STAGE);
-    let calls = embeddings::profiles::sdk::default_calls(s).await;
-    let profiles = vec![
-        embeddings::profiles::sdk::profile(Client::OpenAiPython, &calls, judged),
-        embeddings::profiles::sdk::profile(Client::OpenAiNode, &calls, judged),
-        embeddings::profiles::langchain::profile(s, &calls, judged).await,
-    ];
-    let profiles = [profiles, rerank::profiles::profile_all(s).await].concat();
-    s.take_pending();
-    profiles
+/// A clause's verdict as its contract words it: a rerank failure on a server of
+/// another dialect than Cohere's says which requests it was judged on.
+pub(crate) fn as_judged(s: &Session, clause: &Clause, verdict: Verdict) -> Verdict {
+    match clause.contract() {
+        ContractId::Rerank => rerank::clauses::in_the_servers_dialect(s, verdict),
+        ContractId::Embeddings => verdict,
+    }
 }
 
-/// A server that serves rerank alone: every embeddings client "not probed" for `why`,
-/// and the rerank clients profiled.
-pub(crate) async fn profile_rerank_only(s: &Session, why: &str) -> Vec<ClientProfile> {
+/// The client profiles of the contracts the server offers, after the clause run; a
+/// contract's clients are "not probed" where the server does not offer it.
+pub(crate) async fn profile(
+    s: &Session,
+    judged: &Judged<'_>,
+    offered: &Offered,
+) -> Vec<ClientProfile> {
     s.begin_clause(profiles::STAGE);
-    let profiles = [
-        profiles::not_probed(why),
-        rerank::profiles::profile_all(s).await,
-    ]
-    .concat();
+    let embeddings = match offered.why_not(ContractId::Embeddings) {
+        Some(_) => profiles::not_probed("the server offers no embeddings endpoint"),
+        None => {
+            let calls = embeddings::profiles::sdk::default_calls(s).await;
+            vec![
+                embeddings::profiles::sdk::profile(Client::OpenAiPython, &calls, judged),
+                embeddings::profiles::sdk::profile(Client::OpenAiNode, &calls, judged),
+                embeddings::profiles::langchain::profile(s, &calls, judged).await,
+            ]
+        }
+    };
+    let profiles = [embeddings, rerank::profiles::profile_all(s).await].concat();
     s.take_pending();
     profiles
 }

@@ -2,6 +2,10 @@
 //! (RRQ-), `limits` (RRL-), `dialects` (RRD-).
 
 use crate::clauses::Check;
+use crate::contracts::rerank::RerankDialect;
+use crate::contracts::rerank::requests;
+use crate::session::Session;
+use crate::verdict::{Outcome, Verdict};
 
 mod dialects;
 mod limits;
@@ -19,4 +23,22 @@ pub(crate) fn checks() -> Vec<Check> {
     .into_iter()
     .flatten()
     .collect()
+}
+
+/// A rerank clause's failure on a server of another dialect than Cohere's says so: the
+/// server author reads which requests it was judged on.
+pub(crate) fn in_the_servers_dialect(session: &Session, mut verdict: Verdict) -> Verdict {
+    let dialect = requests::dialect(session);
+    if verdict.outcome == Outcome::Fail
+        && dialect != RerankDialect::Cohere
+        && !verdict.names_its_dialect
+    {
+        verdict.reason = format!(
+            "{} (judged in {} rerank dialect, {})",
+            verdict.reason,
+            dialect.described(),
+            dialect.request()
+        );
+    }
+    verdict
 }

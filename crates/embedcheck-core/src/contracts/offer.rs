@@ -1,0 +1,81 @@
+//! Whether the server offers each contract, decided from the pattern of its answers
+//! before any clause runs: a contract it does not offer is skipped, never failed.
+
+use crate::catalogue::ContractId;
+use crate::http::Reply;
+use crate::session::Session;
+
+/// Which contracts the server offers: every one but those named, each with why not.
+/// The embeddings endpoint answering offers every contract (the rerank clauses find
+/// out for themselves whether rerank is served); a server without it is audited on
+/// rerank alone.
+#[derive(Debug, Default)]
+pub(crate) struct Offered {
+    not_offered: Vec<(ContractId, String)>,
+}
+
+impl Offered {
+    pub(crate) fn offers(&self, contract: ContractId) -> bool {
+        self.why_not(contract).is_none()
+    }
+
+    /// Why the server does not offer `contract`, where it does not.
+    pub(crate) fn why_not(&self, contract: ContractId) -> Option<&str> {
+        self.not_offered
+            .iter()
+            .find(|(c, _)| *c == contract)
+            .map(|(_, why)| why.as_str())
+    }
+
+    fn all_but(contract: ContractId, why: String) -> Self {
+        Offered {
+            not_offered: vec![(contract, why)],
+        }
+    }
+}
+
+/// Whether the server offers embeddings, from the pattern of its answers, in no
+/// language: the plain request answered (any status but a refusal) is an embeddings
+/// endpoint. A refusal is not yet "not offered": the endpoint is not offered when it
+/// is absent (404, 405, 501), or when the batch request is refused alike (whatever it
+/// carries: TEI serving a cross-encoder answers 424 "Model is not an embedding model")
+/// while rerank is served. A server offering neither is not audited when its
+/// embeddings endpoint is absent; one that refuses every embeddings request and
+/// reranks nothing is audited on embeddings (its refusals are what it does).
+pub(crate) async fn offered(session: &Session) -> Result<Offered, String> {
+    use super::embeddings::requests;
+    use super::rerank::requests as rerank;
+    let Ok(plain) = requests::single(session).await else {
+        // A budget, a stall or Ctrl-C: the clause run says so clause by clause.
+        return Ok(Offered::default());
+    };
+    if !plain.is_absent() && !refused_whatever_it_carries(session, &plain).await {
+        return Ok(Offered::default());
+    }
+    let why = format!(
+        "embeddings is not offered: the plain request to {} was answered {}",
+        session.transport().target().url(&requests::ROUTE).path(),
+        plain.summary()
+    );
+    match rerank::route(session).await {
+        Ok(Some(_)) => Ok(Offered::all_but(ContractId::Embeddings, why)),
+        Ok(None) if !plain.is_absent() => Ok(Offered::default()),
+        Ok(None) => Err(format!(
+            "{why}, and no rerank route serves the portable request ({}): check --endpoint",
+            rerank::tried(session)
+        )),
+        Err(e) => Err(format!("{why}; the rerank routes: {e}")),
+    }
+}
+
+/// Whether the plain request's refusal is the batch request's too: the endpoint
+/// refuses what it is sent whatever that is.
+async fn refused_whatever_it_carries(session: &Session, plain: &Reply) -> bool {
+    if !plain.is_refusal() {
+        return false;
+    }
+    match super::embeddings::requests::batch(session).await {
+        Ok(batch) => plain.refused_alike(&batch),
+        Err(_) => false,
+    }
+}
