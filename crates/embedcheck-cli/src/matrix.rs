@@ -34,6 +34,7 @@ use crate::plan;
 use embedcheck_core::agreement::{self, ProbeVectors};
 use embedcheck_core::audit::{self, ServerAudit};
 use embedcheck_core::catalogue::Clause;
+use embedcheck_core::contracts::rerank::RerankSettings;
 use embedcheck_core::declared::{Matryoshka, Overlength, QueryTemplate, Words};
 use embedcheck_core::expectations::Expectations;
 use embedcheck_core::http::{Target, Transport};
@@ -160,12 +161,13 @@ fn prepare(options: &Options, spec: &ServerSpec, seed: u64) -> Result<Prepared, 
     if let Some(path) = &spec.reference {
         settings.reference = Some(plan::reference(path)?);
     }
+    let rerank = settings.contracts.get_mut::<RerankSettings>();
     if let Some(path) = &spec.rerank_reference {
-        settings.rerank_reference = Some(plan::rerank_reference(path)?);
+        rerank.reference = Some(plan::rerank_reference(path)?);
     }
+    rerank.model = spec.rerank_model.clone().or(rerank.model.take());
+    rerank.listwise |= spec.listwise;
     settings.model = spec.model.clone().or(settings.model);
-    settings.rerank_model = spec.rerank_model.clone().or(settings.rerank_model);
-    settings.listwise |= spec.listwise;
     if let Some(word) = &spec.matryoshka {
         settings.matryoshka = declared::<Matryoshka>(word, "matryoshka", &spec.label)?;
     }

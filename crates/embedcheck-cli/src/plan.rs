@@ -3,6 +3,7 @@
 
 use crate::error::RunError;
 use crate::options::Options;
+use embedcheck_core::contracts::rerank::RerankSettings;
 use embedcheck_core::declared::QueryTemplate;
 use embedcheck_core::expectations::Expectations;
 use embedcheck_core::http::{Access, Header, KeyHeader, Secret, Target, Transport};
@@ -13,7 +14,7 @@ use embedcheck_core::migration::retrieval::Instruction;
 use embedcheck_core::migration::sample;
 use embedcheck_core::migration::{Plan, Server};
 use embedcheck_core::reference::{Reference, RerankReference};
-use embedcheck_core::session::Settings;
+use embedcheck_core::session::{ByContract, Settings};
 use embedcheck_core::vendor::Profile;
 use std::sync::Arc;
 use std::time::Duration;
@@ -179,13 +180,15 @@ pub(crate) fn settings(options: &Options, seed: u64) -> Result<Settings, RunErro
         reference_threshold: options.reference_threshold,
         rate: options.rate,
         dry_run: options.dry_run,
-        rerank_model: options.rerank_model.clone(),
-        listwise: options.listwise,
-        rerank_reference: options
-            .rerank_reference
-            .as_deref()
-            .map(rerank_reference)
-            .transpose()?,
+        contracts: ByContract::default().with(RerankSettings {
+            model: options.rerank_model.clone(),
+            listwise: options.listwise,
+            reference: options
+                .rerank_reference
+                .as_deref()
+                .map(rerank_reference)
+                .transpose()?,
+        }),
     })
 }
 

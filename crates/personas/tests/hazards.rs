@@ -190,7 +190,7 @@ async fn a_difference_that_does_not_repeat_is_not_blamed_on_the_encoding() {
     let audit = common::audit_with(&persona, settings(), &clauses).await;
     let (varied, reason) = outcome(&audit, "ENC-002");
     assert_eq!(varied, Outcome::Pass, "{reason}");
-    let seen = &audit.facts.observations()["unrepeatable"];
+    let seen = &embedcheck_core::contracts::observations(&audit.facts)["unrepeatable"];
     assert!(seen.contains("float answer at cosine 0.94"), "{seen}");
 
     let drifted = broken("base64_drifted", &[Quirk::Base64Drifted { cosine: 0.94 }]);
@@ -275,7 +275,9 @@ fn all_pass_except(audit: &ServerAudit, skipped: &[&str]) {
 
 /// A fact as schema 1.0's observation line ("" when not learned).
 fn observation(audit: &ServerAudit, name: &str) -> String {
-    audit.facts.observations().remove(name).unwrap_or_default()
+    embedcheck_core::contracts::observations(&audit.facts)
+        .remove(name)
+        .unwrap_or_default()
 }
 
 fn qwen3_template() -> QueryTemplate {

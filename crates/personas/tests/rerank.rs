@@ -8,7 +8,7 @@ use crate::common;
 
 use embedcheck_core::audit::ServerAudit;
 use embedcheck_core::catalogue::{Catalogue, Clause, ContractId};
-use embedcheck_core::contracts::rerank::RerankDialect;
+use embedcheck_core::contracts::rerank::{RerankDialect, RerankSettings};
 use embedcheck_core::reference::RerankReference;
 use embedcheck_core::verdict::Outcome;
 use personas::{Persona, Quirk, RerankQuirk, Trigger};
@@ -110,7 +110,8 @@ async fn a_server_that_many_documents_take_down_fails_rrl_005_whoever_sent_them(
         &[Quirk::CrashOn(Trigger::RerankDocumentsAtLeast(1000))],
     );
     let mut settings = common::settings(&persona, false);
-    settings.rerank_reference = Some(known_answers_with_many(&persona, 1000));
+    settings.contracts.get_mut::<RerankSettings>().reference =
+        Some(known_answers_with_many(&persona, 1000));
     let audit = common::audit_with(&persona, settings, &rerank_clauses()).await;
     let (outcome, reason) = result(&audit, "RRL-005");
     assert_eq!(outcome, Outcome::Fail, "{reason}");
@@ -204,7 +205,8 @@ async fn a_server_offering_neither_contract_says_what_the_server_said() {
 async fn a_rerank_server_listing_no_model_is_audited_with_rerank_model() {
     let persona = personas::litserve_reranker();
     let settings = common::settings(&persona, false);
-    assert!(settings.rerank_model.is_some());
+    let rerank = settings.contracts.get::<RerankSettings>();
+    assert!(rerank.is_some_and(|r| r.model.is_some()));
     let audit = common::audit_with(&persona, settings.clone(), &rerank_clauses()).await;
     assert!(audit.aborted.is_none(), "{:?}", audit.aborted);
     let (outcome, reason) = result(&audit, "RRS-001");
@@ -212,10 +214,8 @@ async fn a_rerank_server_listing_no_model_is_audited_with_rerank_model() {
     let (outcome, reason) = result(&audit, "RRL-001");
     assert_eq!(outcome, Outcome::Fail, "{reason}");
 
-    let without = embedcheck_core::session::Settings {
-        rerank_model: None,
-        ..settings
-    };
+    let mut without = settings;
+    without.contracts.get_mut::<RerankSettings>().model = None;
     let audit = common::audit_with(&persona, without, &rerank_clauses()).await;
     let aborted = audit.aborted.expect("not audited");
     assert!(aborted.contains("--rerank-model"), "{aborted}");
@@ -227,11 +227,11 @@ async fn a_rerank_server_listing_no_model_is_audited_with_rerank_model() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_tei_server_is_audited_with_the_model_its_info_page_names() {
     let persona = personas::tei_reranker();
-    let settings = embedcheck_core::session::Settings {
+    let mut settings = embedcheck_core::session::Settings {
         model: None,
-        rerank_model: None,
         ..common::settings(&persona, false)
     };
+    settings.contracts.get_mut::<RerankSettings>().model = None;
     let audit = common::audit_with(&persona, settings, &rerank_clauses()).await;
     assert!(audit.aborted.is_none(), "{:?}", audit.aborted);
     let source = audit.facts.model_source.as_ref().expect("a model source");
@@ -266,7 +266,7 @@ async fn scores_that_move_within_the_engines_own_bounds_are_reported_not_failed(
         ],
     );
     let mut settings = common::settings(&listwise, false);
-    settings.listwise = true;
+    settings.contracts.get_mut::<RerankSettings>().listwise = true;
     let audit = common::audit_with(&listwise, settings, &rerank_clauses()).await;
     for id in ["RRQ-001", "RRQ-002"] {
         let (outcome, reason) = result(&audit, id);
@@ -327,7 +327,7 @@ async fn rrq_007_with(persona: &Persona, case: &serde_json::Value) -> (Outcome, 
     );
     let mut settings = common::settings(persona, false);
     let reference = RerankReference::parse(&file, "known answers and one case").expect("valid");
-    settings.rerank_reference = Some(Arc::new(reference));
+    settings.contracts.get_mut::<RerankSettings>().reference = Some(Arc::new(reference));
     let audit = common::audit_with(persona, settings, &rerank_clauses()).await;
     let (outcome, reason) = result(&audit, "RRQ-007");
     (outcome, reason.to_owned())

@@ -86,7 +86,10 @@ async fn aggressive_audit_names_the_probe_that_takes_tei_down() {
     let down = result("ERR-010");
     assert_eq!(down.outcome, Outcome::Fail, "{}", down.reason);
     assert!(down.reason.contains("999999"), "{}", down.reason);
-    assert!(audit.facts.observations()["server_down_after"].contains("999999"));
+    assert!(
+        embedcheck_core::contracts::observations(&audit.facts)["server_down_after"]
+            .contains("999999")
+    );
     let cut_short = audit
         .results
         .iter()
@@ -141,7 +144,7 @@ fn render(audit: &ServerAudit) -> String {
         );
     }
     table.push_str("\nobservations:\n");
-    for (name, value) in &audit.facts.observations() {
+    for (name, value) in &embedcheck_core::contracts::observations(&audit.facts) {
         let _ = writeln!(table, "  {name}: {value}");
     }
     table.push_str("\nclients:\n");

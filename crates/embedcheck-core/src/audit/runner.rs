@@ -277,7 +277,7 @@ async fn resolve_model(session: &mut Session) -> Result<(), String> {
         let listing = format!("GET {}", session.transport().target().models_url().path());
         return Err(redirected(&listing, &reply));
     }
-    match (first, session.settings().rerank_model.clone()) {
+    match (first, crate::contracts::rerank::settings::of(session).model) {
         (Some(model), _) if reply.is_success() => {
             let fact = session.detected(ModelSource::FirstListed, &reply.exchange);
             session.learn(|facts| facts.model_source = Some(fact));

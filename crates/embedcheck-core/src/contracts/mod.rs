@@ -7,10 +7,12 @@ use crate::catalogue::{Clause, ContractId};
 use crate::clauses::Check;
 use crate::contracts::rerank::facts::RerankFacts;
 use crate::profiles::{self, Client, ClientProfile, Judged};
-use crate::session::facts::ByContract;
+use crate::session::ByContract;
+use crate::session::facts::Facts;
 use crate::session::{Hooks, Session};
 use crate::verdict::Verdict;
 use serde::ser::{Serialize, SerializeMap, Serializer};
+use std::collections::BTreeMap;
 
 pub mod embeddings;
 mod offer;
@@ -48,6 +50,20 @@ impl Serialize for FactsByContract<'_> {
         }
         map.end()
     }
+}
+
+/// Every fact of an audit as one line, under the names of the report's
+/// `observations`: the shared facts', then each contract's.
+pub fn observations(facts: &Facts) -> BTreeMap<String, String> {
+    let mut lines = facts.shared_observations();
+    if let Some(rerank) = facts.contracts.get::<RerankFacts>() {
+        rerank.observations(&mut |name, line| {
+            if let Some(line) = line {
+                lines.insert(name.to_owned(), line);
+            }
+        });
+    }
+    lines
 }
 
 /// A clause's verdict as its contract words it: a rerank failure on a server of

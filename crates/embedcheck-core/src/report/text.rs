@@ -102,7 +102,7 @@ pub(crate) fn expectation_counts(audit: &ServerAudit) -> String {
 /// The observations a report shows for `audit`: its facts, one line each, and what
 /// the run's behaviour snapshots found.
 pub fn observations(report: &Report, audit: &ServerAudit) -> BTreeMap<String, String> {
-    let mut lines = audit.facts.observations();
+    let mut lines = crate::contracts::observations(&audit.facts);
     if let Some(snapshots) = &report.behaviour_snapshots {
         lines.insert("behaviour_snapshots".to_owned(), snapshots.clone());
     }

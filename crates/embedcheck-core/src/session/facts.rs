@@ -9,7 +9,6 @@
 
 use crate::http::Exchange;
 use serde::Serialize;
-use std::any::{Any, TypeId};
 use std::collections::BTreeMap;
 use std::fmt;
 
@@ -694,62 +693,7 @@ pub struct Facts {
     /// Each contract's own facts (rerank's routes, scale, …), kept without knowing
     /// their types: the registry of contracts shows them in the report.
     #[serde(skip)]
-    pub contracts: ByContract,
-}
-
-/// The facts one contract learns about a server, defined in the contract's folder:
-/// the session keeps them without knowing what they are, so a new contract adds its
-/// facts without touching the shared engine.
-pub trait ContractFacts: Any + fmt::Debug + Send + Sync + CloneFacts {
-    /// Each fact as one line, under the names of the report's `observations`.
-    fn observations(&self, put: &mut dyn FnMut(&str, Option<String>));
-}
-
-/// Copies a contract's facts behind the trait object (a session hands out copies).
-pub trait CloneFacts {
-    fn boxed(&self) -> Box<dyn ContractFacts>;
-}
-
-impl<T: ContractFacts + Clone> CloneFacts for T {
-    fn boxed(&self) -> Box<dyn ContractFacts> {
-        Box::new(self.clone())
-    }
-}
-
-/// The facts of every contract that learned any, one entry per contract's type.
-#[derive(Debug, Default)]
-pub struct ByContract(BTreeMap<TypeId, Box<dyn ContractFacts>>);
-
-impl Clone for ByContract {
-    fn clone(&self) -> Self {
-        ByContract(self.0.iter().map(|(k, v)| (*k, v.boxed())).collect())
-    }
-}
-
-impl ByContract {
-    /// The contract's facts, where it learned any.
-    pub fn get<T: ContractFacts>(&self) -> Option<&T> {
-        let facts: &dyn Any = self.0.get(&TypeId::of::<T>())?.as_ref();
-        facts.downcast_ref()
-    }
-
-    /// The contract's facts to write, empty where it learned none yet.
-    pub(crate) fn get_mut<T: ContractFacts + Default>(&mut self) -> &mut T {
-        let slot = self
-            .0
-            .entry(TypeId::of::<T>())
-            .or_insert_with(|| Box::new(T::default()));
-        let facts: &mut dyn Any = slot.as_mut();
-        facts
-            .downcast_mut()
-            .expect("each entry is keyed by its own type")
-    }
-
-    fn observations(&self, put: &mut dyn FnMut(&str, Option<String>)) {
-        for facts in self.0.values() {
-            facts.observations(put);
-        }
-    }
+    pub contracts: super::ByContract,
 }
 
 impl Facts {
@@ -804,8 +748,9 @@ impl Facts {
         }
     }
 
-    /// Each fact as one line, under the names schema 1.0's `observations` used.
-    pub fn observations(&self) -> BTreeMap<String, String> {
+    /// Each shared fact as one line, under the names schema 1.0's `observations`
+    /// used; the registry of contracts adds each contract's (`contracts::observations`).
+    pub(crate) fn shared_observations(&self) -> BTreeMap<String, String> {
         let mut lines = BTreeMap::new();
         let mut put = |name: &str, line: Option<String>| {
             if let Some(line) = line {
@@ -923,7 +868,6 @@ impl Facts {
             "reference_tokens",
             self.reference_tokens.as_ref().map(|f| f.value.to_string()),
         );
-        self.contracts.observations(&mut put);
         put(
             "token_ids_as_sent",
             self.token_ids_as_sent.as_ref().map(|f| f.value.to_string()),
@@ -1113,7 +1057,7 @@ mod tests {
             ]),
             ..Facts::default()
         };
-        let lines = facts.observations();
+        let lines = facts.shared_observations();
         assert_eq!(lines["native_dimension"], "384");
         assert_eq!(
             lines["matryoshka"],
@@ -1133,6 +1077,6 @@ mod tests {
             auth_required: detected(true),
             ..Facts::default()
         };
-        assert!(required.observations().is_empty());
+        assert!(required.shared_observations().is_empty());
     }
 }

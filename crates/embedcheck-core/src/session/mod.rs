@@ -3,11 +3,13 @@
 //! way ([`facts`]). Each contract's canonical requests are in its folder
 //! (`contracts/embeddings/requests.rs`, `contracts/rerank/requests.rs`).
 
+mod by_contract;
 mod connection;
 pub mod facts;
 pub mod reuse;
 mod settings;
 
+pub use by_contract::ByContract;
 pub(crate) use connection::Hooks;
 pub use connection::{Interrupt, Logged, ProbeError, Session};
 pub(crate) use connection::{Persisted, Throttled};

@@ -2,7 +2,7 @@
 //! about the server instead of letting the suite detect it.
 
 use crate::declared::{DEFAULT_QUERY_TASK, Matryoshka, Overlength, QueryTemplate};
-use crate::reference::{self, Reference, RerankReference};
+use crate::reference::{self, Reference};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -46,15 +46,9 @@ pub struct Settings {
     pub rate: Option<f64>,
     /// Record each request instead of sending it (`--dry-run`).
     pub dry_run: bool,
-    /// The model to rerank with (`--rerank-model`), else `model`.
-    pub rerank_model: Option<String>,
-    /// The reranker's own scores the `rerank-scores` family compares with
-    /// (`--rerank-reference`).
-    pub rerank_reference: Option<Arc<RerankReference>>,
-    /// The reranker scores its documents together (`--listwise`, as jina-reranker-v3
-    /// does): scores that move with position or neighbours are its design, observed by
-    /// RRQ-001, RRQ-002 and RRQ-004, never failed.
-    pub listwise: bool,
+    /// Each contract's own settings (rerank's `--rerank-model`, …), kept without
+    /// knowing their types.
+    pub contracts: super::ByContract,
 }
 
 impl Default for Settings {
@@ -78,9 +72,7 @@ impl Default for Settings {
             reference_threshold: reference::DEFAULT_THRESHOLD,
             rate: None,
             dry_run: false,
-            rerank_model: None,
-            rerank_reference: None,
-            listwise: false,
+            contracts: super::ByContract::default(),
         }
     }
 }

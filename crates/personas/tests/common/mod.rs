@@ -10,12 +10,13 @@
 
 use embedcheck_core::audit::{ServerAudit, audit_session};
 use embedcheck_core::catalogue::{Catalogue, Clause};
+use embedcheck_core::contracts::rerank::RerankSettings;
 use embedcheck_core::declared::{Overlength, QueryTemplate};
 use embedcheck_core::http::Reply;
 use embedcheck_core::http::{Secret, Target, Transport};
 use embedcheck_core::reference::{Reference, RerankReference};
 use embedcheck_core::session::facts::{InputLimit, UsageUnit};
-use embedcheck_core::session::{Interrupt, Logged, Session, Settings};
+use embedcheck_core::session::{ByContract, Interrupt, Logged, Session, Settings};
 use embedcheck_core::verdict::Outcome;
 use personas::{API_KEY, Persona};
 use reference_server::{DEFAULT_QUERY_INSTRUCTION, OverlengthPolicy};
@@ -50,17 +51,20 @@ pub fn settings(persona: &Persona, aggressive: bool) -> Settings {
         max_input_tokens: (persona.config.overlength == OverlengthPolicy::Aggregate)
             .then_some(persona.config.max_input_tokens as u64),
         reference: Some(known_answers(persona)),
-        rerank_reference: Some(rerank_known_answers(persona)),
         // A user of a server without a models listing (TEI) names its model.
         model: persona
             .quirks
             .contains(&personas::Quirk::ModelsListingEmpty404)
             .then(|| persona.config.model_id.clone()),
-        // A user of a server that lists no model names the one it reranks with.
-        rerank_model: persona
-            .quirks
-            .contains(&personas::Quirk::NoModelsRoute)
-            .then(|| persona.config.model_id.clone()),
+        contracts: ByContract::default().with(RerankSettings {
+            reference: Some(rerank_known_answers(persona)),
+            // A user of a server that lists no model names the one it reranks with.
+            model: persona
+                .quirks
+                .contains(&personas::Quirk::NoModelsRoute)
+                .then(|| persona.config.model_id.clone()),
+            listwise: false,
+        }),
         ..Settings::default()
     }
 }

@@ -1,10 +1,10 @@
 //! What the rerank side of an audit learns about a server: where and in which dialect
 //! it reranks, its scores' scale and noise, and its policies where documented contracts
-//! differ. The session keeps them as this contract's facts ([`ContractFacts`]).
+//! differ. The session keeps them among each contract's facts.
 
 use crate::contracts::rerank::RerankRoute;
 use crate::contracts::rerank::reply::{RerankDialect, RerankShape};
-use crate::session::facts::{ContractFacts, Fact, Facts, ScoreScale, UnknownField};
+use crate::session::facts::{Fact, Facts, ScoreScale, UnknownField};
 use serde::Serialize;
 use std::fmt;
 
@@ -138,8 +138,9 @@ impl RerankFacts {
     }
 }
 
-impl ContractFacts for RerankFacts {
-    fn observations(&self, put: &mut dyn FnMut(&str, Option<String>)) {
+impl RerankFacts {
+    /// Each fact as one line, under the names of the report's `observations`.
+    pub(crate) fn observations(&self, put: &mut dyn FnMut(&str, Option<String>)) {
         put(
             "rerank_routes",
             self.routes.as_ref().map(|f| {

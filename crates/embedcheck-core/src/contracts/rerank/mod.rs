@@ -7,9 +7,11 @@ pub(crate) mod profiles;
 pub(crate) mod reply;
 pub(crate) mod requests;
 pub(crate) mod routes;
+pub mod settings;
 
 pub use reply::{RerankDialect, RerankShape};
 pub use routes::RerankRoute;
+pub use settings::RerankSettings;
 
 use crate::session::Session;
 use facts::RerankFacts;

@@ -39,9 +39,8 @@ pub(crate) fn body(s: &Session, query: &str, documents: Value, extra: &[(&str, V
 
 /// The model rerank requests name: `--rerank-model`, else the run's.
 pub(crate) fn model(s: &Session) -> String {
-    s.settings()
-        .rerank_model
-        .clone()
+    super::settings::of(s)
+        .model
         .unwrap_or_else(|| s.model().to_owned())
 }
 

@@ -12,6 +12,7 @@ use crate::clauses::{Check, CheckResult, check};
 use crate::contracts::rerank::RerankRoute;
 use crate::contracts::rerank::reply::{RerankAnswer, RerankDialect};
 use crate::contracts::rerank::requests::{self as rerank, ANSWER, DOCUMENTS, QUERY};
+use crate::contracts::rerank::settings;
 use crate::contracts::rerank::{learn, learned};
 use crate::http::{Exchange, Reply};
 use crate::reference::RerankCase;
@@ -161,7 +162,7 @@ fn judged_moves(
     if noticed.is_empty() {
         return Verdict::pass(format!("{held} (within {tolerance:.0e})"));
     }
-    if s.settings().listwise {
+    if settings::of(s).listwise {
         return Verdict::skip(format!(
             "declared listwise (--listwise): {moves}, by design: {} (largest {largest:.2e})",
             noticed.join("; ")
@@ -333,7 +334,7 @@ async fn duplicates_equal(s: &Session) -> CheckResult {
             "3 copies of one document scored {:.6} alike; they come back in the order {order:?}",
             scores[0]
         ))
-    } else if s.settings().listwise {
+    } else if settings::of(s).listwise {
         Verdict::skip(format!(
             "declared listwise (--listwise): 3 copies of one document scored {three}, by design"
         ))
@@ -483,7 +484,7 @@ async fn probabilities(s: &Session) -> CheckResult {
 async fn relevant_first(s: &Session) -> CheckResult {
     // With a reference, the model's own ranking of this case says which document is
     // first, where the file holds the case; else it may rightly rank otherwise.
-    let expected = match &s.settings().rerank_reference {
+    let expected = match &settings::of(s).reference {
         None => (ANSWER, "answers the query"),
         Some(reference) => match reference
             .cases
@@ -612,7 +613,7 @@ const SHOWN: usize = 5;
 /// the larger of 1 and the library's score (raw logits where the server answers
 /// logits)."
 async fn the_models_own_scores(s: &Session) -> CheckResult {
-    let Some(reference) = s.settings().rerank_reference.clone() else {
+    let Some(reference) = settings::of(s).reference else {
         return Ok(Verdict::skip(
             "no --rerank-reference file: nothing to hold the scores against (lab/rerank_reference.py makes one with the model's own library)",
         ));
