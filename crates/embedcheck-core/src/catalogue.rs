@@ -11,11 +11,18 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt;
 
-/// The embeddings contract as shipped with this build.
-const CATALOGUE_JSON: &str = include_str!("../specs/clauses.json");
-
-/// The rerank contract as shipped with this build.
-const RERANK_CATALOGUE_JSON: &str = include_str!("../specs/rerank/clauses.json");
+/// Every contract's catalogue as shipped with this build, in the order the contracts
+/// are run and reported.
+const SHIPPED: [(ContractId, &str); 2] = [
+    (
+        ContractId::Embeddings,
+        include_str!("../specs/clauses.json"),
+    ),
+    (
+        ContractId::Rerank,
+        include_str!("../specs/rerank/clauses.json"),
+    ),
+];
 
 /// An endpoint contract: what a set of clauses is about.
 #[derive(
@@ -31,6 +38,9 @@ pub enum ContractId {
 }
 
 impl ContractId {
+    /// Every contract this build knows, in the order they are run and reported.
+    pub const ALL: [ContractId; 2] = [ContractId::Embeddings, ContractId::Rerank];
+
     pub fn as_str(self) -> &'static str {
         match self {
             ContractId::Embeddings => "embeddings",
@@ -49,13 +59,16 @@ impl std::str::FromStr for ContractId {
     type Err = String;
 
     fn from_str(text: &str) -> Result<Self, Self::Err> {
-        match text {
-            "embeddings" => Ok(ContractId::Embeddings),
-            "rerank" => Ok(ContractId::Rerank),
-            other => Err(format!(
-                "unknown contract {other:?}: this build knows embeddings and rerank"
-            )),
-        }
+        ContractId::ALL
+            .into_iter()
+            .find(|c| c.as_str() == text)
+            .ok_or_else(|| {
+                let known: Vec<&str> = ContractId::ALL.iter().map(|c| c.as_str()).collect();
+                format!(
+                    "unknown contract {text:?}: this build knows {}",
+                    known.join(" and ")
+                )
+            })
     }
 }
 
@@ -257,10 +270,9 @@ struct CatalogueFile {
 #[derive(Clone, Debug)]
 pub struct Catalogue {
     pub catalogue_version: u32,
-    /// The embeddings contract's versions, which a plain `--contract 1.2` pins.
-    pub contract: Contract,
-    /// The rerank contract's versions.
-    pub rerank: Contract,
+    /// Each contract's versions, in [`ContractId::ALL`]'s order (a plain
+    /// `--contract 1.2` pins the first, embeddings).
+    pub contracts: Vec<Contract>,
     /// Source keys used by clauses, each with a description of what was read.
     pub sources: BTreeMap<String, String>,
     pub clauses: Vec<Clause>,
@@ -271,21 +283,23 @@ impl Catalogue {
     ///
     /// Panics only if the shipped JSON is broken, which the self-tests rule out.
     pub fn shipped() -> &'static Catalogue {
-        static SHIPPED: std::sync::OnceLock<Catalogue> = std::sync::OnceLock::new();
-        SHIPPED.get_or_init(|| {
-            let embeddings: CatalogueFile =
-                serde_json::from_str(CATALOGUE_JSON).expect("specs/clauses.json is valid");
-            let rerank: CatalogueFile = serde_json::from_str(RERANK_CATALOGUE_JSON)
-                .expect("specs/rerank/clauses.json is valid");
-            let mut sources = embeddings.sources;
-            sources.extend(rerank.sources);
-            Catalogue {
-                catalogue_version: embeddings.catalogue_version,
-                contract: embeddings.contract,
-                rerank: rerank.contract,
-                sources,
-                clauses: [embeddings.clauses, rerank.clauses].concat(),
+        static CATALOGUE: std::sync::OnceLock<Catalogue> = std::sync::OnceLock::new();
+        CATALOGUE.get_or_init(|| {
+            let mut catalogue = Catalogue {
+                catalogue_version: 0,
+                contracts: Vec::new(),
+                sources: BTreeMap::new(),
+                clauses: Vec::new(),
+            };
+            for (contract, json) in SHIPPED {
+                let file: CatalogueFile = serde_json::from_str(json)
+                    .unwrap_or_else(|e| panic!("the {contract} catalogue is invalid: {e}"));
+                catalogue.catalogue_version = file.catalogue_version;
+                catalogue.contracts.push(file.contract);
+                catalogue.sources.extend(file.sources);
+                catalogue.clauses.extend(file.clauses);
             }
+            catalogue
         })
     }
 
@@ -295,10 +309,10 @@ impl Catalogue {
 
     /// The versions of `contract`.
     pub fn contract_of(&self, contract: ContractId) -> &Contract {
-        match contract {
-            ContractId::Embeddings => &self.contract,
-            ContractId::Rerank => &self.rerank,
-        }
+        self.contracts
+            .iter()
+            .find(|c| c.name == contract)
+            .expect("every contract of this build has a catalogue")
     }
 
     /// `version` if this catalogue knows it for `contract`, else why not.
@@ -346,7 +360,7 @@ mod tests {
 
     #[test]
     fn shipped_catalogues_validate_against_their_schema() {
-        for text in [CATALOGUE_JSON, RERANK_CATALOGUE_JSON] {
+        for (_, text) in SHIPPED {
             let value: serde_json::Value = serde_json::from_str(text).unwrap();
             let problems = crate::schemas::full::problems(crate::schemas::full::CATALOGUE, &value);
             assert!(problems.is_empty(), "{problems:#?}");
@@ -357,23 +371,17 @@ mod tests {
     /// family's.
     #[test]
     fn each_contract_file_holds_its_own_families() {
-        let catalogue = Catalogue::shipped();
-        assert_eq!(catalogue.contract.name, ContractId::Embeddings);
-        assert_eq!(catalogue.rerank.name, ContractId::Rerank);
-        let rerank: CatalogueFile = serde_json::from_str(RERANK_CATALOGUE_JSON).unwrap();
-        assert!(
-            rerank
-                .clauses
-                .iter()
-                .all(|c| c.contract() == ContractId::Rerank)
-        );
-        let embeddings: CatalogueFile = serde_json::from_str(CATALOGUE_JSON).unwrap();
-        assert!(
-            embeddings
-                .clauses
-                .iter()
-                .all(|c| c.contract() == ContractId::Embeddings)
-        );
+        let names: Vec<ContractId> = Catalogue::shipped()
+            .contracts
+            .iter()
+            .map(|c| c.name)
+            .collect();
+        assert_eq!(names, ContractId::ALL);
+        for (contract, text) in SHIPPED {
+            let file: CatalogueFile = serde_json::from_str(text).unwrap();
+            assert_eq!(file.contract.name, contract);
+            assert!(file.clauses.iter().all(|c| c.contract() == contract));
+        }
     }
 
     #[test]
@@ -420,7 +428,7 @@ mod tests {
             catalogue.get("RESP-001").unwrap().not_scored_under(pin),
             None
         );
-        let current = catalogue.contract.version;
+        let current = catalogue.contract_of(ContractId::Embeddings).version;
         assert!(
             catalogue
                 .clauses

@@ -10,6 +10,7 @@ use crate::catalogue::{ContractId, ContractVersion};
 use crate::migration::Migration;
 use crate::migration::replay::Replay;
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 
 /// The document behind every report format.
 #[derive(Clone, Debug)]
@@ -33,19 +34,19 @@ pub struct Report {
 }
 
 /// The contracts a run ran and the versions it is scored against (`--contract`): the
-/// embeddings contract's at the top (as schema 1.6 had it), the rerank contract's
-/// beside it.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+/// embeddings contract's at the top (as schema 1.6 had it), every other contract's
+/// beside it under its name (`rerank`, schema 1.8).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ContractScore {
     /// The embeddings contract of this build: every clause of it ran.
     pub version: ContractVersion,
     /// The pinned version: only its clauses count, when earlier than `version`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub scored: Option<ContractVersion>,
-    /// The rerank contract of this build, and its pin (schema 1.8); absent from
-    /// documents written before it (the published matrix of embeddings servers).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub rerank: Option<VersionScore>,
+    /// Every other contract of this build, and its pin; none in documents written
+    /// before schema 1.8 (the published matrix of embeddings servers).
+    #[serde(flatten)]
+    pub others: BTreeMap<ContractId, VersionScore>,
 }
 
 /// One contract's version and the one it is scored against.
@@ -70,13 +71,18 @@ impl ContractScore {
     /// This build's contracts, nothing pinned.
     pub fn this_build() -> Self {
         let catalogue = crate::catalogue::Catalogue::shipped();
-        ContractScore {
-            version: catalogue.contract.version,
+        let score = |contract| VersionScore {
+            version: catalogue.contract_of(contract).version,
             scored: None,
-            rerank: Some(VersionScore {
-                version: catalogue.rerank.version,
-                scored: None,
-            }),
+        };
+        ContractScore {
+            version: score(ContractId::Embeddings).version,
+            scored: None,
+            others: ContractId::ALL
+                .into_iter()
+                .filter(|c| *c != ContractId::Embeddings)
+                .map(|c| (c, score(c)))
+                .collect(),
         }
     }
 
@@ -84,13 +90,9 @@ impl ContractScore {
     pub fn pinned(pins: &[crate::catalogue::ContractPin]) -> Self {
         let mut score = ContractScore::this_build();
         for pin in pins {
-            match pin.contract {
-                ContractId::Embeddings => score.scored = Some(pin.version),
-                ContractId::Rerank => {
-                    if let Some(rerank) = score.rerank.as_mut() {
-                        rerank.scored = Some(pin.version);
-                    }
-                }
+            match score.others.get_mut(&pin.contract) {
+                Some(other) => other.scored = Some(pin.version),
+                None => score.scored = Some(pin.version),
             }
         }
         score
@@ -108,10 +110,15 @@ impl ContractScore {
             version: self.version,
             scored: self.scored,
         };
-        match &self.rerank {
-            Some(rerank) => format!("{} (rerank {})", embeddings.words(), rerank.words()),
-            None => embeddings.words(),
+        if self.others.is_empty() {
+            return embeddings.words();
         }
+        let others: Vec<String> = self
+            .others
+            .iter()
+            .map(|(contract, score)| format!("{contract} {}", score.words()))
+            .collect();
+        format!("{} ({})", embeddings.words(), others.join(", "))
     }
 }
 

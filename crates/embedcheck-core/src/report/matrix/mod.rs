@@ -231,7 +231,7 @@ impl Document {
             },
             seed: report.seed,
             strict: report.strict,
-            contract: Some(report.contract),
+            contract: Some(report.contract.clone()),
             provenance,
             servers,
             agreement: Vec::new(),
@@ -242,6 +242,7 @@ impl Document {
     /// before schema 1.2.
     pub(crate) fn contract_words(&self) -> String {
         self.contract
+            .as_ref()
             .map(|c| format!(", {}", c.line()))
             .unwrap_or_default()
     }
