@@ -102,6 +102,11 @@ pub struct Options {
           value_parser = clap::value_parser!(u64).range(1..))]
     pub max_tokens: u64,
 
+    /// Most megabytes of files (audio clips) the whole run uploads.
+    #[arg(long, env = "EMBEDCHECK_MAX_UPLOAD_MB", value_name = "MB", default_value_t = 200,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_upload_mb: u64,
+
     /// Most requests per second the run sends (a hosted API's rate limit); default: as
     /// fast as answers come, one at a time.
     #[arg(long, env = "EMBEDCHECK_RATE", value_name = "N", value_parser = positive)]

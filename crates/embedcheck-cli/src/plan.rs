@@ -166,6 +166,7 @@ pub(crate) fn settings(options: &Options, seed: u64) -> Result<Settings, RunErro
         model: options.model.clone(),
         max_requests: options.max_requests,
         max_tokens: token_budget(options),
+        max_upload_bytes: options.max_upload_mb * 1_000_000,
         large_batch: options.large_batch as usize,
         max_retry_wait: Duration::from_secs(options.max_retry_wait),
         seed,

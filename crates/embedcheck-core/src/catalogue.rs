@@ -13,7 +13,7 @@ use std::fmt;
 
 /// Every contract's catalogue as shipped with this build, in the order the contracts
 /// are run and reported.
-const SHIPPED: [(ContractId, &str); 2] = [
+const SHIPPED: [(ContractId, &str); 3] = [
     (
         ContractId::Embeddings,
         include_str!("../specs/clauses.json"),
@@ -21,6 +21,10 @@ const SHIPPED: [(ContractId, &str); 2] = [
     (
         ContractId::Rerank,
         include_str!("../specs/rerank/clauses.json"),
+    ),
+    (
+        ContractId::Speech,
+        include_str!("../specs/speech/clauses.json"),
     ),
 ];
 
@@ -35,16 +39,23 @@ pub enum ContractId {
     Embeddings,
     /// `POST /v1/rerank` (also `/rerank`, `/v2/rerank`), Cohere's and Jina's shape.
     Rerank,
+    /// `POST /v1/audio/transcriptions`, OpenAI's speech-to-text.
+    Speech,
 }
 
 impl ContractId {
     /// Every contract this build knows, in the order they are run and reported.
-    pub const ALL: [ContractId; 2] = [ContractId::Embeddings, ContractId::Rerank];
+    pub const ALL: [ContractId; 3] = [
+        ContractId::Embeddings,
+        ContractId::Rerank,
+        ContractId::Speech,
+    ];
 
     pub fn as_str(self) -> &'static str {
         match self {
             ContractId::Embeddings => "embeddings",
             ContractId::Rerank => "rerank",
+            ContractId::Speech => "speech",
         }
     }
 }
@@ -112,6 +123,7 @@ pub enum Family {
     RerankScores,
     RerankLimits,
     RerankDialects,
+    SpeechShape,
 }
 
 impl Family {
@@ -122,6 +134,7 @@ impl Family {
             | Family::RerankScores
             | Family::RerankLimits
             | Family::RerankDialects => ContractId::Rerank,
+            Family::SpeechShape => ContractId::Speech,
             _ => ContractId::Embeddings,
         }
     }
@@ -144,6 +157,7 @@ impl Family {
             Family::RerankScores => "rerank-scores",
             Family::RerankLimits => "rerank-limits",
             Family::RerankDialects => "rerank-dialects",
+            Family::SpeechShape => "speech-shape",
         }
     }
 }

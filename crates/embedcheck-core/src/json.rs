@@ -13,6 +13,19 @@ pub fn parse(bytes: &[u8]) -> Option<Value> {
     std::str::from_utf8(bytes).ok()?.parse().ok()
 }
 
+/// A JSON value's kind as reasons name it: `missing`, `null`, `a string`, `an object`.
+pub fn kind(value: Option<&Value>) -> &'static str {
+    match value {
+        None => "missing",
+        Some(Value::Null) => "null",
+        Some(Value::Bool(_)) => "a boolean",
+        Some(Value::Number(_)) => "a number",
+        Some(Value::String(_)) => "a string",
+        Some(Value::Array(_)) => "an array",
+        Some(Value::Object(_)) => "an object",
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -4,7 +4,7 @@
 //! demand that its clause fails. A new clause needs one line in [`BREAKERS`].
 
 use crate::persona::{API_KEY, Persona};
-use crate::quirks::{Quirk, RerankQuirk, Trigger};
+use crate::quirks::{Quirk, RerankQuirk, SpeechQuirk, Trigger};
 use crate::real::{COOLDOWN_MILLIS, in_dialect};
 use embedcheck_core::contracts::rerank::RerankDialect;
 use reference_server::{Config, OverlengthPolicy};
@@ -190,6 +190,10 @@ static BREAKERS: &[Breaker] = &[
     }),
     // llama.cpp's TEI mode answers errors in its own envelope, not TEI's.
     ("RRD-003", || in_tei(&[RerankQuirk::ErrorsInOpenAiBody])),
+    // A transcript answered as plain text where JSON was asked for.
+    ("SPS-001", || quirks(&[Quirk::Speech(SpeechQuirk::JsonAsPlainText)])),
+    // vLLM 0.32 answers response_format text with the JSON envelope (vllm#49095).
+    ("SPS-002", || quirks(&[Quirk::Speech(SpeechQuirk::TextAsJson)])),
 ];
 
 /// The persona that breaks `clause_id`, named after it.

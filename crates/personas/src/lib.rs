@@ -45,7 +45,7 @@ mod wire;
 pub use breakers::{breaker, broken_clauses};
 pub use known_answers::{known_answers, rerank_known_answers};
 pub use persona::{API_KEY, Persona, PersonaServer};
-pub use quirks::{Quirk, RerankQuirk, Trigger};
+pub use quirks::{Quirk, RerankQuirk, SpeechQuirk, Trigger};
 pub use real::{
     asymmetric_cpu, dynamo_vllm, in_dialect, infinity, infinity_reranker, litellm,
     litellm_reranker, litserve_reranker, llama_cpp, nim_reranker, old_fastapi, ollama, openai,

@@ -7,7 +7,7 @@
 //! always traces back to a cited difference.
 
 use crate::persona::{API_KEY, Persona};
-use crate::quirks::{Quirk, RerankQuirk, Trigger};
+use crate::quirks::{Quirk, RerankQuirk, SpeechQuirk, Trigger};
 use embedcheck_core::contracts::rerank::RerankDialect;
 use reference_server::{Config, OverlengthPolicy};
 
@@ -102,7 +102,10 @@ fn rerank_only(name: &'static str, status: u16, message: &'static str) -> Person
     Persona {
         name,
         config: cross_encoder(OverlengthPolicy::Reject),
-        quirks: vec![embeddings_refused(status, message)],
+        quirks: vec![
+            Quirk::Speech(SpeechQuirk::NotServed),
+            embeddings_refused(status, message),
+        ],
     }
 }
 
@@ -165,6 +168,7 @@ pub fn vllm_reranker() -> Persona {
         name: "vllm_reranker",
         config: cross_encoder(OverlengthPolicy::Reject),
         quirks: vec![
+            Quirk::Speech(SpeechQuirk::NotServed),
             embeddings_refused(404, "Not Found"),
             Quirk::Rerank(RerankQuirk::AlwaysEchoDocuments),
             Quirk::Rerank(RerankQuirk::NullRefused(VLLM_INTEGERS)),
@@ -185,6 +189,7 @@ pub fn infinity_reranker() -> Persona {
         name: "infinity_reranker",
         config: cross_encoder(OverlengthPolicy::Truncate),
         quirks: vec![
+            Quirk::Speech(SpeechQuirk::NotServed),
             embeddings_refused(
                 400,
                 "ModelNotDeployedError: model=`embedcheck/tiny-rerank-bert` does not support `embed`",
@@ -212,6 +217,7 @@ pub fn litellm_reranker() -> Persona {
         name: "litellm_reranker",
         config: cross_encoder(OverlengthPolicy::Reject),
         quirks: vec![
+            Quirk::Speech(SpeechQuirk::NotServed),
             embeddings_refused(
                 404,
                 "litellm.NotFoundError: Hosted_vllmException - Not Found",
@@ -239,6 +245,7 @@ pub fn litserve_reranker() -> Persona {
         name: "litserve_reranker",
         config: cross_encoder(OverlengthPolicy::Truncate),
         quirks: vec![
+            Quirk::Speech(SpeechQuirk::NotServed),
             Quirk::NoModelsRoute,
             embeddings_refused(404, "Not Found"),
             Quirk::Rerank(RerankQuirk::ServedAt(&["/v1/rerank", "/rerank"])),
@@ -326,6 +333,7 @@ pub fn python_http_server() -> Persona {
         name: "python_http_server",
         config: Config::default(),
         quirks: vec![
+            Quirk::Speech(SpeechQuirk::NotServed),
             Quirk::LeavesRefusedBodyUnread,
             Quirk::Rerank(RerankQuirk::NotServed),
         ],
@@ -346,6 +354,7 @@ pub fn dynamo_vllm() -> Persona {
         name: "dynamo_vllm",
         config: qwen3(OverlengthPolicy::Reject, false),
         quirks: vec![
+            Quirk::Speech(SpeechQuirk::NotServed),
             Quirk::EmptyArrayEmbedded,
             Quirk::NullIsAbsent,
             Quirk::IgnoreUnknownFields { keep: &[] },
@@ -378,6 +387,7 @@ pub fn vllm() -> Persona {
         name: "vllm",
         config: qwen3(OverlengthPolicy::Reject, false),
         quirks: vec![
+            Quirk::Speech(SpeechQuirk::NotServed),
             Quirk::NullIsAbsent,
             Quirk::IgnoreUnknownFields { keep: &[] },
             vllm_refuses_dimensions(),
@@ -413,6 +423,7 @@ pub fn tei() -> Persona {
             ..Config::default()
         },
         quirks: vec![
+            Quirk::Speech(SpeechQuirk::NotServed),
             Quirk::NullIsAbsent,
             Quirk::AxumRejections,
             Quirk::AnyModel,
@@ -452,6 +463,7 @@ pub fn infinity() -> Persona {
             ..Config::default()
         },
         quirks: vec![
+            Quirk::Speech(SpeechQuirk::NotServed),
             Quirk::FastApiValidation,
             Quirk::AnyModel,
             Quirk::IgnoreUnknownFields { keep: &[] },
@@ -492,6 +504,7 @@ pub fn llama_cpp() -> Persona {
             ..Config::default()
         },
         quirks: vec![
+            Quirk::Speech(SpeechQuirk::NotServed),
             Quirk::ErrorWhen {
                 trigger: Trigger::MalformedJson,
                 status: 500,
@@ -567,6 +580,7 @@ pub fn asymmetric_cpu() -> Persona {
             ..Config::default()
         },
         quirks: vec![
+            Quirk::Speech(SpeechQuirk::NotServed),
             Quirk::QueryByDefault,
             Quirk::IgnoreUnknownFields {
                 keep: &["input_type"],
@@ -619,6 +633,7 @@ fn ollama_config(model_id: &str) -> Config {
 
 fn ollama_quirks() -> Vec<Quirk> {
     vec![
+        Quirk::Speech(SpeechQuirk::NotServed),
         Quirk::ErrorWhen {
             trigger: Trigger::TokenIds,
             status: 400,

@@ -10,7 +10,7 @@
 //! reference server's, as for the real servers.
 
 use crate::persona::{API_KEY, Persona};
-use crate::quirks::{Quirk, Trigger};
+use crate::quirks::{Quirk, SpeechQuirk, Trigger};
 use reference_server::Config;
 
 /// The Azure OpenAI deployment the persona serves (its name is the model's, as the
@@ -66,6 +66,7 @@ pub fn azure() -> Persona {
         // Azure serves OpenAI's own models: the openai persona's engine.
         config: crate::real::openai().config,
         quirks: vec![
+            Quirk::Speech(SpeechQuirk::NotServed),
             Quirk::ServedAt("/openai/deployments/text-embedding-3-small"),
             Quirk::RequireQuery {
                 name: "api-version",
@@ -98,6 +99,7 @@ pub fn gemini_openai() -> Persona {
             ..Config::default()
         },
         quirks: vec![
+            Quirk::Speech(SpeechQuirk::NotServed),
             Quirk::ServedAt("/v1beta/openai"),
             Quirk::ErrorWhen {
                 trigger: Trigger::FieldNotOneOf {
@@ -135,6 +137,7 @@ pub fn mistral() -> Persona {
             ..Config::default()
         },
         quirks: vec![
+            Quirk::Speech(SpeechQuirk::NotServed),
             Quirk::ServedAt("/v1"),
             Quirk::ForbidExtraFields(&["model", "input", "output_dimension", "encoding_format"]),
             Quirk::IgnoreFields(&["encoding_format"]),
@@ -173,6 +176,7 @@ pub fn voyage() -> Persona {
             ..Config::default()
         },
         quirks: vec![
+            Quirk::Speech(SpeechQuirk::NotServed),
             Quirk::ServedAt("/v1"),
             Quirk::ErrorWhen {
                 trigger: Trigger::Field("dimensions"),
@@ -224,7 +228,10 @@ pub fn cohere_compat() -> Persona {
             api_key: Some(API_KEY.to_owned()),
             ..Config::default()
         },
-        quirks: vec![Quirk::ServedAt("/compatibility/v1")],
+        quirks: vec![
+            Quirk::Speech(SpeechQuirk::NotServed),
+            Quirk::ServedAt("/compatibility/v1"),
+        ],
     }
 }
 
@@ -249,6 +256,7 @@ pub fn jina() -> Persona {
             ..Config::default()
         },
         quirks: vec![
+            Quirk::Speech(SpeechQuirk::NotServed),
             Quirk::ServedAt("/v1"),
             Quirk::ForbidExtraFields(&[
                 "model",

@@ -11,7 +11,7 @@ use embedcheck_core::catalogue::{Catalogue, Clause, ContractId};
 use embedcheck_core::contracts::rerank::{RerankDialect, RerankSettings};
 use embedcheck_core::reference::RerankReference;
 use embedcheck_core::verdict::Outcome;
-use personas::{Persona, Quirk, RerankQuirk, Trigger};
+use personas::{Persona, Quirk, RerankQuirk, SpeechQuirk, Trigger};
 use reference_server::{Config, rerank_logit, rerank_score};
 use serde_json::json;
 use std::sync::Arc;
@@ -168,12 +168,14 @@ async fn documents_asked_for_and_answered_500_fail_rrs_006_and_none_echoed_skips
 }
 
 /// llama-server started without `--embeddings` and `--reranking` answers 501 on
-/// every route: the run is not audited, and the message carries the server's own fix.
+/// every route (and has no speech route): the run is not audited, and the message
+/// carries the server's own fix.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_server_offering_neither_contract_says_what_the_server_said() {
+async fn a_server_offering_no_contract_says_what_the_server_said() {
     let persona = reference_with(
         "llama_server_without_flags",
         &[
+            Quirk::Speech(SpeechQuirk::NotServed),
             Quirk::ErrorWhen {
                 trigger: Trigger::EmbedPost,
                 status: 501,

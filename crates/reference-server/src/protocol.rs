@@ -12,12 +12,14 @@ mod embeddings;
 mod error;
 mod fields;
 mod rerank;
+mod speech;
 
 use serde::Serialize;
 
 pub use embeddings::KNOWN_FIELDS;
 pub use error::ApiError;
 pub use rerank::{RERANK_FIELDS, pair_logit, rerank_logit, rerank_score};
+pub use speech::{MAX_AUDIO_BYTES, SPEECH_FIELDS};
 
 use crate::config::Config;
 
@@ -79,6 +81,7 @@ enum Route {
     Embeddings,
     Models,
     Rerank,
+    Transcriptions,
 }
 
 impl Route {
@@ -87,13 +90,23 @@ impl Route {
             "/v1/embeddings" | "/embeddings" => Some(Self::Embeddings),
             "/v1/models" | "/models" => Some(Self::Models),
             "/v1/rerank" | "/rerank" | "/v2/rerank" => Some(Self::Rerank),
+            "/v1/audio/transcriptions" | "/audio/transcriptions" => Some(Self::Transcriptions),
             _ => None,
+        }
+    }
+
+    /// The largest body the route reads: an upload of OpenAI's 25 MiB limit with its
+    /// form around it, else the configured limit.
+    fn max_body_bytes(self, config: &Config) -> usize {
+        match self {
+            Self::Transcriptions => config.max_body_bytes.max(MAX_AUDIO_BYTES + 64 * 1024),
+            Self::Embeddings | Self::Models | Self::Rerank => config.max_body_bytes,
         }
     }
 
     fn method(self) -> &'static str {
         match self {
-            Self::Embeddings | Self::Rerank => "POST",
+            Self::Embeddings | Self::Rerank | Self::Transcriptions => "POST",
             Self::Models => "GET",
         }
     }
@@ -108,6 +121,12 @@ impl Engine {
     /// The configuration this engine serves.
     pub fn config(&self) -> &Config {
         &self.config
+    }
+
+    /// The largest body any route reads (an audio upload's), which the HTTP layer
+    /// buffers before the route's own limit is applied.
+    pub fn largest_body(&self) -> usize {
+        Route::Transcriptions.max_body_bytes(&self.config)
     }
 
     /// Answers one request. Never panics on any input; client mistakes are always 4xx.
@@ -130,14 +149,15 @@ impl Engine {
                 allow: route.method(),
             });
         }
-        if request.body.len() > self.config.max_body_bytes {
+        if request.body.len() > route.max_body_bytes(&self.config) {
             return Err(ApiError::PayloadTooLarge {
-                limit: self.config.max_body_bytes,
+                limit: route.max_body_bytes(&self.config),
             });
         }
         match route {
             Route::Embeddings => self.embeddings(request),
             Route::Rerank => self.rerank(request),
+            Route::Transcriptions => self.transcribe(request),
             Route::Models => Ok(HttpResponse::json(200, &ModelList::of(&self.config))),
         }
     }

@@ -24,7 +24,7 @@ use crate::protocol::{ApiError, Engine, HttpRequest, HttpResponse};
 
 /// A router that answers every request with `engine`.
 pub fn router(engine: Arc<Engine>) -> Router {
-    let limit = engine.config().max_body_bytes;
+    let limit = engine.largest_body();
     Router::new()
         .fallback(serve_request)
         .layer(DefaultBodyLimit::max(limit))
@@ -141,7 +141,7 @@ fn header_str<'a>(headers: &'a HeaderMap, name: &HeaderName) -> Option<&'a str> 
 fn body_error(rejection: &BytesRejection, engine: &Engine) -> ApiError {
     if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
         ApiError::PayloadTooLarge {
-            limit: engine.config().max_body_bytes,
+            limit: engine.largest_body(),
         }
     } else {
         ApiError::UnreadableBody(rejection.body_text())

@@ -17,15 +17,20 @@ use std::collections::BTreeMap;
 pub mod embeddings;
 mod offer;
 pub mod rerank;
+pub mod speech;
 
 pub(crate) use offer::{Offered, offered};
 
 /// Every implemented check, the embeddings contract's first, then the rerank contract's.
 pub(crate) fn checks() -> Vec<Check> {
-    [embeddings::clauses::checks(), rerank::clauses::checks()]
-        .into_iter()
-        .flatten()
-        .collect()
+    [
+        embeddings::clauses::checks(),
+        rerank::clauses::checks(),
+        speech::clauses::checks(),
+    ]
+    .into_iter()
+    .flatten()
+    .collect()
 }
 
 /// What the session asks of the contracts: how each says a request in the dialect the
@@ -71,7 +76,7 @@ pub fn observations(facts: &Facts) -> BTreeMap<String, String> {
 pub(crate) fn as_judged(s: &Session, clause: &Clause, verdict: Verdict) -> Verdict {
     match clause.contract() {
         ContractId::Rerank => rerank::clauses::in_the_servers_dialect(s, verdict),
-        ContractId::Embeddings => verdict,
+        ContractId::Embeddings | ContractId::Speech => verdict,
     }
 }
 

@@ -34,15 +34,38 @@ impl Offered {
     }
 }
 
+/// Which contracts the server offers: embeddings and rerank decided together, then
+/// speech-to-text by its own route. A server offering only speech is audited on it
+/// alone; one offering none of the three is not audited.
+pub(crate) async fn offered(session: &Session) -> Result<Offered, String> {
+    let first = embeddings_or_rerank(session).await;
+    let speech = super::speech::requests::not_offered(session).await;
+    match (first, speech) {
+        (Ok(mut offered), why) => {
+            offered
+                .not_offered
+                .extend(why.map(|why| (ContractId::Speech, why)));
+            Ok(offered)
+        }
+        (Err(why), None) => Ok(Offered {
+            not_offered: vec![
+                (ContractId::Embeddings, why.clone()),
+                (ContractId::Rerank, why),
+            ],
+        }),
+        (Err(why), Some(speech)) => Err(format!("{why}; {speech}")),
+    }
+}
+
 /// Whether the server offers embeddings, from the pattern of its answers, in no
 /// language: the plain request answered (any status but a refusal) is an embeddings
 /// endpoint. A refusal is not yet "not offered": the endpoint is not offered when it
 /// is absent (404, 405, 501), or when the batch request is refused alike (whatever it
 /// carries: TEI serving a cross-encoder answers 424 "Model is not an embedding model")
-/// while rerank is served. A server offering neither is not audited when its
-/// embeddings endpoint is absent; one that refuses every embeddings request and
-/// reranks nothing is audited on embeddings (its refusals are what it does).
-pub(crate) async fn offered(session: &Session) -> Result<Offered, String> {
+/// while rerank is served. A server offering neither is an error here (the caller asks
+/// whether it offers speech); one that refuses every embeddings request and reranks
+/// nothing is audited on embeddings (its refusals are what it does).
+async fn embeddings_or_rerank(session: &Session) -> Result<Offered, String> {
     use super::embeddings::requests;
     use super::rerank::requests as rerank;
     let Ok(plain) = requests::single(session).await else {

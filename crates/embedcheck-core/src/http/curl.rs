@@ -1,25 +1,43 @@
 //! Curl commands that reproduce a probe, for every failing verdict.
 
+use super::form::Form;
+
 /// Bodies larger than this are not inlined: the command would be unreadable.
 const MAX_INLINE_BODY: usize = 64 * 1024;
+
+/// A request body as a reproducer sends it.
+pub(crate) enum Shown<'a> {
+    /// Bytes with their content type, inlined where short.
+    Bytes(&'a [u8], &'a str),
+    /// A form, as `-F` arguments (curl writes the boundary).
+    Form(&'a Form),
+}
 
 /// A one-line curl command. No secret is inlined: each is a shell variable (`$KEY`).
 pub(crate) fn render(
     method: &reqwest::Method,
     url: &str,
-    body: Option<(&[u8], &str)>,
+    body: Option<Shown<'_>>,
     headers: &[ShownHeader],
 ) -> String {
     let mut parts = vec!["curl -sS -i".to_owned(), format!("-X {method}"), quote(url)];
     for header in headers {
         parts.push(format!("-H {}", header.quoted()));
     }
-    if let Some((bytes, content_type)) = body {
-        parts.push(format!(
-            "-H {}",
-            quote(&format!("Content-Type: {content_type}"))
-        ));
-        parts.push(data_argument(bytes));
+    match body {
+        Some(Shown::Bytes(bytes, content_type)) => {
+            parts.push(format!(
+                "-H {}",
+                quote(&format!("Content-Type: {content_type}"))
+            ));
+            parts.push(data_argument(bytes));
+        }
+        Some(Shown::Form(form)) => {
+            for (name, value) in form.curl_arguments() {
+                parts.push(format!("-F {}", quote(&format!("{name}={value}"))));
+            }
+        }
+        None => {}
     }
     parts.join(" ")
 }
@@ -67,7 +85,7 @@ mod tests {
         let line = render(
             &reqwest::Method::POST,
             "http://127.0.0.1:8000/v1/embeddings",
-            Some((br#"{"input":"it's"}"#, "application/json")),
+            Some(Shown::Bytes(br#"{"input":"it's"}"#, "application/json")),
             &[ShownHeader::Secret("Authorization: Bearer $KEY".into())],
         );
         assert_eq!(
@@ -99,9 +117,32 @@ mod tests {
         let line = render(
             &reqwest::Method::POST,
             "http://h/v1",
-            Some((&body, "application/json")),
+            Some(Shown::Bytes(&body, "application/json")),
             &[],
         );
         assert!(line.len() < 200 && !line.contains("Authorization"));
+    }
+
+    /// A form is sent as curl's `-F` fields, a file by its name.
+    #[test]
+    fn a_form_renders_as_fields_and_a_named_file() {
+        let form = Form::default()
+            .file(
+                "file",
+                "clip.wav",
+                "audio/wav",
+                std::sync::Arc::from(&b"RIFF"[..]),
+            )
+            .text("model", "whisper-1");
+        let line = render(
+            &reqwest::Method::POST,
+            "http://h/v1/audio/transcriptions",
+            Some(Shown::Form(&form)),
+            &[],
+        );
+        assert!(
+            line.ends_with("-F 'file=@clip.wav;type=audio/wav' -F 'model=whisper-1'"),
+            "{line}"
+        );
     }
 }

@@ -46,6 +46,8 @@ pub(crate) enum Body {
         bytes: Vec<u8>,
         content_type: &'static str,
     },
+    /// A `multipart/form-data` body: text fields and files (an audio clip).
+    Form(super::form::Form),
 }
 
 /// Whether the contract allows the request. Invalid probes are client mistakes on
@@ -114,6 +116,14 @@ impl Probe {
             fresh: false,
             connection: Connection::Pooled,
             verbatim: false,
+        }
+    }
+
+    /// A valid `POST` of a multipart form (a file upload) to a contract's route.
+    pub(crate) fn form(route: Route, form: super::form::Form) -> Self {
+        Probe {
+            body: Body::Form(form),
+            ..Probe::post(route, Value::Null)
         }
     }
 
@@ -190,14 +200,26 @@ impl Probe {
     }
 
     /// The body bytes and content type to send.
-    pub(crate) fn payload(&self) -> Option<(Vec<u8>, &'static str)> {
+    pub(crate) fn payload(&self) -> Option<(Vec<u8>, String)> {
         match &self.body {
             Body::None => None,
-            Body::Json(value) => Some((value.to_string().into_bytes(), "application/json")),
+            Body::Json(value) => Some((
+                value.to_string().into_bytes(),
+                "application/json".to_owned(),
+            )),
             Body::Raw {
                 bytes,
                 content_type,
-            } => Some((bytes.clone(), content_type)),
+            } => Some((bytes.clone(), (*content_type).to_owned())),
+            Body::Form(form) => Some(form.encode()),
+        }
+    }
+
+    /// The bytes of the files the request uploads, which the upload budget counts.
+    pub(crate) fn upload_bytes(&self) -> u64 {
+        match &self.body {
+            Body::Form(form) => form.file_bytes(),
+            Body::None | Body::Json(_) | Body::Raw { .. } => 0,
         }
     }
 
@@ -210,6 +232,7 @@ impl Probe {
                 bytes,
                 content_type,
             } => format!("{content_type}:{}", String::from_utf8_lossy(bytes)),
+            Body::Form(form) => format!("form:{}", form.digest()),
         };
         format!(
             "{} {:?} {:?} {body}",
@@ -226,6 +249,10 @@ impl Probe {
                 inputs: 1,
                 tokens: bytes.len() as u64 / 4,
             },
+            (Body::Form(_), _) => super::Work {
+                inputs: 1,
+                tokens: 0,
+            },
             (Body::Json(_) | Body::None, _) => super::Work::default(),
         }
     }
@@ -236,7 +263,7 @@ impl Probe {
         let outside_ascii = match &self.body {
             Body::Json(v) => has_text_outside_ascii(v),
             Body::Raw { bytes, .. } => !bytes.is_ascii(),
-            Body::None => false,
+            Body::Form(_) | Body::None => false,
         };
         match outside_ascii {
             true => Script::OutsideAscii,

@@ -149,10 +149,18 @@ impl Transport {
     fn exchange_for(&self, probe: &Probe) -> Exchange {
         let url = self.url(probe);
         let payload = self.payload(probe);
+        let (request_body, shown_body) = match (&probe.body, &payload) {
+            (Body::Form(form), _) => (Some(form.excerpt()), Some(curl::Shown::Form(form))),
+            (_, Some((bytes, content_type))) => (
+                Some(excerpt::of_body(bytes)),
+                Some(curl::Shown::Bytes(bytes, content_type)),
+            ),
+            (_, None) => (None, None),
+        };
         Exchange {
             method: probe.method.to_string(),
             path: url.path().to_owned(),
-            request_body: payload.as_ref().map(|(b, _)| excerpt::of_body(b)),
+            request_body,
             status: None,
             response_body: None,
             millis: 0,
@@ -160,18 +168,18 @@ impl Transport {
             curl: curl::render(
                 &probe.method,
                 &super::target::Target::shown(&url),
-                payload.as_ref().map(|(b, ct)| (b.as_slice(), *ct)),
+                shown_body,
                 &self.access.shown_headers(probe.credentials),
             ),
         }
     }
 
     /// The body as sent: an embeddings JSON body in the vendor's field names.
-    fn payload(&self, probe: &Probe) -> Option<(Vec<u8>, &'static str)> {
+    fn payload(&self, probe: &Probe) -> Option<(Vec<u8>, String)> {
         match &probe.body {
             Body::Json(value) if probe.resource.route().is_some_and(|r| r.vendor_fields) => Some((
                 self.access.fields.rewrite(value).to_string().into_bytes(),
-                "application/json",
+                "application/json".to_owned(),
             )),
             _ => probe.payload(),
         }

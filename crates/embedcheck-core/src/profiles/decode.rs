@@ -99,7 +99,7 @@ fn python(data: Option<&Value>) -> Decoded {
     let Some(items) = data.as_array() else {
         return Decoded::Raises(format!(
             "TypeError: data is {}, not a list",
-            json_kind(Some(data))
+            crate::json::kind(Some(data))
         ));
     };
     if items.is_empty() {
@@ -125,7 +125,7 @@ fn python(data: Option<&Value>) -> Decoded {
             other => match numbers(other) {
                 Some(vector) => vector,
                 None => {
-                    let kind = json_kind(other);
+                    let kind = crate::json::kind(other);
                     return Decoded::NotVectors(Wrong::NotAVector { index, kind });
                 }
             },
@@ -170,7 +170,7 @@ fn node(data: Option<&Value>) -> Decoded {
             other => {
                 return Decoded::Raises(format!(
                     "TypeError: Buffer.from is given {} instead of a base64 string",
-                    json_kind(other)
+                    crate::json::kind(other)
                 ));
             }
         };
@@ -189,18 +189,6 @@ fn float32(bytes: &[u8]) -> Vec<f64> {
         .chunks_exact(4)
         .map(|b| f64::from(f32::from_le_bytes([b[0], b[1], b[2], b[3]])))
         .collect()
-}
-
-fn json_kind(value: Option<&Value>) -> &'static str {
-    match value {
-        None => "missing",
-        Some(Value::Null) => "null",
-        Some(Value::Bool(_)) => "a boolean",
-        Some(Value::Number(_)) => "a number",
-        Some(Value::String(_)) => "a string",
-        Some(Value::Array(_)) => "an array",
-        Some(Value::Object(_)) => "an object",
-    }
 }
 
 /// The value of a base64 character in `alphabet` (standard or URL-safe), if it is one.

@@ -35,6 +35,12 @@ pub enum ProbeError {
         "token budget (--max-tokens {max}): this request would need about {needed} tokens, and {spent} are spent"
     )]
     TokenBudget { needed: u64, spent: u64, max: u64 },
+    /// The request's files would take the run's uploads past `--max-upload-mb`.
+    #[error(
+        "upload budget (--max-upload-mb {}): this request uploads {needed} bytes, and {spent} are uploaded",
+        max / 1_000_000
+    )]
+    UploadBudget { needed: u64, spent: u64, max: u64 },
     #[error("{0}")]
     Transport(TransportError),
     #[error("still rate limited (429); the run already waited {0} s of --max-retry-wait")]
@@ -130,6 +136,8 @@ pub struct Session {
     interrupt: Interrupt,
     requests: AtomicU64,
     tokens: AtomicU64,
+    /// Bytes of the files uploaded so far, against `max_upload_bytes`.
+    uploaded: AtomicU64,
     cache: Mutex<HashMap<String, Arc<Reply>>>,
     /// Every exchange with the number it was sent under, in sending order: requests
     /// sent concurrently are logged in the order they were sent, not answered, so a
@@ -273,6 +281,7 @@ impl Session {
             interrupt,
             requests: AtomicU64::new(0),
             tokens: AtomicU64::new(0),
+            uploaded: AtomicU64::new(0),
             cache: Mutex::default(),
             log: Mutex::default(),
             pending: Mutex::default(),
@@ -829,6 +838,8 @@ impl Session {
             .unwrap_or(1.0);
         let expected = (probe.estimated_tokens() as f64 * overrun).ceil() as u64;
         let spent = self.tokens_used();
+        let upload = probe.upload_bytes();
+        let uploaded = self.uploaded.load(Ordering::Relaxed);
         let refusal = if self.requests_sent() >= max_requests {
             ProbeError::RequestBudget(max_requests)
         } else if spent + expected > max_tokens {
@@ -837,7 +848,14 @@ impl Session {
                 spent,
                 max: max_tokens,
             }
+        } else if uploaded + upload > self.settings.max_upload_bytes {
+            ProbeError::UploadBudget {
+                needed: upload,
+                spent: uploaded,
+                max: self.settings.max_upload_bytes,
+            }
         } else {
+            self.uploaded.fetch_add(upload, Ordering::Relaxed);
             return Ok(self.requests.fetch_add(1, Ordering::Relaxed));
         };
         lock(&self.budget_spent).get_or_insert(refusal.clone());

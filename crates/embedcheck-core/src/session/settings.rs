@@ -17,6 +17,8 @@ pub struct Settings {
     pub model: Option<String>,
     pub max_requests: u64,
     pub max_tokens: u64,
+    /// Most bytes of files (audio clips) the run uploads (`--max-upload-mb`).
+    pub max_upload_bytes: u64,
     /// The batch size the large-batch clause tries.
     pub large_batch: usize,
     /// Longest total wait for 429 answers over the whole run; once spent, a 429
@@ -58,6 +60,7 @@ impl Default for Settings {
             model: None,
             max_requests: 1000,
             max_tokens: 500_000,
+            max_upload_bytes: 200_000_000,
             large_batch: 2048,
             max_retry_wait: Duration::from_secs(60),
             seed: 0,

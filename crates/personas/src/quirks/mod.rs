@@ -16,12 +16,14 @@
 mod access;
 mod embeddings;
 mod rerank;
+mod speech;
 mod trigger;
 
 pub(crate) use embeddings::success;
 use embeddings::{errors, fields, request, vocabulary};
 
 pub use rerank::RerankQuirk;
+pub use speech::SpeechQuirk;
 pub use trigger::Trigger;
 
 use crate::wire::{Answer, Incoming};
@@ -440,6 +442,8 @@ pub enum Quirk {
     // ---- rerank routes ----------------------------------------------------------------
     /// A departure of the rerank route (`quirks/rerank/`).
     Rerank(RerankQuirk),
+    /// A departure of the speech-to-text route (`quirks/speech/`).
+    Speech(SpeechQuirk),
 
     // ---- after: hosted vendors' error bodies ------------------------------------------
     /// Writes errors as Azure OpenAI's gateway does, `{"error": {"code": "<status>",
@@ -545,6 +549,7 @@ impl Quirk {
                 return fields::literal(request, field, allowed);
             }
             Quirk::Rerank(quirk) => return quirk.before(request, config),
+            Quirk::Speech(quirk) => return quirk.before(request),
             Quirk::AxumRejections => return request::axum_rejection(request),
             Quirk::FastApiValidation => return request::fastapi_rejection(request),
             _ => {}
@@ -571,6 +576,7 @@ impl Quirk {
             Quirk::StatusAs { from, to } if answer.status == from => answer.status = to,
             Quirk::Identifies { server, .. } => answer.headers.push(("server", server.to_owned())),
             Quirk::Rerank(quirk) => quirk.after(request, answer, config),
+            Quirk::Speech(quirk) => quirk.after(request, answer),
             Quirk::AdvertiseMaxModelLen(tokens) => {
                 success::advertise_max_model_len(request, answer, tokens)
             }

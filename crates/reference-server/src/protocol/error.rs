@@ -121,6 +121,15 @@ pub enum ApiError {
     #[error("This model does not support specifying dimensions.")]
     DimensionsNotSupported,
     /// A bug in the server, never a client mistake.
+    /// A `multipart/form-data` body that does not parse.
+    #[error("Could not parse multipart form: {0}")]
+    MalformedForm(String),
+    /// An upload in none of the containers OpenAI lists (OpenAI's own wording).
+    #[error("Invalid file format. Supported formats: {0}")]
+    InvalidFileFormat(&'static str),
+    /// An upload in a listed container that does not decode.
+    #[error("Invalid or unsupported audio file.")]
+    InvalidAudio,
     #[error("the reference server failed: {0}")]
     Internal(String),
 }
@@ -152,6 +161,7 @@ impl ApiError {
             | Self::InvalidType { param, .. }
             | Self::UnsupportedValue { param, .. } => Some(param),
             Self::ModelNotFound(_) => Some("model"),
+            Self::InvalidFileFormat(_) | Self::InvalidAudio => Some("file"),
             Self::TokenOutOfRange { .. } => Some("input"),
             Self::UnknownDocumentField { .. } => Some("documents"),
             Self::DimensionsTooLarge { .. } | Self::DimensionsNotSupported => Some("dimensions"),

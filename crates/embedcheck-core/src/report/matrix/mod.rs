@@ -25,8 +25,8 @@ use serde_json::Value;
 
 /// The version of `specs/schemas/matrix.schema.json` this build writes.
 /// 1.1 added `agreement`; 1.2 `contract`; 1.3 `contract.rerank`; 1.4 `corpus` per
-/// server.
-pub(crate) const MATRIX_SCHEMA_VERSION: &str = "1.4";
+/// server; 1.5 `contract.speech`.
+pub(crate) const MATRIX_SCHEMA_VERSION: &str = "1.5";
 
 /// The levels, in the order every view shows them.
 pub(crate) const LEVELS: [&str; 3] = ["MUST", "SHOULD", "MAY"];

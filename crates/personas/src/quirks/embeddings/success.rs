@@ -128,7 +128,12 @@ pub(in crate::quirks) fn edit(
             map_vectors(&mut body, |i, v| {
                 // Any id distinct per request and item gives independent errors.
                 let seed = (request.number * 4096 + i as u64) as u32;
-                with_relative_error(&v, &unit(seed, v.len()), weight)
+                within(
+                    least_cosine,
+                    &v,
+                    |w| with_relative_error(&v, &unit(seed, v.len()), w),
+                    weight,
+                )
             })
         }
         Quirk::BatchPaddingLeak if batch_len(&body) > 1 => {
@@ -434,6 +439,22 @@ fn noise_weight(least_cosine: f64, number: u64) -> f64 {
     let share = (number.wrapping_mul(2_654_435_761) % 1000) as f64 / 1000.0;
     let cosine = 1.0 - spread * (0.5 + 0.5 * share);
     (1.0 / (cosine * cosine) - 1.0).sqrt()
+}
+
+/// `noisy(weight)`, with the weight cut by tenths until the answer keeps `least_cosine`
+/// to `v`: the estimate behind [`noise_weight`] is close, not a bound, and the quirk
+/// promises the bound.
+fn within(least_cosine: f64, v: &[f64], noisy: impl Fn(f64) -> Vec<f64>, weight: f64) -> Vec<f64> {
+    let mut weight = weight;
+    loop {
+        let answer = noisy(weight);
+        let cosine: f64 = answer.iter().zip(v).map(|(a, b)| a * b).sum::<f64>()
+            / (v.iter().map(|x| x * x).sum::<f64>().sqrt()).max(f64::MIN_POSITIVE);
+        if cosine >= least_cosine || weight < 1e-9 {
+            return answer;
+        }
+        weight *= 0.9;
+    }
 }
 
 /// `v` with each component off by its own relative error (`weight` × √len × the

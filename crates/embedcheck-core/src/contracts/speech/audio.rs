@@ -1,0 +1,196 @@
+//! Audio the suite makes itself, deterministically: nothing is downloaded or committed,
+//! and the same seed gives the same bytes on every machine.
+//!
+//! The clip is speech-like rather than speech: voiced syllables (a pitch between 110
+//! and 220 Hz with its harmonics, shaped by two vowel-like formants) between short
+//! pauses, which a recogniser's front end takes for a voice. What a server answers to
+//! it is judged by its shape and its agreement with itself, never by its words.
+
+use std::f64::consts::PI;
+use std::sync::Arc;
+
+/// A clip as a client uploads it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Clip {
+    /// The name it is uploaded under, with the extension OpenAI reads the format from.
+    pub file_name: &'static str,
+    pub content_type: &'static str,
+    pub bytes: Arc<[u8]>,
+    /// Its length in seconds.
+    pub seconds: f64,
+}
+
+/// Three seconds of speech-like sound at 16 kHz, mono, 16-bit PCM WAV (96,044 bytes):
+/// the clip every clause sends unless it needs another.
+pub fn speech_wav() -> Clip {
+    const RATE: u32 = 16_000;
+    const SECONDS: f64 = 3.0;
+    Clip {
+        file_name: "speech.wav",
+        content_type: "audio/wav",
+        bytes: Arc::from(wav(&speech_like(SECONDS, RATE, 7), RATE)),
+        seconds: SECONDS,
+    }
+}
+
+/// `seconds` of voiced syllables and pauses at `rate` samples a second, from `seed`.
+fn speech_like(seconds: f64, rate: u32, seed: u64) -> Vec<i16> {
+    let total = (seconds * f64::from(rate)) as usize;
+    let mut random = SplitMix(seed);
+    let mut samples = Vec::with_capacity(total);
+    while samples.len() < total {
+        let syllable = (random.between(0.12, 0.28) * f64::from(rate)) as usize;
+        let pause = (random.between(0.04, 0.12) * f64::from(rate)) as usize;
+        let voice = Voice {
+            pitch: random.between(110.0, 220.0),
+            glide: random.between(-0.25, 0.25),
+            formants: [random.between(300.0, 800.0), random.between(900.0, 2300.0)],
+        };
+        samples.extend((0..syllable).map(|i| voice.sample(i, syllable, rate)));
+        samples.extend(std::iter::repeat_n(0, pause));
+    }
+    samples.truncate(total);
+    samples
+}
+
+/// One syllable's voice: its pitch, how far the pitch glides over it, its formants.
+struct Voice {
+    pitch: f64,
+    glide: f64,
+    formants: [f64; 2],
+}
+
+impl Voice {
+    /// Sample `i` of a syllable `length` samples long.
+    fn sample(&self, i: usize, length: usize, rate: u32) -> i16 {
+        let t = i as f64 / f64::from(rate);
+        let progress = i as f64 / length as f64;
+        let pitch = self.pitch * (1.0 + self.glide * progress);
+        let envelope = sine(PI * progress);
+        let nyquist = f64::from(rate) / 2.0;
+        let value: f64 = (1..)
+            .map(|k| f64::from(k) * pitch)
+            .take_while(|f| *f < nyquist)
+            .map(|f| self.loudness(f) * sine(2.0 * PI * f * t))
+            .sum();
+        (value * envelope * 6000.0).clamp(-32768.0, 32767.0) as i16
+    }
+
+    /// How loud a harmonic at `frequency` is under the two formants.
+    fn loudness(&self, frequency: f64) -> f64 {
+        self.formants
+            .iter()
+            .map(|f| {
+                let off = (frequency - f) / 150.0;
+                1.0 / (1.0 + off * off)
+            })
+            .sum::<f64>()
+            + 0.02
+    }
+}
+
+/// The sine of `x` from additions and multiplications alone, which IEEE 754 rounds
+/// alike on every machine (a platform's `sin` may differ in the last bit): within
+/// 1e-4 of it, far below a 16-bit sample's step.
+fn sine(x: f64) -> f64 {
+    let x = x - 2.0 * PI * (x / (2.0 * PI)).round();
+    let x2 = x * x;
+    let mut term = x;
+    let mut sum = x;
+    for n in 1..8 {
+        term *= -x2 / f64::from((2 * n) * (2 * n + 1));
+        sum += term;
+    }
+    sum
+}
+
+/// Samples as a RIFF WAVE file: mono, 16-bit little-endian PCM.
+fn wav(samples: &[i16], rate: u32) -> Vec<u8> {
+    let data = (samples.len() * 2) as u32;
+    let mut bytes = Vec::with_capacity(44 + data as usize);
+    bytes.extend_from_slice(b"RIFF");
+    bytes.extend_from_slice(&(36 + data).to_le_bytes());
+    bytes.extend_from_slice(b"WAVEfmt ");
+    bytes.extend_from_slice(&16u32.to_le_bytes());
+    bytes.extend_from_slice(&1u16.to_le_bytes()); // PCM
+    bytes.extend_from_slice(&1u16.to_le_bytes()); // mono
+    bytes.extend_from_slice(&rate.to_le_bytes());
+    bytes.extend_from_slice(&(rate * 2).to_le_bytes()); // bytes a second
+    bytes.extend_from_slice(&2u16.to_le_bytes()); // bytes a frame
+    bytes.extend_from_slice(&16u16.to_le_bytes()); // bits a sample
+    bytes.extend_from_slice(b"data");
+    bytes.extend_from_slice(&data.to_le_bytes());
+    for sample in samples {
+        bytes.extend_from_slice(&sample.to_le_bytes());
+    }
+    bytes
+}
+
+/// SplitMix64: a small seeded generator, the same on every platform.
+struct SplitMix(u64);
+
+impl SplitMix {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// A number in `[low, high)`.
+    fn between(&mut self, low: f64, high: f64) -> f64 {
+        let unit = (self.next() >> 11) as f64 / (1u64 << 53) as f64;
+        low + unit * (high - low)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_clip_is_a_wav_file_of_its_stated_length() {
+        let clip = speech_wav();
+        assert_eq!(clip.bytes.len(), 96_044);
+        assert_eq!(&clip.bytes[..4], b"RIFF");
+        assert_eq!(&clip.bytes[8..16], b"WAVEfmt ");
+        let rate = u32::from_le_bytes(clip.bytes[24..28].try_into().unwrap());
+        let data = u32::from_le_bytes(clip.bytes[40..44].try_into().unwrap());
+        assert_eq!(f64::from(data) / 2.0 / f64::from(rate), clip.seconds);
+    }
+
+    /// The same clip on every run and machine: its digest is pinned.
+    #[test]
+    fn the_clip_is_the_same_bytes_every_time() {
+        assert_eq!(speech_wav(), speech_wav());
+        assert_eq!(
+            crate::sha256::hex_bytes(&speech_wav().bytes),
+            "6c2321fb649e3aa016500a45614dcb996970afda1ad21f195dbc5b4c58d34ef6"
+        );
+    }
+
+    #[test]
+    fn the_sine_is_within_a_ten_thousandth_of_the_platforms() {
+        for i in -2000..2000 {
+            let x = f64::from(i) * 0.01;
+            assert!((sine(x) - x.sin()).abs() < 1e-4, "{x}");
+        }
+    }
+
+    /// Voiced syllables and pauses: loud and silent stretches both.
+    #[test]
+    fn the_clip_has_voice_and_pauses() {
+        let samples = speech_like(3.0, 16_000, 7);
+        let windows: Vec<i32> = samples
+            .chunks(160)
+            .map(|w| w.iter().map(|s| i32::from(*s).abs()).max().unwrap_or(0))
+            .collect();
+        let loud = windows.iter().filter(|m| **m > 3000).count();
+        let silent = windows.iter().filter(|m| **m == 0).count();
+        assert!(
+            loud > 100 && silent > 20,
+            "{loud} loud, {silent} silent windows"
+        );
+    }
+}

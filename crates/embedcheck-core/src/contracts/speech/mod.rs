@@ -1,0 +1,7 @@
+//! The speech-to-text contract (`specs/speech/clauses.json`): `POST
+//! /v1/audio/transcriptions` as OpenAI's API reference and SDKs describe it, judged with
+//! audio the suite makes itself.
+
+pub mod audio;
+pub(crate) mod clauses;
+pub(crate) mod requests;

@@ -1,0 +1,74 @@
+//! The speech contract's route and canonical requests.
+//!
+//! Every request is a multipart form carrying the canonical clip, so that two clauses
+//! asking the same question send the same bytes and the session cache answers the
+//! second. Whether the server offers the contract is the minimal request's answer: a
+//! route that is absent (404, 405, 501) is "not offered", and every speech clause skips.
+
+use super::audio::{self, Clip};
+use crate::catalogue::ContractId;
+use crate::http::form::Form;
+use crate::http::{Anchor, Probe, Reply, Route, Work};
+use crate::session::Session;
+use std::sync::{Arc, OnceLock};
+
+/// `POST {base}/audio/transcriptions`. Its bodies are forms, whose work the session
+/// counts itself; its usage (seconds of audio) is never charged as tokens.
+pub const ROUTE: Route = Route {
+    contract: ContractId::Speech,
+    path: "audio/transcriptions",
+    anchor: Anchor::Base,
+    work: |_| Work::default(),
+    charges_usage: false,
+    vendor_fields: false,
+};
+
+/// The clip every clause sends unless it needs another, made once.
+pub(crate) fn clip() -> &'static Clip {
+    static CLIP: OnceLock<Clip> = OnceLock::new();
+    CLIP.get_or_init(audio::speech_wav)
+}
+
+/// The form with `clip` as `file` and the run's `model`, as Open WebUI sends it.
+fn form(s: &Session, clip: &Clip) -> Form {
+    Form::default()
+        .file(
+            "file",
+            clip.file_name,
+            clip.content_type,
+            Arc::clone(&clip.bytes),
+        )
+        .text("model", s.model())
+}
+
+/// The minimal request: the canonical clip and `model`, nothing else (SPS-001).
+pub(crate) fn minimal(s: &Session) -> Probe {
+    Probe::form(ROUTE, form(s, clip()))
+}
+
+/// The canonical clip asked for in `response_format` `format`.
+pub(crate) fn in_format(s: &Session, format: &str) -> Probe {
+    Probe::form(ROUTE, form(s, clip()).text("response_format", format))
+}
+
+/// The transcript of a JSON answer: its `text`, where it is a string.
+pub(crate) fn json_text(reply: &Reply) -> Option<&str> {
+    reply.json.as_ref()?.get("text")?.as_str()
+}
+
+/// Why the server does not offer speech-to-text, where it does not: the minimal
+/// request's route is absent. `None` when it is offered, or when no answer could say
+/// (a budget, a stall: the clauses say so one by one).
+pub(crate) async fn not_offered(s: &Session) -> Option<String> {
+    let reply = match s.send(minimal(s)).await {
+        Ok(reply) => reply,
+        Err(_) => return None,
+    };
+    reply.is_absent().then(|| {
+        format!(
+            "speech-to-text is not offered: the minimal request to {} was answered {}",
+            s.transport().target().url(&ROUTE).path(),
+            reply.summary()
+        )
+    })
+}

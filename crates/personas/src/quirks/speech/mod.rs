@@ -1,0 +1,66 @@
+//! How real servers depart from OpenAI's speech-to-text route
+//! (`POST /v1/audio/transcriptions`), each with the source it was read or measured
+//! from (`speech-notes.md` §3).
+
+use crate::wire::{Answer, Incoming};
+use serde_json::json;
+
+/// A departure of the speech-to-text route.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SpeechQuirk {
+    /// No speech-to-text route: 404, as on every server without a speech model (TEI,
+    /// Infinity, llama.cpp's llama-server, Ollama, Dynamo 1.6.1, which has no batch
+    /// route yet, and vLLM serving an embedding or rerank model).
+    NotServed,
+    /// Answers `response_format: text` with the JSON envelope as `application/json`,
+    /// as vLLM 0.32 does (vllm#49095, measured in the lab: speech-notes.md §3.1).
+    TextAsJson,
+    /// Answers the minimal request's JSON as plain text: what a client reading
+    /// `["text"]` of a JSON answer cannot read.
+    JsonAsPlainText,
+}
+
+impl SpeechQuirk {
+    /// Answers the request outright where the route is not served.
+    pub(crate) fn before(&self, request: &Incoming) -> Option<Answer> {
+        (*self == SpeechQuirk::NotServed && is_speech(request))
+            .then(|| Answer::plain_text(404, "Not Found"))
+    }
+
+    /// Rewrites a speech answer.
+    pub(crate) fn after(&self, request: &Incoming, answer: &mut Answer) {
+        if !is_speech(request) || answer.status != 200 {
+            return;
+        }
+        let format = form_field(request, "response_format");
+        match self {
+            SpeechQuirk::NotServed => {}
+            SpeechQuirk::TextAsJson if format.as_deref() == Some("text") => {
+                let text = String::from_utf8_lossy(&answer.body).trim_end().to_owned();
+                *answer = Answer::json_body(200, &json!({"text": text}));
+            }
+            SpeechQuirk::JsonAsPlainText if format.is_none() => {
+                let text = answer
+                    .json()
+                    .and_then(|j| j.get("text").and_then(|t| t.as_str().map(str::to_owned)))
+                    .unwrap_or_default();
+                *answer = Answer::plain_text(200, &text);
+            }
+            SpeechQuirk::TextAsJson | SpeechQuirk::JsonAsPlainText => {}
+        }
+    }
+}
+
+/// Whether the request went to the speech-to-text route.
+fn is_speech(request: &Incoming) -> bool {
+    request.path.ends_with("/audio/transcriptions")
+}
+
+/// A text field of a multipart request, found by its part's name.
+fn form_field(request: &Incoming, name: &str) -> Option<String> {
+    let marker = format!("name=\"{name}\"\r\n\r\n");
+    let body = String::from_utf8_lossy(&request.body);
+    let start = body.find(&marker)? + marker.len();
+    let end = body[start..].find("\r\n")?;
+    Some(body[start..start + end].to_owned())
+}

@@ -1,0 +1,244 @@
+//! `POST /v1/audio/transcriptions`: OpenAI's speech-to-text, answered by a
+//! deterministic transcriber (`audio`) in each documented `response_format`.
+
+mod audio;
+mod form;
+
+use serde::Serialize;
+use serde_json::json;
+
+use super::{ApiError, Engine, HttpRequest, HttpResponse};
+
+/// The form fields OpenAI's `CreateTranscriptionRequest` has, as the SDKs send them.
+pub const SPEECH_FIELDS: [&str; 10] = [
+    "file",
+    "model",
+    "language",
+    "prompt",
+    "response_format",
+    "temperature",
+    "timestamp_granularities[]",
+    "stream",
+    "chunking_strategy",
+    "include[]",
+];
+
+/// OpenAI's upload limit: 25 MiB, refused with 413 above it.
+pub const MAX_AUDIO_BYTES: usize = 26_214_400;
+
+/// Words a segment holds.
+const SEGMENT_WORDS: usize = 8;
+
+/// A transcription request, read.
+struct Request<'a> {
+    audio: &'a [u8],
+    format: Format,
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Format {
+    Json,
+    Text,
+    Srt,
+    VerboseJson,
+    Vtt,
+}
+
+impl Engine {
+    pub(super) fn transcribe(&self, request: &HttpRequest<'_>) -> Result<HttpResponse, ApiError> {
+        let read = self.read_transcription(request)?;
+        let heard = audio::hear(read.audio)?;
+        Ok(answer(&heard, read.format))
+    }
+
+    fn read_transcription<'a>(&self, request: &HttpRequest<'a>) -> Result<Request<'a>, ApiError> {
+        let parts = form::parts(request.content_type, request.body)?;
+        if let Some(unknown) = parts
+            .iter()
+            .find(|p| !SPEECH_FIELDS.contains(&p.name.as_str()))
+        {
+            return Err(ApiError::UnrecognizedArgument(unknown.name.clone()));
+        }
+        let field = |name: &str| parts.iter().find(|p| p.name == name);
+        let text = |name: &'static str| -> Result<Option<String>, ApiError> {
+            field(name)
+                .map(|p| {
+                    String::from_utf8(p.body.to_vec()).map_err(|_| ApiError::InvalidType {
+                        param: name,
+                        location: name.to_owned(),
+                        expected: "a string",
+                        actual: "bytes that are not UTF-8",
+                    })
+                })
+                .transpose()
+        };
+        let file = field("file").ok_or(ApiError::MissingParameter("file"))?;
+        if file.body.len() > MAX_AUDIO_BYTES {
+            return Err(ApiError::PayloadTooLarge {
+                limit: MAX_AUDIO_BYTES,
+            });
+        }
+        let model = text("model")?.ok_or(ApiError::MissingParameter("model"))?;
+        if model != self.config.model_id {
+            return Err(ApiError::ModelNotFound(model));
+        }
+        if let Some(language) = text("language")?
+            && !(language.len() == 2 && language.bytes().all(|b| b.is_ascii_lowercase()))
+        {
+            return Err(ApiError::UnsupportedValue {
+                param: "language",
+                value: language,
+                supported: "ISO-639-1 codes such as 'en'",
+            });
+        }
+        if let Some(temperature) = text("temperature")?
+            && !temperature
+                .parse::<f64>()
+                .is_ok_and(|t| (0.0..=1.0).contains(&t))
+        {
+            return Err(ApiError::UnsupportedValue {
+                param: "temperature",
+                value: temperature,
+                supported: "a number from 0 to 1",
+            });
+        }
+        let format = match text("response_format")?.as_deref() {
+            None | Some("json") => Format::Json,
+            Some("text") => Format::Text,
+            Some("srt") => Format::Srt,
+            Some("verbose_json") => Format::VerboseJson,
+            Some("vtt") => Format::Vtt,
+            Some(other) => {
+                return Err(ApiError::UnsupportedValue {
+                    param: "response_format",
+                    value: other.to_owned(),
+                    supported: "'json', 'text', 'srt', 'verbose_json', 'vtt'",
+                });
+            }
+        };
+        Ok(Request {
+            audio: file.body,
+            format,
+        })
+    }
+}
+
+/// One stretch of the transcript with its times.
+#[derive(Serialize)]
+struct Segment {
+    id: usize,
+    seek: usize,
+    start: f64,
+    end: f64,
+    text: String,
+    tokens: Vec<usize>,
+    temperature: f64,
+    avg_logprob: f64,
+    compression_ratio: f64,
+    no_speech_prob: f64,
+}
+
+fn segments(heard: &audio::Heard) -> Vec<Segment> {
+    let chunks: Vec<&[&str]> = heard.words.chunks(SEGMENT_WORDS).collect();
+    let each = heard.seconds / chunks.len().max(1) as f64;
+    chunks
+        .iter()
+        .enumerate()
+        .map(|(id, words)| Segment {
+            id,
+            seek: 0,
+            start: round_ms(each * id as f64),
+            end: round_ms(each * (id + 1) as f64),
+            text: format!(" {}", words.join(" ")),
+            tokens: (0..words.len())
+                .map(|i| 50_364 + id * SEGMENT_WORDS + i)
+                .collect(),
+            temperature: 0.0,
+            avg_logprob: -0.25,
+            compression_ratio: 1.0,
+            no_speech_prob: 0.01,
+        })
+        .collect()
+}
+
+fn round_ms(seconds: f64) -> f64 {
+    (seconds * 1000.0).round() / 1000.0
+}
+
+fn answer(heard: &audio::Heard, format: Format) -> HttpResponse {
+    let text = heard.words.join(" ");
+    let usage = json!({"type": "duration", "seconds": heard.seconds.ceil() as u64});
+    match format {
+        Format::Json => HttpResponse::json(200, &json!({"text": text, "usage": usage})),
+        Format::Text => plain("text/plain; charset=utf-8", format!("{text}\n")),
+        Format::VerboseJson => HttpResponse::json(
+            200,
+            &json!({
+                "task": "transcribe",
+                "language": "english",
+                "duration": heard.seconds,
+                "text": text,
+                "segments": segments(heard),
+                "usage": usage,
+            }),
+        ),
+        Format::Srt => plain(
+            "application/x-subrip; charset=utf-8",
+            cues(heard, Format::Srt),
+        ),
+        Format::Vtt => plain("text/vtt; charset=utf-8", cues(heard, Format::Vtt)),
+    }
+}
+
+/// The transcript as SubRip or WebVTT cues, one a segment.
+fn cues(heard: &audio::Heard, format: Format) -> String {
+    let mut out = String::new();
+    if format == Format::Vtt {
+        out.push_str("WEBVTT\n\n");
+    }
+    for segment in segments(heard) {
+        if format == Format::Srt {
+            out.push_str(&format!("{}\n", segment.id + 1));
+        }
+        let separator = if format == Format::Srt { ',' } else { '.' };
+        out.push_str(&format!(
+            "{} --> {}\n{}\n\n",
+            timestamp(segment.start, separator),
+            timestamp(segment.end, separator),
+            segment.text.trim()
+        ));
+    }
+    out
+}
+
+/// `HH:MM:SS,mmm` (SubRip) or `HH:MM:SS.mmm` (WebVTT).
+fn timestamp(seconds: f64, separator: char) -> String {
+    let ms = (seconds * 1000.0).round() as u64;
+    format!(
+        "{:02}:{:02}:{:02}{separator}{:03}",
+        ms / 3_600_000,
+        ms / 60_000 % 60,
+        ms / 1000 % 60,
+        ms % 1000
+    )
+}
+
+fn plain(content_type: &'static str, body: String) -> HttpResponse {
+    HttpResponse {
+        status: 200,
+        content_type,
+        headers: Vec::new(),
+        body: body.into_bytes(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cue_times_are_hours_minutes_seconds_and_milliseconds() {
+        assert_eq!(timestamp(3725.5, ','), "01:02:05,500");
+        assert_eq!(timestamp(0.0, '.'), "00:00:00.000");
+    }
+}
