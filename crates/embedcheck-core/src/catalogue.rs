@@ -124,6 +124,7 @@ pub enum Family {
     RerankLimits,
     RerankDialects,
     SpeechShape,
+    SpeechErrors,
 }
 
 impl Family {
@@ -134,7 +135,7 @@ impl Family {
             | Family::RerankScores
             | Family::RerankLimits
             | Family::RerankDialects => ContractId::Rerank,
-            Family::SpeechShape => ContractId::Speech,
+            Family::SpeechShape | Family::SpeechErrors => ContractId::Speech,
             _ => ContractId::Embeddings,
         }
     }
@@ -158,6 +159,7 @@ impl Family {
             Family::RerankLimits => "rerank-limits",
             Family::RerankDialects => "rerank-dialects",
             Family::SpeechShape => "speech-shape",
+            Family::SpeechErrors => "speech-errors",
         }
     }
 }

@@ -194,6 +194,12 @@ static BREAKERS: &[Breaker] = &[
     ("SPS-001", || quirks(&[Quirk::Speech(SpeechQuirk::JsonAsPlainText)])),
     // vLLM 0.32 answers response_format text with the JSON envelope (vllm#49095).
     ("SPS-002", || quirks(&[Quirk::Speech(SpeechQuirk::TextAsJson)])),
+    // faster-whisper-server answers 500 to a file it cannot decode.
+    ("SPE-001", || quirks(&[Quirk::Speech(SpeechQuirk::RefusalsAs500)])),
+    // whisper.cpp's server refuses with 400 text/plain "Invalid request".
+    ("SPE-002", || quirks(&[Quirk::Speech(SpeechQuirk::PlainTextRefusals)])),
+    // faster-whisper-server answers 500 to a 26 MiB upload.
+    ("SPE-003", || quirks(&[Quirk::Speech(SpeechQuirk::RefusalsAs500)])),
 ];
 
 /// The persona that breaks `clause_id`, named after it.

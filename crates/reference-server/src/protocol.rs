@@ -96,10 +96,11 @@ impl Route {
     }
 
     /// The largest body the route reads: an upload of OpenAI's 25 MiB limit with its
-    /// form around it, else the configured limit.
+    /// form fields around it (a larger body is refused before it is parsed), else the
+    /// configured limit.
     fn max_body_bytes(self, config: &Config) -> usize {
         match self {
-            Self::Transcriptions => config.max_body_bytes.max(MAX_AUDIO_BYTES + 64 * 1024),
+            Self::Transcriptions => config.max_body_bytes.max(MAX_AUDIO_BYTES + 16 * 1024),
             Self::Embeddings | Self::Models | Self::Rerank => config.max_body_bytes,
         }
     }
@@ -150,9 +151,12 @@ impl Engine {
             });
         }
         if request.body.len() > route.max_body_bytes(&self.config) {
-            return Err(ApiError::PayloadTooLarge {
-                limit: route.max_body_bytes(&self.config),
-            });
+            // An upload is refused for its file's size, as OpenAI words it.
+            let limit = match route {
+                Route::Transcriptions => MAX_AUDIO_BYTES,
+                _ => route.max_body_bytes(&self.config),
+            };
+            return Err(ApiError::PayloadTooLarge { limit });
         }
         match route {
             Route::Embeddings => self.embeddings(request),

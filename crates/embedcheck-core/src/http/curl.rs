@@ -131,7 +131,7 @@ mod tests {
                 "file",
                 "clip.wav",
                 "audio/wav",
-                std::sync::Arc::from(&b"RIFF"[..]),
+                crate::http::form::Upload::new(std::sync::Arc::from(&b"RIFF"[..])),
             )
             .text("model", "whisper-1");
         let line = render(

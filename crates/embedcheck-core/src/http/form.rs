@@ -9,6 +9,29 @@
 use crate::sha256;
 use std::sync::Arc;
 
+/// A file's bytes with their SHA-256, taken once: a 26 MB clip is hashed once a run,
+/// not once a request.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Upload {
+    bytes: Arc<[u8]>,
+    digest: Arc<str>,
+}
+
+impl Upload {
+    pub fn new(bytes: Arc<[u8]>) -> Self {
+        let digest = Arc::from(sha256::hex_bytes(&bytes));
+        Upload { bytes, digest }
+    }
+
+    pub fn bytes(&self) -> &[u8] {
+        &self.bytes
+    }
+
+    pub fn digest(&self) -> &str {
+        &self.digest
+    }
+}
+
 /// One part of a form.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Part {
@@ -20,7 +43,7 @@ pub enum Part {
         name: String,
         file_name: String,
         content_type: String,
-        bytes: Arc<[u8]>,
+        upload: Upload,
     },
 }
 
@@ -41,18 +64,12 @@ impl Form {
     }
 
     /// The form with a file added.
-    pub fn file(
-        mut self,
-        name: &str,
-        file_name: &str,
-        content_type: &str,
-        bytes: Arc<[u8]>,
-    ) -> Self {
+    pub fn file(mut self, name: &str, file_name: &str, content_type: &str, upload: Upload) -> Self {
         self.parts.push(Part::File {
             name: name.to_owned(),
             file_name: file_name.to_owned(),
             content_type: content_type.to_owned(),
-            bytes,
+            upload,
         });
         self
     }
@@ -66,7 +83,7 @@ impl Form {
         self.parts
             .iter()
             .map(|part| match part {
-                Part::File { bytes, .. } => bytes.len() as u64,
+                Part::File { upload, .. } => upload.bytes().len() as u64,
                 Part::Text { .. } => 0,
             })
             .sum()
@@ -98,7 +115,7 @@ impl Form {
                     name,
                     file_name,
                     content_type,
-                    bytes,
+                    upload,
                 } => {
                     body.extend_from_slice(
                         format!(
@@ -106,7 +123,7 @@ impl Form {
                         )
                         .as_bytes(),
                     );
-                    body.extend_from_slice(bytes);
+                    body.extend_from_slice(upload.bytes());
                 }
             }
             body.extend_from_slice(b"\r\n");
@@ -129,11 +146,11 @@ impl Form {
                     name,
                     file_name,
                     content_type,
-                    bytes,
+                    upload,
                 } => format!(
                     "{name}=<{file_name}: {content_type}, {} bytes, sha256 {}…>",
-                    bytes.len(),
-                    &sha256::hex_bytes(bytes)[..12]
+                    upload.bytes().len(),
+                    &upload.digest()[..12]
                 ),
             })
             .collect();
@@ -165,10 +182,10 @@ fn described(part: &Part) -> String {
             name,
             file_name,
             content_type,
-            bytes,
+            upload,
         } => format!(
             "file {name:?} {file_name:?} {content_type:?} {}",
-            sha256::hex_bytes(bytes)
+            upload.digest()
         ),
     }
 }
@@ -183,7 +200,7 @@ mod tests {
                 "file",
                 "clip.wav",
                 "audio/wav",
-                Arc::from(&b"RIFF\0\x01binary"[..]),
+                Upload::new(Arc::from(&b"RIFF\0\x01binary"[..])),
             )
             .text("model", "whisper-1")
             .text("response_format", "json")

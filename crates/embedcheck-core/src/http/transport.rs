@@ -148,7 +148,11 @@ impl Transport {
 
     fn exchange_for(&self, probe: &Probe) -> Exchange {
         let url = self.url(probe);
-        let payload = self.payload(probe);
+        // A form is shown without encoding it (its files may be 26 MB).
+        let payload = match &probe.body {
+            Body::Form(_) => None,
+            _ => self.payload(probe),
+        };
         let (request_body, shown_body) = match (&probe.body, &payload) {
             (Body::Form(form), _) => (Some(form.excerpt()), Some(curl::Shown::Form(form))),
             (_, Some((bytes, content_type))) => (

@@ -116,7 +116,7 @@ pub struct Logged {
     pub reply: Option<Arc<Reply>>,
     /// The clause that sent it (None before the first clause: the model look-up).
     pub clause: Option<&'static str>,
-    /// The request body as sent, for behaviour snapshots.
+    /// The request body as sent, for behaviour snapshots; a form as its excerpt.
     pub request_body: Option<Vec<u8>>,
     /// How long the answer was waited for, and why (none for a dry run's record).
     pub deadline: Option<Deadline>,
@@ -905,7 +905,12 @@ impl Session {
             exchange,
             reply,
             clause: *lock(&self.current_clause),
-            request_body: probe.payload().map(|(bytes, _)| bytes),
+            request_body: match &probe.body {
+                // A form as evidence shows it (a file by size and digest): a log of a
+                // run's 26 MB uploads would hold every one of them.
+                crate::http::Body::Form(form) => Some(form.excerpt().into_bytes()),
+                _ => probe.payload().map(|(bytes, _)| bytes),
+            },
             deadline: deadline.cloned(),
         };
         let mut log = lock(&self.log);

@@ -235,6 +235,126 @@ fn plain(content_type: &'static str, body: String) -> HttpResponse {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::Config;
+    use serde_json::Value;
+
+    /// A one-second 8 kHz WAV clip of a steady tone.
+    fn clip() -> Vec<u8> {
+        let samples = 8_000u32;
+        let mut bytes = b"RIFF".to_vec();
+        bytes.extend_from_slice(&(36 + samples * 2).to_le_bytes());
+        bytes.extend_from_slice(b"WAVEfmt ");
+        bytes.extend_from_slice(&16u32.to_le_bytes());
+        bytes.extend_from_slice(&[1, 0, 1, 0]);
+        bytes.extend_from_slice(&8_000u32.to_le_bytes());
+        bytes.extend_from_slice(&16_000u32.to_le_bytes());
+        bytes.extend_from_slice(&[2, 0, 16, 0]);
+        bytes.extend_from_slice(b"data");
+        bytes.extend_from_slice(&(samples * 2).to_le_bytes());
+        (0..samples).for_each(|i| bytes.extend_from_slice(&((i % 64) as i16 * 100).to_le_bytes()));
+        bytes
+    }
+
+    /// A form's fields, each a name and its bytes.
+    type Fields<'a> = &'a [(&'a str, &'a [u8])];
+
+    fn send(fields: Fields<'_>) -> HttpResponse {
+        let mut body = Vec::new();
+        for (name, value) in fields {
+            let file = if *name == "file" {
+                "; filename=\"a.wav\""
+            } else {
+                ""
+            };
+            body.extend_from_slice(
+                format!("--B\r\nContent-Disposition: form-data; name=\"{name}\"{file}\r\n\r\n")
+                    .as_bytes(),
+            );
+            body.extend_from_slice(value);
+            body.extend_from_slice(b"\r\n");
+        }
+        body.extend_from_slice(b"--B--\r\n");
+        Engine::new(Config::default()).handle(&HttpRequest {
+            method: "POST",
+            path: "/v1/audio/transcriptions",
+            authorization: None,
+            content_type: Some("multipart/form-data; boundary=B"),
+            body: &body,
+        })
+    }
+
+    #[test]
+    fn the_minimal_request_is_answered_with_json_text_and_text_as_itself() {
+        let clip = clip();
+        let json = send(&[("file", &clip), ("model", b"embedcheck-reference")]);
+        assert_eq!((json.status, json.content_type), (200, "application/json"));
+        let value: Value = serde_json::from_slice(&json.body).unwrap();
+        let text = value["text"].as_str().unwrap().to_owned();
+        assert_eq!(text.split(' ').count(), 2);
+        let plain = send(&[
+            ("file", &clip),
+            ("model", b"embedcheck-reference"),
+            ("response_format", b"text"),
+        ]);
+        assert_eq!(plain.content_type, "text/plain; charset=utf-8");
+        assert_eq!(String::from_utf8(plain.body).unwrap(), format!("{text}\n"));
+    }
+
+    #[test]
+    fn subtitles_have_cues_within_the_clip() {
+        let clip = clip();
+        let srt = send(&[
+            ("file", &clip),
+            ("model", b"embedcheck-reference"),
+            ("response_format", b"srt"),
+        ]);
+        let text = String::from_utf8(srt.body).unwrap();
+        assert!(
+            text.starts_with("1\n00:00:00,000 --> 00:00:01,000\n"),
+            "{text}"
+        );
+        let vtt = send(&[
+            ("file", &clip),
+            ("model", b"embedcheck-reference"),
+            ("response_format", b"vtt"),
+        ]);
+        assert!(
+            String::from_utf8(vtt.body)
+                .unwrap()
+                .starts_with("WEBVTT\n\n00:00:00.000 --> ")
+        );
+    }
+
+    #[test]
+    fn client_mistakes_are_refused_in_openais_envelope() {
+        let clip = clip();
+        let cases: [(Fields<'_>, u16, &str); 4] = [
+            (&[("model", b"embedcheck-reference")], 400, "file"),
+            (&[("file", &clip)], 400, "model"),
+            (
+                &[("file", b"not audio"), ("model", b"embedcheck-reference")],
+                400,
+                "file",
+            ),
+            (
+                &[
+                    ("file", &clip),
+                    ("model", b"embedcheck-reference"),
+                    ("response_format", b"xml"),
+                ],
+                400,
+                "response_format",
+            ),
+        ];
+        for (fields, status, param) in cases {
+            let answer = send(fields);
+            let value: Value = serde_json::from_slice(&answer.body).unwrap();
+            assert_eq!(
+                (answer.status, value["error"]["param"].as_str()),
+                (status, Some(param))
+            );
+        }
+    }
 
     #[test]
     fn cue_times_are_hours_minutes_seconds_and_milliseconds() {

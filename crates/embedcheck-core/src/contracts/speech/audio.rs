@@ -6,6 +6,7 @@
 //! pauses, which a recogniser's front end takes for a voice. What a server answers to
 //! it is judged by its shape and its agreement with itself, never by its words.
 
+use crate::http::form::Upload;
 use std::f64::consts::PI;
 use std::sync::Arc;
 
@@ -15,7 +16,7 @@ pub struct Clip {
     /// The name it is uploaded under, with the extension OpenAI reads the format from.
     pub file_name: &'static str,
     pub content_type: &'static str,
-    pub bytes: Arc<[u8]>,
+    pub upload: Upload,
     /// Its length in seconds.
     pub seconds: f64,
 }
@@ -28,7 +29,23 @@ pub fn speech_wav() -> Clip {
     Clip {
         file_name: "speech.wav",
         content_type: "audio/wav",
-        bytes: Arc::from(wav(&speech_like(SECONDS, RATE, 7), RATE)),
+        upload: Upload::new(Arc::from(wav(&speech_like(SECONDS, RATE, 7), RATE))),
+        seconds: SECONDS,
+    }
+}
+
+/// 820 s of silence at 16 kHz, mono, 16-bit PCM WAV: 26,240,044 bytes, past OpenAI's
+/// 25 MiB (26,214,400-byte) upload limit, made without synthesis.
+pub fn oversize_wav() -> Clip {
+    const RATE: u32 = 16_000;
+    const SECONDS: f64 = 820.0;
+    Clip {
+        file_name: "long.wav",
+        content_type: "audio/wav",
+        upload: Upload::new(Arc::from(wav(
+            &vec![0; (SECONDS * f64::from(RATE)) as usize],
+            RATE,
+        ))),
         seconds: SECONDS,
     }
 }
@@ -152,11 +169,12 @@ mod tests {
     #[test]
     fn the_clip_is_a_wav_file_of_its_stated_length() {
         let clip = speech_wav();
-        assert_eq!(clip.bytes.len(), 96_044);
-        assert_eq!(&clip.bytes[..4], b"RIFF");
-        assert_eq!(&clip.bytes[8..16], b"WAVEfmt ");
-        let rate = u32::from_le_bytes(clip.bytes[24..28].try_into().unwrap());
-        let data = u32::from_le_bytes(clip.bytes[40..44].try_into().unwrap());
+        let bytes = clip.upload.bytes();
+        assert_eq!(bytes.len(), 96_044);
+        assert_eq!(&bytes[..4], b"RIFF");
+        assert_eq!(&bytes[8..16], b"WAVEfmt ");
+        let rate = u32::from_le_bytes(bytes[24..28].try_into().unwrap());
+        let data = u32::from_le_bytes(bytes[40..44].try_into().unwrap());
         assert_eq!(f64::from(data) / 2.0 / f64::from(rate), clip.seconds);
     }
 
@@ -165,7 +183,7 @@ mod tests {
     fn the_clip_is_the_same_bytes_every_time() {
         assert_eq!(speech_wav(), speech_wav());
         assert_eq!(
-            crate::sha256::hex_bytes(&speech_wav().bytes),
+            speech_wav().upload.digest(),
             "6c2321fb649e3aa016500a45614dcb996970afda1ad21f195dbc5b4c58d34ef6"
         );
     }
@@ -176,6 +194,13 @@ mod tests {
             let x = f64::from(i) * 0.01;
             assert!((sine(x) - x.sin()).abs() < 1e-4, "{x}");
         }
+    }
+
+    #[test]
+    fn the_oversize_clip_is_past_openais_limit() {
+        let clip = oversize_wav();
+        assert_eq!(clip.upload.bytes().len(), 26_240_044);
+        assert!(clip.upload.bytes().len() > 26_214_400);
     }
 
     /// Voiced syllables and pauses: loud and silent stretches both.

@@ -7,8 +7,8 @@
 
 use super::audio::{self, Clip};
 use crate::catalogue::ContractId;
-use crate::http::form::Form;
-use crate::http::{Anchor, Probe, Reply, Route, Work};
+use crate::http::form::{Form, Upload};
+use crate::http::{Anchor, Body, Probe, Reply, Route, Validity, Work};
 use crate::session::Session;
 use std::sync::{Arc, OnceLock};
 
@@ -29,16 +29,66 @@ pub(crate) fn clip() -> &'static Clip {
     CLIP.get_or_init(audio::speech_wav)
 }
 
+/// The clip past OpenAI's upload limit, made once.
+fn oversize() -> &'static Clip {
+    static CLIP: OnceLock<Clip> = OnceLock::new();
+    CLIP.get_or_init(audio::oversize_wav)
+}
+
 /// The form with `clip` as `file` and the run's `model`, as Open WebUI sends it.
 fn form(s: &Session, clip: &Clip) -> Form {
+    with_file(s, clip.file_name, clip.content_type, clip.upload.clone())
+}
+
+/// The form with these bytes as `file`, and the run's `model`.
+fn with_file(s: &Session, name: &str, content_type: &str, upload: Upload) -> Form {
     Form::default()
-        .file(
-            "file",
-            clip.file_name,
-            clip.content_type,
-            Arc::clone(&clip.bytes),
-        )
+        .file("file", name, content_type, upload)
         .text("model", s.model())
+}
+
+/// Requests whose upload no server can transcribe, each with what it is: no file, an
+/// empty file, text named as a WAV file (SPE-001).
+pub(crate) fn bad_uploads(s: &Session) -> [(&'static str, Probe); 3] {
+    let bad = |what: &'static str, form: Form| {
+        (
+            what,
+            Probe::invalid(
+                ROUTE,
+                Body::Form(form),
+                format!("{what}: nothing to transcribe"),
+            ),
+        )
+    };
+    let text: &[u8] = b"This is text, not audio, in a file named speech.wav.\n";
+    [
+        ("no file", Form::default().text("model", s.model())),
+        (
+            "an empty file",
+            with_file(
+                s,
+                "speech.wav",
+                "audio/wav",
+                Upload::new(Arc::from(&b""[..])),
+            ),
+        ),
+        (
+            "a text file named speech.wav",
+            with_file(s, "speech.wav", "audio/wav", Upload::new(Arc::from(text))),
+        ),
+    ]
+    .map(|(what, form)| bad(what, form))
+}
+
+/// The minimal request with a clip past OpenAI's 25 MiB limit (SPE-003): a server may
+/// refuse or transcribe it.
+pub(crate) fn oversize_upload(s: &Session) -> Probe {
+    Probe {
+        validity: Validity::Either(
+            "over OpenAI's 25 MiB limit: a server may refuse or transcribe it".to_owned(),
+        ),
+        ..Probe::form(ROUTE, form(s, oversize()))
+    }
 }
 
 /// The minimal request: the canonical clip and `model`, nothing else (SPS-001).

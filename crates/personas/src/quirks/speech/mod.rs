@@ -18,6 +18,15 @@ pub enum SpeechQuirk {
     /// Answers the minimal request's JSON as plain text: what a client reading
     /// `["text"]` of a JSON answer cannot read.
     JsonAsPlainText,
+    /// Answers 500 text/plain "Internal Server Error" where a file it cannot read
+    /// should be refused (not audio, empty, too large), as faster-whisper-server 0.0.3
+    /// does: its `async def` handler lets the decoder's exception through
+    /// (speech-notes.md §3.2). A request without a file is FastAPI's 422 before it.
+    RefusalsAs500,
+    /// Answers every refusal 400 text/plain "Invalid request", as whisper.cpp 1.8.5's
+    /// `whisper-server` does for a missing file, a file that is not audio, an empty one
+    /// and 26 MiB (examples/server/server.cpp; speech-notes.md §3.3).
+    PlainTextRefusals,
 }
 
 impl SpeechQuirk {
@@ -29,7 +38,14 @@ impl SpeechQuirk {
 
     /// Rewrites a speech answer.
     pub(crate) fn after(&self, request: &Incoming, answer: &mut Answer) {
-        if !is_speech(request) || answer.status != 200 {
+        if !is_speech(request) {
+            return;
+        }
+        if answer.status >= 400 {
+            self.refusal(request, answer);
+            return;
+        }
+        if answer.status != 200 {
             return;
         }
         let format = form_field(request, "response_format");
@@ -46,9 +62,28 @@ impl SpeechQuirk {
                     .unwrap_or_default();
                 *answer = Answer::plain_text(200, &text);
             }
-            SpeechQuirk::TextAsJson | SpeechQuirk::JsonAsPlainText => {}
+            SpeechQuirk::TextAsJson
+            | SpeechQuirk::JsonAsPlainText
+            | SpeechQuirk::RefusalsAs500
+            | SpeechQuirk::PlainTextRefusals => {}
         }
     }
+
+    /// Rewrites a refusal of a speech request.
+    fn refusal(&self, request: &Incoming, answer: &mut Answer) {
+        match self {
+            SpeechQuirk::RefusalsAs500 if has_file(request) => {
+                *answer = Answer::plain_text(500, "Internal Server Error");
+            }
+            SpeechQuirk::PlainTextRefusals => *answer = Answer::plain_text(400, "Invalid request"),
+            _ => {}
+        }
+    }
+}
+
+/// Whether the multipart request carries a `file` part.
+fn has_file(request: &Incoming) -> bool {
+    String::from_utf8_lossy(&request.body).contains("name=\"file\"")
 }
 
 /// Whether the request went to the speech-to-text route.

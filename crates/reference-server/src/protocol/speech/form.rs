@@ -91,8 +91,19 @@ fn parameter(header: &str, name: &str) -> Option<String> {
     })
 }
 
+/// Where `needle` first occurs in `haystack`: candidates found by its first byte, then
+/// compared whole (a 25 MiB upload is scanned once, not once per offset).
 fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
-    haystack.windows(needle.len()).position(|w| w == needle)
+    let (first, rest) = needle.split_first()?;
+    let mut from = 0;
+    while let Some(offset) = haystack[from..].iter().position(|b| b == first) {
+        let at = from + offset;
+        if haystack[at + 1..].starts_with(rest) {
+            return Some(at);
+        }
+        from = at + 1;
+    }
+    None
 }
 
 fn malformed(why: &str) -> ApiError {
