@@ -194,6 +194,12 @@ static BREAKERS: &[Breaker] = &[
     ("SPS-001", || quirks(&[Quirk::Speech(SpeechQuirk::JsonAsPlainText)])),
     // vLLM 0.32 answers response_format text with the JSON envelope (vllm#49095).
     ("SPS-002", || quirks(&[Quirk::Speech(SpeechQuirk::TextAsJson)])),
+    // vLLM 0.32 answers verbose_json with no_speech_prob null.
+    ("SPS-003", || quirks(&[Quirk::Speech(SpeechQuirk::NullNoSpeechProb)])),
+    // whisper.cpp's server prints negative cue times on a model it takes for
+    // distil-whisper.
+    ("SPS-004", || quirks(&[Quirk::Speech(SpeechQuirk::NegativeCueTimes)])),
+    ("SPS-005", || quirks(&[Quirk::Speech(SpeechQuirk::NegativeCueTimes)])),
     // faster-whisper-server answers 500 to a file it cannot decode.
     ("SPE-001", || quirks(&[Quirk::Speech(SpeechQuirk::RefusalsAs500)])),
     // whisper.cpp's server refuses with 400 text/plain "Invalid request".

@@ -4,4 +4,5 @@
 
 pub mod audio;
 pub(crate) mod clauses;
+pub(crate) mod reply;
 pub(crate) mod requests;

@@ -23,6 +23,13 @@ pub enum SpeechQuirk {
     /// does: its `async def` handler lets the decoder's exception through
     /// (speech-notes.md §3.2). A request without a file is FastAPI's 422 before it.
     RefusalsAs500,
+    /// Answers `verbose_json` with `no_speech_prob: null` in every segment, as vLLM 0.32
+    /// does (measured in the lab: speech-notes.md §3.1); OpenAI requires a number.
+    NullNoSpeechProb,
+    /// Prints the first subtitle cue's start as `00:-16:-47,-280`, as whisper.cpp
+    /// 1.8.5's server does when it has forced no-timestamps on a model it takes for
+    /// distil-whisper (speech-notes.md §3.3).
+    NegativeCueTimes,
     /// Answers every refusal 400 text/plain "Invalid request", as whisper.cpp 1.8.5's
     /// `whisper-server` does for a missing file, a file that is not audio, an empty one
     /// and 26 MiB (examples/server/server.cpp; speech-notes.md §3.3).
@@ -62,8 +69,28 @@ impl SpeechQuirk {
                     .unwrap_or_default();
                 *answer = Answer::plain_text(200, &text);
             }
+            SpeechQuirk::NullNoSpeechProb if format.as_deref() == Some("verbose_json") => {
+                if let Some(mut body) = answer.json() {
+                    if let Some(segments) = body["segments"].as_array_mut() {
+                        segments
+                            .iter_mut()
+                            .for_each(|s| s["no_speech_prob"] = serde_json::Value::Null);
+                    }
+                    answer.set_json(&body);
+                }
+            }
+            SpeechQuirk::NegativeCueTimes => {
+                let (start, negative) = match format.as_deref() {
+                    Some("srt") => ("00:00:00,000 -->", "00:-16:-47,-280 -->"),
+                    Some("vtt") => ("00:00:00.000 -->", "00:-16:-47.-280 -->"),
+                    _ => return,
+                };
+                let text = String::from_utf8_lossy(&answer.body).replacen(start, negative, 1);
+                answer.body = text.into_bytes();
+            }
             SpeechQuirk::TextAsJson
             | SpeechQuirk::JsonAsPlainText
+            | SpeechQuirk::NullNoSpeechProb
             | SpeechQuirk::RefusalsAs500
             | SpeechQuirk::PlainTextRefusals => {}
         }

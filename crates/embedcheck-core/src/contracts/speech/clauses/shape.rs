@@ -2,6 +2,7 @@
 //! that read it.
 
 use crate::clauses::{Check, CheckResult, check};
+use crate::contracts::speech::reply::{self, Subtitles};
 use crate::contracts::speech::requests::{self, json_text};
 use crate::http::excerpt;
 use crate::session::Session;
@@ -11,6 +12,9 @@ pub(crate) fn checks() -> Vec<Check> {
     vec![
         check!("SPS-001", minimal_request),
         check!("SPS-002", text_is_bare),
+        check!("SPS-003", verbose_json),
+        check!("SPS-004", srt),
+        check!("SPS-005", vtt),
     ]
 }
 
@@ -84,7 +88,107 @@ async fn text_is_bare(s: &Session) -> CheckResult {
     .with(&reply.exchange))
 }
 
-/// A body as a reason quotes it: short, vectors and long strings cut.
+/// SPS-003: "response_format verbose_json is answered 200 with a JSON object whose
+/// language and text are strings and duration a number, and whose segments … each
+/// have id, seek, start, end, text, tokens, temperature, avg_logprob,
+/// compression_ratio and no_speech_prob … none null; or refused with a 4xx …"
+async fn verbose_json(s: &Session) -> CheckResult {
+    let reply = s.send(requests::in_format(s, "verbose_json")).await?;
+    if let Some(verdict) = refused_or_failed(&reply, "verbose_json") {
+        return Ok(verdict);
+    }
+    let problems = match &reply.json {
+        Some(json) => reply::verbose_problems(json),
+        None => vec![format!("the body is not JSON: {}", shown(&reply.body))],
+    };
+    if problems.is_empty() {
+        let segments = reply
+            .json
+            .as_ref()
+            .and_then(|j| j.get("segments"))
+            .and_then(serde_json::Value::as_array)
+            .map_or(0, Vec::len);
+        return Ok(Verdict::pass(format!(
+            "language, duration and text as documented, and {} with every required field",
+            counted(segments, "segment")
+        ))
+        .with(&reply.exchange));
+    }
+    Ok(Verdict::fail(format!(
+        "verbose_json answered with {}: OpenAI's TranscriptionVerbose and TranscriptionSegment require each, typed; the typed SDKs (Java, Go, .NET) refuse the answer",
+        problems.join("; ")
+    ))
+    .with(&reply.exchange))
+}
+
+/// SPS-004: "response_format srt is answered 200 with SubRip cues … or refused with a
+/// 4xx where the server does not offer the format."
+async fn srt(s: &Session) -> CheckResult {
+    subtitles(s, Subtitles::Srt).await
+}
+
+/// SPS-005: "response_format vtt is answered 200 with a WebVTT file … or refused with
+/// a 4xx where the server does not offer the format."
+async fn vtt(s: &Session) -> CheckResult {
+    subtitles(s, Subtitles::Vtt).await
+}
+
+async fn subtitles(s: &Session, format: Subtitles) -> CheckResult {
+    let name = format.format();
+    let reply = s.send(requests::in_format(s, name)).await?;
+    if let Some(verdict) = refused_or_failed(&reply, name) {
+        return Ok(verdict);
+    }
+    let text = String::from_utf8_lossy(&reply.body);
+    Ok(match reply::cues(&text, format) {
+        Ok(cues) => Verdict::pass(format!(
+            "{}, times running forward from {} ms",
+            counted(cues.len(), "cue"),
+            cues.first().map_or(0, |c| c.start)
+        )),
+        Err(why) => Verdict::fail(format!(
+            "{name} answered 200, but {why}: the OpenAI SDKs return it verbatim as the caller's subtitles, which players refuse: {}",
+            shown(&reply.body)
+        )),
+    }
+    .with(&reply.exchange))
+}
+
+/// The verdict where a format's answer is not a 200: a 4xx is the server saying it
+/// does not offer the format (its policy), anything else fails.
+fn refused_or_failed(reply: &crate::http::Reply, format: &str) -> Option<Verdict> {
+    if reply.is_success() {
+        return None;
+    }
+    let verdict = if reply.is_client_error() {
+        Verdict::pass(format!(
+            "response_format {format} refused with {}: the server does not offer it, and says so",
+            reply.summary()
+        ))
+    } else {
+        Verdict::fail(format!(
+            "response_format {format} was answered {}: answer it, or refuse a format not offered with a 4xx",
+            reply.summary()
+        ))
+    };
+    Some(verdict.with(&reply.exchange))
+}
+
+/// A body as a reason quotes it: on one line, short, long strings cut (text quoted,
+/// its line breaks written `\n`).
 fn shown(body: &[u8]) -> String {
-    excerpt::cut(&excerpt::of_body(body), 200)
+    let shown = excerpt::cut(&excerpt::of_body(body), 200);
+    match crate::json::parse(body) {
+        Some(_) => shown,
+        None => format!("{shown:?}"),
+    }
+}
+
+/// `1 cue`, `3 cues`.
+fn counted(n: usize, what: &str) -> String {
+    if n == 1 {
+        format!("1 {what}")
+    } else {
+        format!("{n} {what}s")
+    }
 }

@@ -1,0 +1,265 @@
+//! The one reader of transcription answers beyond `text`: `verbose_json`'s documented
+//! fields, and SubRip and WebVTT cues.
+
+use serde_json::Value;
+
+/// Subtitles: SubRip (`00:00:01,000`) or WebVTT (`00:00:01.000`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Subtitles {
+    Srt,
+    Vtt,
+}
+
+impl Subtitles {
+    pub(crate) fn format(self) -> &'static str {
+        match self {
+            Subtitles::Srt => "srt",
+            Subtitles::Vtt => "vtt",
+        }
+    }
+}
+
+/// What is wrong with a `verbose_json` answer, each as a sentence; none when it has
+/// every documented field, typed as documented.
+pub(crate) fn verbose_problems(answer: &Value) -> Vec<String> {
+    let mut problems = Vec::new();
+    let Some(object) = answer.as_object() else {
+        return vec![format!("the answer is {}", crate::json::kind(Some(answer)))];
+    };
+    for (field, wanted, ok) in [
+        (
+            "language",
+            "a string",
+            Value::is_string as fn(&Value) -> bool,
+        ),
+        ("text", "a string", Value::is_string),
+        ("duration", "a number", Value::is_number),
+    ] {
+        let value = object.get(field);
+        if !value.is_some_and(ok) {
+            problems.push(format!(
+                "{field} is {}, not {wanted}",
+                crate::json::kind(value)
+            ));
+        }
+    }
+    match object.get("segments") {
+        None | Some(Value::Null) => {}
+        Some(Value::Array(segments)) => {
+            let wrong = segments
+                .iter()
+                .enumerate()
+                .find_map(|(i, s)| segment_problem(i, s));
+            problems.extend(wrong);
+        }
+        Some(other) => problems.push(format!(
+            "segments is {}, not an array",
+            crate::json::kind(Some(other))
+        )),
+    }
+    problems
+}
+
+/// The first thing wrong with segment `i`, where anything is.
+fn segment_problem(i: usize, segment: &Value) -> Option<String> {
+    const NUMBERS: [&str; 8] = [
+        "id",
+        "seek",
+        "start",
+        "end",
+        "temperature",
+        "avg_logprob",
+        "compression_ratio",
+        "no_speech_prob",
+    ];
+    let field = |name: &str| segment.get(name);
+    if let Some(name) = NUMBERS
+        .iter()
+        .find(|n| !field(n).is_some_and(Value::is_number))
+    {
+        return Some(format!(
+            "segments[{i}].{name} is {}, not a number",
+            crate::json::kind(field(name))
+        ));
+    }
+    if !field("text").is_some_and(Value::is_string) {
+        return Some(format!(
+            "segments[{i}].text is {}, not a string",
+            crate::json::kind(field("text"))
+        ));
+    }
+    let tokens = field("tokens").and_then(Value::as_array);
+    if !tokens.is_some_and(|t| t.iter().all(Value::is_u64)) {
+        return Some(format!(
+            "segments[{i}].tokens is {}, not a list of integers",
+            crate::json::kind(field("tokens"))
+        ));
+    }
+    None
+}
+
+/// One cue's times, in milliseconds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Cue {
+    pub(crate) start: i64,
+    pub(crate) end: i64,
+}
+
+/// The cues of a subtitle file, or what makes it invalid.
+pub(crate) fn cues(text: &str, format: Subtitles) -> Result<Vec<Cue>, String> {
+    let text = text.replace("\r\n", "\n");
+    let mut blocks = text.split("\n\n").map(str::trim).filter(|b| !b.is_empty());
+    if format == Subtitles::Vtt {
+        let header = blocks.next().unwrap_or_default();
+        if !header.starts_with("WEBVTT") {
+            return Err(format!(
+                "it does not start with WEBVTT but {:?}",
+                cut(header)
+            ));
+        }
+    }
+    let mut cues = Vec::new();
+    for (i, block) in blocks.enumerate() {
+        let mut lines = block.lines();
+        if format == Subtitles::Srt {
+            let number = lines.next().unwrap_or_default();
+            if number.trim().parse::<u64>().is_err() {
+                return Err(format!(
+                    "cue {} does not start with its number but {:?}",
+                    i + 1,
+                    cut(number)
+                ));
+            }
+        }
+        let Some(timing) = lines.find(|l| l.contains("-->")) else {
+            if format == Subtitles::Vtt && (block.starts_with("NOTE") || block.starts_with("STYLE"))
+            {
+                continue;
+            }
+            return Err(format!(
+                "cue {} has no timing line: {:?}",
+                i + 1,
+                cut(block)
+            ));
+        };
+        let cue = timing_of(timing, format)
+            .ok_or_else(|| format!("cue {} has the timing {:?}", i + 1, cut(timing)))?;
+        if cue.start < 0 || cue.end < cue.start {
+            return Err(format!(
+                "cue {} runs from {} ms to {} ms",
+                i + 1,
+                cue.start,
+                cue.end
+            ));
+        }
+        if cues.last().is_some_and(|last: &Cue| cue.start < last.start) {
+            return Err(format!("cue {} starts before the cue before it", i + 1));
+        }
+        cues.push(cue);
+    }
+    Ok(cues)
+}
+
+/// `start --> end` of a timing line, in milliseconds.
+fn timing_of(line: &str, format: Subtitles) -> Option<Cue> {
+    let (start, rest) = line.split_once("-->")?;
+    let end = rest.split_whitespace().next()?;
+    Some(Cue {
+        start: time_of(start.trim(), format)?,
+        end: time_of(end.trim(), format)?,
+    })
+}
+
+/// `HH:MM:SS,mmm` (SubRip) or `[HH:]MM:SS.mmm` (WebVTT) in milliseconds; a negative
+/// field (as a broken formatter prints) is read as negative, so it can be named.
+fn time_of(text: &str, format: Subtitles) -> Option<i64> {
+    let separator = match format {
+        Subtitles::Srt => ',',
+        Subtitles::Vtt => '.',
+    };
+    let (clock, millis) = text.rsplit_once(separator)?;
+    let parts: Vec<i64> = clock
+        .split(':')
+        .map(|p| p.parse().ok())
+        .collect::<Option<_>>()?;
+    let millis: i64 = millis.parse().ok()?;
+    let (hours, minutes, seconds) = match (format, parts.as_slice()) {
+        (_, [h, m, s]) => (*h, *m, *s),
+        (Subtitles::Vtt, [m, s]) => (0, *m, *s),
+        _ => return None,
+    };
+    Some(((hours * 60 + minutes) * 60 + seconds) * 1000 + millis)
+}
+
+fn cut(text: &str) -> String {
+    text.chars().take(60).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn subrip_and_webvtt_cues_are_read() {
+        let srt =
+            "1\n00:00:00,000 --> 00:00:01,500\nhello\n\n2\n00:00:01,500 --> 00:00:03,000\nworld\n";
+        assert_eq!(
+            cues(srt, Subtitles::Srt).unwrap(),
+            [
+                Cue {
+                    start: 0,
+                    end: 1500
+                },
+                Cue {
+                    start: 1500,
+                    end: 3000
+                }
+            ]
+        );
+        let vtt = "WEBVTT\n\n00:01.000 --> 00:02.000\nhello\n";
+        assert_eq!(
+            cues(vtt, Subtitles::Vtt).unwrap(),
+            [Cue {
+                start: 1000,
+                end: 2000
+            }]
+        );
+    }
+
+    #[test]
+    fn negative_and_malformed_cues_are_named() {
+        let negative = "1\n00:-16:-47,-280 --> 00:00:01,000\nx\n";
+        assert!(
+            cues(negative, Subtitles::Srt)
+                .unwrap_err()
+                .contains("runs from")
+        );
+        assert!(
+            cues("{\"text\": \"x\"}", Subtitles::Vtt)
+                .unwrap_err()
+                .contains("WEBVTT")
+        );
+        assert!(
+            cues("hello", Subtitles::Srt)
+                .unwrap_err()
+                .contains("number")
+        );
+    }
+
+    #[test]
+    fn verbose_json_is_held_to_its_documented_fields() {
+        let segment = json!({"id": 0, "seek": 0, "start": 0.0, "end": 1.0, "text": " a",
+            "tokens": [1, 2], "temperature": 0.0, "avg_logprob": -0.2,
+            "compression_ratio": 1.0, "no_speech_prob": 0.1});
+        let good =
+            json!({"language": "english", "duration": 1.0, "text": "a", "segments": [segment]});
+        assert!(verbose_problems(&good).is_empty());
+        let mut null = good.clone();
+        null["segments"][0]["no_speech_prob"] = Value::Null;
+        assert_eq!(
+            verbose_problems(&null),
+            ["segments[0].no_speech_prob is null, not a number"]
+        );
+    }
+}
