@@ -365,8 +365,38 @@ pub(crate) fn describe(logged: &Logged, model: &str) -> String {
         }
         Ok(Value::Object(fields)) => describe_fields(&fields, model),
         Ok(other) => format!("JSON body {}", excerpt::cut(&other.to_string(), 40)),
-        Err(_) => format!("raw body {}", excerpt::cut(body, 40)),
+        Err(_) => match body.strip_prefix(FORM_EXCERPT) {
+            Some(parts) => format!("form at {}: {}", exchange.path, describe_form(parts, model)),
+            None => format!("raw body {}", excerpt::cut(body, 40)),
+        },
     }
+}
+
+/// How a form's excerpt begins (`http::form::Form::excerpt`).
+const FORM_EXCERPT: &str = "multipart/form-data; ";
+
+/// A form's parts as its excerpt shows them, a file by name and size, the run's model
+/// left out: `speech.wav (96044 bytes); response_format="text"`.
+fn describe_form(parts: &str, model: &str) -> String {
+    let mut shown: Vec<String> = parts
+        .split("; ")
+        .filter(|part| *part != format!("model={model:?}"))
+        .map(|part| match part.split_once("=<") {
+            Some((_, file)) => {
+                let name = file.split(':').next().unwrap_or_default();
+                let size = file
+                    .split(", ")
+                    .find(|f| f.ends_with(" bytes"))
+                    .unwrap_or_default();
+                format!("{name} ({size})")
+            }
+            None => part.to_owned(),
+        })
+        .collect();
+    if !parts.contains("=<") {
+        shown.insert(0, "no file".to_owned());
+    }
+    excerpt::cut(&shown.join("; "), 80)
 }
 
 fn describe_fields(fields: &serde_json::Map<String, Value>, model: &str) -> String {
@@ -467,6 +497,16 @@ fn verdict_rows(b: &ServerAudit, c: &ServerAudit) -> Vec<VerdictRow> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A speech request is named by its file and its fields, not its boundary.
+    #[test]
+    fn a_form_is_described_by_its_file_and_fields() {
+        let parts = "file=<speech.wav: audio/wav, 96044 bytes, sha256 6c2321fb649e…>; model=\"m\"; response_format=\"text\"";
+        assert_eq!(
+            describe_form(parts, "m"),
+            "speech.wav (96044 bytes); response_format=\"text\""
+        );
+    }
     use serde_json::json;
 
     fn logged(body: Value, status: u16, answer: Value) -> Logged {
