@@ -74,10 +74,6 @@ impl Form {
         self
     }
 
-    pub fn parts(&self) -> &[Part] {
-        &self.parts
-    }
-
     /// The bytes of every file in the form: what the upload budget counts.
     pub fn file_bytes(&self) -> u64 {
         self.parts

@@ -59,19 +59,8 @@ async fn minimal_request(s: &Session) -> CheckResult {
 /// answered with the JSON envelope."
 async fn text_is_bare(s: &Session) -> CheckResult {
     let reply = s.send(requests::in_format(s, "text")).await?;
-    if reply.is_client_error() {
-        return Ok(Verdict::pass(format!(
-            "response_format text refused with {}: the server does not offer it, and says so",
-            reply.status
-        ))
-        .with(&reply.exchange));
-    }
-    if !reply.is_success() {
-        return Ok(Verdict::fail(format!(
-            "response_format text was answered {}: answer the bare transcript, or refuse a format not offered with a 4xx",
-            reply.summary()
-        ))
-        .with(&reply.exchange));
+    if let Some(verdict) = refused_or_failed(&reply, "text") {
+        return Ok(verdict);
     }
     if json_text(&reply).is_some() {
         return Ok(Verdict::fail(format!(
