@@ -34,6 +34,7 @@ use crate::plan;
 use embedcheck_core::agreement::{self, ProbeVectors};
 use embedcheck_core::audit::{self, ServerAudit};
 use embedcheck_core::catalogue::Clause;
+use embedcheck_core::contracts::embeddings::EmbeddingsSettings;
 use embedcheck_core::contracts::rerank::RerankSettings;
 use embedcheck_core::declared::{Matryoshka, Overlength, QueryTemplate, Words};
 use embedcheck_core::expectations::Expectations;
@@ -158,9 +159,6 @@ struct Prepared {
 /// The run's settings with this server's own values over them.
 fn prepare(options: &Options, spec: &ServerSpec, seed: u64) -> Result<Prepared, RunError> {
     let mut settings = plan::settings(options, seed)?;
-    if let Some(path) = &spec.reference {
-        settings.reference = Some(plan::reference(path)?);
-    }
     let rerank = settings.contracts.get_mut::<RerankSettings>();
     if let Some(path) = &spec.rerank_reference {
         rerank.reference = Some(plan::rerank_reference(path)?);
@@ -168,18 +166,22 @@ fn prepare(options: &Options, spec: &ServerSpec, seed: u64) -> Result<Prepared, 
     rerank.model = spec.rerank_model.clone().or(rerank.model.take());
     rerank.listwise |= spec.listwise;
     settings.model = spec.model.clone().or(settings.model);
+    let embeddings = settings.contracts.get_mut::<EmbeddingsSettings>();
+    if let Some(path) = &spec.reference {
+        embeddings.reference = Some(plan::reference(path)?);
+    }
     if let Some(word) = &spec.matryoshka {
-        settings.matryoshka = declared::<Matryoshka>(word, "matryoshka", &spec.label)?;
+        embeddings.matryoshka = declared::<Matryoshka>(word, "matryoshka", &spec.label)?;
     }
     if let Some(word) = &spec.overlength {
-        settings.overlength = declared::<Overlength>(word, "overlength", &spec.label)?;
+        embeddings.overlength = declared::<Overlength>(word, "overlength", &spec.label)?;
     }
-    settings.max_input_tokens = spec.max_input_tokens.or(settings.max_input_tokens);
+    embeddings.max_input_tokens = spec.max_input_tokens.or(embeddings.max_input_tokens);
     if let Some(template) = &spec.query_instruction {
         let parsed: QueryTemplate = template.parse().map_err(|e| {
             RunError::Usage(format!("server {:?}: query_instruction: {e}", spec.label))
         })?;
-        settings.query_instruction = Some(parsed);
+        embeddings.query_instruction = Some(parsed);
     }
     let run_wide = plan::Addressing::of_endpoint(options);
     let addressing = plan::Addressing {

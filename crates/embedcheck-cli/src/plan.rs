@@ -3,6 +3,7 @@
 
 use crate::error::RunError;
 use crate::options::Options;
+use embedcheck_core::contracts::embeddings::EmbeddingsSettings;
 use embedcheck_core::contracts::rerank::RerankSettings;
 use embedcheck_core::declared::QueryTemplate;
 use embedcheck_core::expectations::Expectations;
@@ -167,29 +168,32 @@ pub(crate) fn settings(options: &Options, seed: u64) -> Result<Settings, RunErro
         max_requests: options.max_requests,
         max_tokens: token_budget(options),
         max_upload_bytes: options.max_upload_mb * 1_000_000,
-        large_batch: options.large_batch as usize,
         max_retry_wait: Duration::from_secs(options.max_retry_wait),
         seed,
         aggressive: options.aggressive,
         cases: options.cases,
-        matryoshka: options.matryoshka,
-        overlength: options.overlength,
-        max_input_tokens: options.max_input_tokens,
-        query_instruction: options.query_instruction.clone(),
-        query_task: options.query_task.clone(),
-        reference: options.reference.as_deref().map(reference).transpose()?,
-        reference_threshold: options.reference_threshold,
         rate: options.rate,
         dry_run: options.dry_run,
-        contracts: ByContract::default().with(RerankSettings {
-            model: options.rerank_model.clone(),
-            listwise: options.listwise,
-            reference: options
-                .rerank_reference
-                .as_deref()
-                .map(rerank_reference)
-                .transpose()?,
-        }),
+        contracts: ByContract::default()
+            .with(EmbeddingsSettings {
+                large_batch: options.large_batch as usize,
+                matryoshka: options.matryoshka,
+                overlength: options.overlength,
+                max_input_tokens: options.max_input_tokens,
+                query_instruction: options.query_instruction.clone(),
+                query_task: options.query_task.clone(),
+                reference: options.reference.as_deref().map(reference).transpose()?,
+                reference_threshold: options.reference_threshold,
+            })
+            .with(RerankSettings {
+                model: options.rerank_model.clone(),
+                listwise: options.listwise,
+                reference: options
+                    .rerank_reference
+                    .as_deref()
+                    .map(rerank_reference)
+                    .transpose()?,
+            }),
     })
 }
 

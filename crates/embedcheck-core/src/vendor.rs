@@ -13,6 +13,7 @@
 //!   no model field, no models route, at most 2048 inputs, error bodies azure
 //! ```
 
+use crate::contracts::embeddings::EmbeddingsSettings;
 use crate::expectations::{Expectation, Expectations};
 use crate::http::{AccessError, Fields, KeyHeader};
 use crate::session::Settings;
@@ -174,10 +175,11 @@ impl Profile {
     /// billed for nothing); the documented per-input limit stands in for a declared
     /// one, so the limit search does not pay to find it.
     pub fn adjust(&self, settings: &mut Settings, loopback: bool) {
+        let embeddings = settings.contracts.get_mut::<EmbeddingsSettings>();
         if let (false, Some(max)) = (loopback, self.max_inputs) {
-            settings.large_batch = settings.large_batch.min(max as usize);
+            embeddings.large_batch = embeddings.large_batch.min(max as usize);
         }
-        settings.max_input_tokens = settings.max_input_tokens.or(self.max_input_tokens);
+        embeddings.max_input_tokens = embeddings.max_input_tokens.or(self.max_input_tokens);
     }
 
     /// The documented deviations, shown as `fail (documented)` with their links.
@@ -269,6 +271,10 @@ mod tests {
         assert!(err.contains("azure") && err.contains("voyage"), "{err}");
     }
 
+    fn embeddings(settings: &Settings) -> &EmbeddingsSettings {
+        settings.contracts.get().expect("adjusted")
+    }
+
     #[test]
     fn azure_is_addressed_through_its_deployment() {
         let azure = Profile::named("azure").unwrap();
@@ -280,16 +286,19 @@ mod tests {
         let mut settings = Settings::default();
         azure.adjust(&mut settings, false);
         assert_eq!(
-            (settings.large_batch, settings.max_input_tokens),
+            (
+                embeddings(&settings).large_batch,
+                embeddings(&settings).max_input_tokens
+            ),
             (2048, Some(8192))
         );
         let voyage = Profile::named("voyage").unwrap();
         let mut on_loopback = Settings::default();
         voyage.adjust(&mut on_loopback, true);
-        assert_eq!(on_loopback.large_batch, 2048);
+        assert_eq!(embeddings(&on_loopback).large_batch, 2048);
         let mut remote = Settings::default();
         voyage.adjust(&mut remote, false);
-        assert_eq!(remote.large_batch, 1000);
+        assert_eq!(embeddings(&remote).large_batch, 1000);
         assert_eq!(voyage.fields().dimensions, "output_dimension");
     }
 

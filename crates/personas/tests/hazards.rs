@@ -11,6 +11,7 @@ use crate::common;
 
 use embedcheck_core::audit::ServerAudit;
 use embedcheck_core::catalogue::{Catalogue, Clause};
+use embedcheck_core::contracts::embeddings::EmbeddingsSettings;
 use embedcheck_core::declared::{Matryoshka, Overlength, QueryTemplate};
 use embedcheck_core::session::Settings;
 use embedcheck_core::verdict::Outcome;
@@ -29,9 +30,17 @@ const FAMILIES: [&str; 5] = [
 /// The settings of every audit here: a small large-batch probe keeps runs fast.
 fn settings() -> Settings {
     Settings {
-        large_batch: 16,
         seed: 7,
         ..Settings::default()
+    }
+    .with(embeddings())
+}
+
+/// The embeddings settings of [`settings`], for a test to declare more over them.
+fn embeddings() -> EmbeddingsSettings {
+    EmbeddingsSettings {
+        large_batch: 16,
+        ..EmbeddingsSettings::default()
     }
 }
 
@@ -323,10 +332,10 @@ async fn noise_as_a_gpu_server_has_it_keeps_every_clause() {
         .chain(&["consistency", "response-shape", "input", "usage"])
         .copied()
         .collect();
-    let deep = Settings {
+    let deep = settings().with(EmbeddingsSettings {
         large_batch: 64,
-        ..settings()
-    };
+        ..embeddings()
+    });
     let audit = common::audit_with(&noisy, deep, &families(&judged)).await;
     all_pass_except(&audit, &["UNK-004", "LEN-003", "IN-009"]);
     let (_, repeat) = outcome(&audit, "CONS-001");
@@ -373,10 +382,10 @@ async fn truncation_that_counts_the_whole_input_is_named_as_such() {
         Config::default(),
         &[Quirk::UsageCountsWholeInput],
     );
-    let settings = Settings {
+    let settings = settings().with(EmbeddingsSettings {
         max_input_tokens: Some(512),
-        ..settings()
-    };
+        ..embeddings()
+    });
     let audit = common::audit_with(&server, settings, &clauses(&["USE-005", "LEN-005"])).await;
     let (outcome, reason) = outcome(&audit, "LEN-005");
     assert_eq!(outcome, Outcome::Fail, "{reason}");
@@ -389,10 +398,10 @@ async fn truncation_that_counts_the_whole_input_is_named_as_such() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_rejecting_reference_server_keeps_the_over_length_clauses() {
-    let settings = Settings {
+    let settings = settings().with(EmbeddingsSettings {
         overlength: Overlength::Reject,
-        ..settings()
-    };
+        ..embeddings()
+    });
     let server = persona("rejecting", rejecting(), &[]);
     let audit = common::audit_with(&server, settings, &families(&["over-length", "errors"])).await;
     all_pass_except(&audit, &[]);
@@ -405,13 +414,13 @@ async fn a_rejecting_reference_server_keeps_the_over_length_clauses() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn declared_support_limit_and_instruction_are_used() {
-    let settings = Settings {
+    let settings = settings().with(EmbeddingsSettings {
         matryoshka: Matryoshka::Yes,
         overlength: Overlength::Truncate,
         max_input_tokens: Some(512),
         query_instruction: Some(qwen3_template()),
-        ..settings()
-    };
+        ..embeddings()
+    });
     let audit = common::audit_with(&personas::reference(), settings, &families(&FAMILIES)).await;
     all_pass_except(&audit, &[]);
     assert_eq!(
@@ -657,10 +666,10 @@ async fn another_instruction_than_the_declared_one_fails_unk_004() {
         query_instruction: "query: ".to_owned(),
         ..Config::default()
     };
-    let settings = Settings {
+    let settings = settings().with(EmbeddingsSettings {
         query_instruction: Some(qwen3_template()),
-        ..settings()
-    };
+        ..embeddings()
+    });
     let server = persona("other_instruction", config, &[]);
     let audit = common::audit_with(&server, settings, &clauses(&["UNK-004"])).await;
     assert_fails(
@@ -718,10 +727,10 @@ async fn a_refusal_that_says_nothing_about_length_fails_len_002() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_policy_other_than_the_one_relied_on_fails_len_003() {
-    let relies_on_refusals = Settings {
+    let relies_on_refusals = settings().with(EmbeddingsSettings {
         overlength: Overlength::Reject,
-        ..settings()
-    };
+        ..embeddings()
+    });
     let audit = common::audit_with(
         &personas::reference(),
         relies_on_refusals,
@@ -733,10 +742,10 @@ async fn a_policy_other_than_the_one_relied_on_fails_len_003() {
         "LEN-003",
         &["--overlength reject", "policy is truncate"],
     );
-    let relies_on_truncation = Settings {
+    let relies_on_truncation = settings().with(EmbeddingsSettings {
         overlength: Overlength::Truncate,
-        ..settings()
-    };
+        ..embeddings()
+    });
     let server = persona("rejecting", rejecting(), &[]);
     let audit = common::audit_with(&server, relies_on_truncation, &clauses(&["LEN-003"])).await;
     assert_fails(
@@ -859,10 +868,10 @@ async fn an_input_type_honoured_from_the_document_side_is_not_called_dropped() {
 /// not bare, where this server would put its own instruction on top.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_declared_instruction_is_compared_on_the_side_that_embeds_text_as_it_is() {
-    let settings = Settings {
+    let settings = settings().with(EmbeddingsSettings {
         query_instruction: Some("query: {text}".parse().expect("a template")),
-        ..settings()
-    };
+        ..embeddings()
+    });
     let persona = personas::asymmetric_cpu();
     let audit = common::audit_with(&persona, settings, &clauses(&["UNK-003", "UNK-004"])).await;
     let (outcome, reason) = outcome(&audit, "UNK-004");
@@ -1018,10 +1027,10 @@ async fn the_models_own_length_outranks_where_the_server_cuts() {
         ..Config::default()
     };
     let server = persona("cuts_at_256", served, &[Quirk::EmbedOnlyFirst(256)]);
-    let settings = Settings {
+    let settings = settings().with(EmbeddingsSettings {
         reference: Some(common::known_answers(&persona("model", model, &[]))),
-        ..settings()
-    };
+        ..embeddings()
+    });
     let audit = common::audit_with(
         &server,
         settings,
@@ -1043,9 +1052,11 @@ async fn the_models_own_length_outranks_where_the_server_cuts() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_models_query_prompt_is_the_instruction_to_apply() {
     let right = personas::reference();
-    let settings = || Settings {
-        reference: Some(common::known_answers(&right)),
-        ..settings()
+    let settings = || {
+        settings().with(EmbeddingsSettings {
+            reference: Some(common::known_answers(&right)),
+            ..embeddings()
+        })
     };
     let audit = common::audit_with(&right, settings(), &clauses(&["UNK-004"])).await;
     let (outcome_right, reason) = outcome(&audit, "UNK-004");
@@ -1086,10 +1097,10 @@ async fn token_ids_without_the_eos_are_reported_as_embedded_as_sent() {
     let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
     let reference = embedcheck_core::reference::Reference::parse(&text, "with an EOS")
         .expect("a valid reference");
-    let settings = Settings {
+    let settings = settings().with(EmbeddingsSettings {
         reference: Some(std::sync::Arc::new(reference)),
-        ..settings()
-    };
+        ..embeddings()
+    });
     let audit = common::audit_with(&server, settings, &clauses(&["REF-002"])).await;
     let line = observation(&audit, "token_ids_as_sent");
     assert!(

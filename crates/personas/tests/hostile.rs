@@ -5,6 +5,7 @@
 use embedcheck_core::audit::ServerAudit;
 use embedcheck_core::audit::audit_server;
 use embedcheck_core::catalogue::{Catalogue, Clause};
+use embedcheck_core::contracts::embeddings::EmbeddingsSettings;
 use embedcheck_core::http::{Secret, Target, Transport};
 use embedcheck_core::session::{Interrupt, Settings};
 use embedcheck_core::verdict::Outcome;
@@ -26,10 +27,13 @@ async fn audit(base_url: &str, key: Option<&str>) -> ServerAudit {
     );
     let settings = Settings {
         model: Some("hostile-model".to_owned()),
-        large_batch: 8,
         max_retry_wait: Duration::from_secs(3),
         ..Settings::default()
-    };
+    }
+    .with(EmbeddingsSettings {
+        large_batch: 8,
+        ..EmbeddingsSettings::default()
+    });
     let selected: Vec<&Clause> = Catalogue::shipped().clauses.iter().collect();
     let run = audit_server(
         transport,
@@ -312,9 +316,12 @@ async fn ctrl_c_ends_the_run_at_once_with_a_partial_report() {
     );
     let settings = Settings {
         model: Some("hostile-model".to_owned()),
-        large_batch: 8,
         ..Settings::default()
-    };
+    }
+    .with(EmbeddingsSettings {
+        large_batch: 8,
+        ..EmbeddingsSettings::default()
+    });
     let interrupt = Interrupt::default();
     let trigger = interrupt.clone();
     tokio::spawn(async move {
@@ -451,10 +458,10 @@ async fn a_429_for_every_mistake_fails_err_011_within_seconds() {
         None,
         Duration::from_secs(5),
     );
-    let settings = Settings {
+    let settings = Settings::default().with(EmbeddingsSettings {
         large_batch: 8,
-        ..Settings::default()
-    };
+        ..EmbeddingsSettings::default()
+    });
     assert_eq!(
         settings.max_retry_wait,
         Duration::from_secs(60),

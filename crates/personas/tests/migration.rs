@@ -7,6 +7,7 @@
 
 use embedcheck_core::audit::audit_server;
 use embedcheck_core::catalogue::{Catalogue, Clause};
+use embedcheck_core::contracts::embeddings::EmbeddingsSettings;
 use embedcheck_core::declared::DEFAULT_QUERY_TASK;
 use embedcheck_core::http::{Target, Transport};
 use embedcheck_core::migration::contract::{Judgement, Topic};
@@ -45,10 +46,13 @@ fn server(running: &Running, label: &str) -> Server {
         ),
         settings: Settings {
             model: Some(running.model.clone()),
-            large_batch: 64,
             seed: SEED,
             ..Settings::default()
-        },
+        }
+        .with(EmbeddingsSettings {
+            large_batch: 64,
+            ..EmbeddingsSettings::default()
+        }),
         label: label.to_owned(),
     }
 }

@@ -10,6 +10,7 @@
 
 use embedcheck_core::audit::{ServerAudit, audit_server};
 use embedcheck_core::catalogue::{Catalogue, Clause};
+use embedcheck_core::contracts::embeddings::EmbeddingsSettings;
 use embedcheck_core::http::{Secret, Target, Transport};
 use embedcheck_core::profiles::Client;
 use embedcheck_core::session::{Interrupt, Settings};
@@ -98,10 +99,13 @@ async fn audit_running(persona: &Persona, base_url: &str) -> ServerAudit {
         Duration::from_secs(10),
     );
     let settings = Settings {
-        large_batch: 64,
         seed: 7,
         ..Settings::default()
-    };
+    }
+    .with(EmbeddingsSettings {
+        large_batch: 64,
+        ..EmbeddingsSettings::default()
+    });
     let clauses: Vec<&Clause> = Catalogue::shipped().clauses.iter().collect();
     audit_server(
         transport,

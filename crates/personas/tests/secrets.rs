@@ -5,6 +5,7 @@
 
 use embedcheck_core::audit::audit_session;
 use embedcheck_core::catalogue::{Catalogue, Clause};
+use embedcheck_core::contracts::embeddings::EmbeddingsSettings;
 use embedcheck_core::http::{Access, Header, KeyHeader, Secret, Target, Transport};
 use embedcheck_core::report;
 use embedcheck_core::report::{Report, Tool};
@@ -156,10 +157,13 @@ async fn keys_in_other_headers_and_the_query_are_sent_but_never_shown() {
 /// the requests the server received.
 async fn audit_and_show(transport: Transport, server: &Server) -> (Vec<String>, Vec<Request>) {
     let settings = Settings {
-        large_batch: 16,
         seed: 3,
         ..Settings::default()
-    };
+    }
+    .with(EmbeddingsSettings {
+        large_batch: 16,
+        ..EmbeddingsSettings::default()
+    });
     let clauses: Vec<&Clause> = Catalogue::shipped().clauses.iter().collect();
     let mut session = Session::new(transport, settings, Interrupt::default());
     let audit = audit_session(&mut session, "secrets".to_owned(), &clauses).await;

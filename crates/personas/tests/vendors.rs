@@ -5,6 +5,7 @@
 
 use embedcheck_core::audit::{ServerAudit, audit_server};
 use embedcheck_core::catalogue::{Catalogue, Clause};
+use embedcheck_core::contracts::embeddings::EmbeddingsSettings;
 use embedcheck_core::http::{Access, Secret, Target, Transport};
 use embedcheck_core::session::{Interrupt, Settings};
 use embedcheck_core::vendor::Profile;
@@ -484,10 +485,13 @@ async fn audit_with_key(
     };
     let mut settings = Settings {
         model: profile.send_model.then(|| persona.config.model_id.clone()),
-        large_batch: 64,
         seed: 7,
         ..Settings::default()
-    };
+    }
+    .with(EmbeddingsSettings {
+        large_batch: 64,
+        ..EmbeddingsSettings::default()
+    });
     profile.adjust(&mut settings, target.is_loopback());
     let transport =
         Transport::with_access(target, access, Duration::from_secs(10)).expect("a plain client");

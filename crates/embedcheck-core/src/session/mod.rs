@@ -9,7 +9,7 @@ pub mod facts;
 pub mod reuse;
 mod settings;
 
-pub use by_contract::ByContract;
+pub use by_contract::{ByContract, Part};
 pub(crate) use connection::Hooks;
 pub use connection::{Interrupt, Logged, ProbeError, Session};
 pub(crate) use connection::{Persisted, Throttled};

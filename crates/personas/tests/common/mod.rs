@@ -10,6 +10,7 @@
 
 use embedcheck_core::audit::{ServerAudit, audit_session};
 use embedcheck_core::catalogue::{Catalogue, Clause};
+use embedcheck_core::contracts::embeddings::EmbeddingsSettings;
 use embedcheck_core::contracts::rerank::RerankSettings;
 use embedcheck_core::declared::{Overlength, QueryTemplate};
 use embedcheck_core::http::Reply;
@@ -38,33 +39,37 @@ pub fn every_clause() -> Vec<&'static Clause> {
 /// The settings [`audit`] audits `persona` with.
 pub fn settings(persona: &Persona, aggressive: bool) -> Settings {
     Settings {
-        large_batch: 64,
         seed: 7,
         aggressive,
-        query_instruction: Some(qwen3_query_template()),
-        overlength: match persona.config.overlength {
-            OverlengthPolicy::Reject => Overlength::Reject,
-            OverlengthPolicy::Truncate => Overlength::Truncate,
-            OverlengthPolicy::Aggregate => Overlength::Aggregate,
-        },
-        // A client of an aggregating server knows the limit it chunks to.
-        max_input_tokens: (persona.config.overlength == OverlengthPolicy::Aggregate)
-            .then_some(persona.config.max_input_tokens as u64),
-        reference: Some(known_answers(persona)),
         // A user of a server without a models listing (TEI) names its model.
         model: persona
             .quirks
             .contains(&personas::Quirk::ModelsListingEmpty404)
             .then(|| persona.config.model_id.clone()),
-        contracts: ByContract::default().with(RerankSettings {
-            reference: Some(rerank_known_answers(persona)),
-            // A user of a server that lists no model names the one it reranks with.
-            model: persona
-                .quirks
-                .contains(&personas::Quirk::NoModelsRoute)
-                .then(|| persona.config.model_id.clone()),
-            listwise: false,
-        }),
+        contracts: ByContract::default()
+            .with(EmbeddingsSettings {
+                large_batch: 64,
+                query_instruction: Some(qwen3_query_template()),
+                overlength: match persona.config.overlength {
+                    OverlengthPolicy::Reject => Overlength::Reject,
+                    OverlengthPolicy::Truncate => Overlength::Truncate,
+                    OverlengthPolicy::Aggregate => Overlength::Aggregate,
+                },
+                // A client of an aggregating server knows the limit it chunks to.
+                max_input_tokens: (persona.config.overlength == OverlengthPolicy::Aggregate)
+                    .then_some(persona.config.max_input_tokens as u64),
+                reference: Some(known_answers(persona)),
+                ..EmbeddingsSettings::default()
+            })
+            .with(RerankSettings {
+                reference: Some(rerank_known_answers(persona)),
+                // A user of a server that lists no model names the one it reranks with.
+                model: persona
+                    .quirks
+                    .contains(&personas::Quirk::NoModelsRoute)
+                    .then(|| persona.config.model_id.clone()),
+                listwise: false,
+            }),
         ..Settings::default()
     }
 }

@@ -5,5 +5,7 @@ pub(crate) mod clauses;
 pub(crate) mod profiles;
 pub(crate) mod reply;
 pub(crate) mod requests;
+pub mod settings;
 
 pub use requests::ROUTE;
+pub use settings::EmbeddingsSettings;

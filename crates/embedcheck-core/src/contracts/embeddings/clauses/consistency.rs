@@ -2,6 +2,7 @@
 
 use crate::clauses::{Check, CheckResult, check};
 use crate::contracts::embeddings::requests::{self, BATCH, SENTENCE, body};
+use crate::contracts::embeddings::settings;
 use crate::http::Reply;
 use crate::session::facts::{BatchLimit, Noise};
 use crate::session::{ProbeError, Session};
@@ -282,7 +283,7 @@ async fn deep_positions_keep_their_vectors(s: &Session) -> CheckResult {
 async fn large_batch_past_the_first_boundary(
     s: &Session,
 ) -> Result<Result<(usize, Arc<Reply>), Verdict>, ProbeError> {
-    let configured = s.settings().large_batch;
+    let configured = settings::of(s).large_batch;
     let named = match s.facts().max_batch.map(|f| f.value) {
         Some(BatchLimit::Named { limit, .. }) => Some(limit),
         _ => None,

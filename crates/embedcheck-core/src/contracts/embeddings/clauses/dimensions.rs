@@ -9,6 +9,7 @@
 use crate::clauses::judging;
 use crate::clauses::{Check, CheckResult, check};
 use crate::contracts::embeddings::requests::{self, SENTENCE, body};
+use crate::contracts::embeddings::settings;
 use crate::declared::Matryoshka as DeclaredMatryoshka;
 use crate::http::Exchange;
 use crate::http::{Body, Probe, Reply, Validity};
@@ -70,7 +71,7 @@ async fn support(s: &Session, native: usize) -> Result<Matryoshka, ProbeError> {
     if let Some(known) = s.facts().matryoshka {
         return Ok(known.value);
     }
-    let fact = match s.settings().matryoshka {
+    let fact = match settings::of(s).matryoshka {
         _ if native < 2 => {
             let plain = requests::single(s).await?;
             let because = MatryoshkaEvidence::NothingToTruncate { native };
@@ -292,7 +293,7 @@ async fn truncated_case(
     let reply = s
         .send(dimensions_probe(s, json!(d), native, Some(true)))
         .await?;
-    let declared = s.settings().matryoshka == DeclaredMatryoshka::Yes;
+    let declared = settings::of(s).matryoshka == DeclaredMatryoshka::Yes;
     Ok(match truncated_vector(&reply, d) {
         None => refused_case(&reply, declared),
         Some(v) => judge(&v, &reply).map_or(Case::Holds, Case::Fails),

@@ -2,6 +2,7 @@
 
 use crate::clauses::{Check, CheckResult, check};
 use crate::contracts::embeddings::requests::{self, BATCH, body};
+use crate::contracts::embeddings::settings;
 use crate::http::{Body, Reply};
 use crate::session::Session;
 use crate::session::facts::{BatchLimit, TokenIdForm};
@@ -202,7 +203,7 @@ async fn user_field(s: &Session) -> CheckResult {
 /// IN-008: "A batch of up to the configured size (default 2048 inputs) is embedded,
 /// or refused with a 4xx whose message names the limit; never a 5xx."
 async fn large_batch(s: &Session) -> CheckResult {
-    let size = s.settings().large_batch;
+    let size = settings::of(s).large_batch;
     let reply = requests::large_batch(s, size).await?;
     if reply.is_client_error() {
         let message = reply.error_message().unwrap_or_default();

@@ -14,6 +14,7 @@
 use super::{consistency, usage};
 use crate::clauses::{Check, CheckResult, check};
 use crate::contracts::embeddings::requests::{self, BATCH, OTHER_COMMON, TAIL, body, words};
+use crate::contracts::embeddings::settings;
 use crate::declared::Overlength;
 use crate::http::{Body, Probe, Reply};
 use crate::property::{Case, Property};
@@ -154,7 +155,7 @@ async fn input_limit(s: &Session) -> Result<Result<Limit, Verdict>, ProbeError> 
 }
 
 async fn find_limit(s: &Session) -> Result<Fact<InputLimit>, ProbeError> {
-    let (found, requests) = match s.settings().max_input_tokens {
+    let (found, requests) = match settings::of(s).max_input_tokens {
         // An input over a limit beyond the whole budget could never be sent.
         Some(tokens) if tokens >= s.settings().max_tokens => (Err(NoLimit::Budget), 0),
         Some(tokens) => {
@@ -630,7 +631,7 @@ async fn refused_or_truncated_properly(s: &Session) -> CheckResult {
 /// LEN-003: "With --overlength reject or truncate, the server applies that policy to
 /// over-length input."
 async fn policy_as_relied_on(s: &Session) -> CheckResult {
-    let relied = s.settings().overlength;
+    let relied = settings::of(s).overlength;
     match relied {
         Overlength::Any => {
             return Ok(Verdict::skip(
@@ -851,7 +852,7 @@ async fn aggregated_whole(s: &Session) -> CheckResult {
         Ok(limit) => limit,
         Err(verdict) => return Ok(verdict),
     };
-    let declared = s.settings().overlength == Overlength::Aggregate;
+    let declared = settings::of(s).overlength == Overlength::Aggregate;
     let over = 2 * limit.over_words;
     let whole = s.send(over_probe(s, over, &limit)).await?;
     let observed = aggregated_tokens(&whole, &limit, &s.facts())
@@ -946,8 +947,7 @@ async fn claimed_limit(s: &Session, limit: &Limit) -> Result<Claim, ProbeError> 
         .and_then(|models| models.iter().find(|m| m["id"] == s.model()))
         .and_then(|m| m.get("max_model_len"))
         .and_then(serde_json::Value::as_u64);
-    let model = s
-        .settings()
+    let model = settings::of(s)
         .reference
         .as_ref()
         .and_then(|r| r.header.max_seq_length)

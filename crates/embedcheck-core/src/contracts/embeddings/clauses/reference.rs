@@ -14,6 +14,7 @@
 
 use crate::clauses::{Check, CheckResult, check};
 use crate::contracts::embeddings::requests::{self, body};
+use crate::contracts::embeddings::settings;
 use crate::http::Reply;
 use crate::reference::{KnownAnswer, Reference};
 use crate::session::facts::{TokenAgreement, TokenCount, TokenIdsAsSent};
@@ -81,7 +82,7 @@ impl Embedded {
 
 /// The reference the run compares with, or the skip verdict when there is none.
 fn reference_or_skip(s: &Session) -> Result<Arc<Reference>, Verdict> {
-    s.settings().reference.clone().ok_or_else(|| {
+    settings::of(s).reference.clone().ok_or_else(|| {
         Verdict::skip(
             "no --reference file: nothing to hold the vectors against (lab/reference.py makes one from the model's own library)",
         )
@@ -208,7 +209,7 @@ async fn reference_vectors(s: &Session) -> CheckResult {
     token_ids_as_sent(s, &reference).await?;
     let judged = Judged {
         reference: &reference,
-        threshold: s.settings().reference_threshold,
+        threshold: settings::of(s).reference_threshold,
         compared: &compared,
         missing: embedded.missing(&reference),
         tokens: tokens.as_ref(),

@@ -10,6 +10,7 @@ use super::consistency;
 use crate::clauses::judging;
 use crate::clauses::{Check, CheckResult, check};
 use crate::contracts::embeddings::requests::{self, QUERY, body};
+use crate::contracts::embeddings::settings;
 use crate::declared::QueryTemplate;
 use crate::http::Exchange;
 use crate::http::{Body, Probe, Reply};
@@ -215,7 +216,7 @@ fn instruction_probes(s: &Session) -> Vec<InstructionProbe> {
         },
         InstructionProbe {
             field: "instruction",
-            query: vec![json!(s.settings().query_task)],
+            query: vec![json!(settings::of(s).query_task)],
             document: Vec::new(),
         },
         InstructionProbe {
@@ -482,13 +483,13 @@ fn evidence_extend(shown: &mut Vec<Exchange>, exchanges: Vec<Exchange>, most: us
 /// similarity of at least 0.999 to the template-filled string sent without input_type
 /// (on a server that embeds bare input as a query, with its document value instead)."
 async fn query_instruction_applied(s: &Session) -> CheckResult {
-    let from_reference = s
-        .settings()
+    let declared_settings = settings::of(s);
+    let from_reference = declared_settings
         .reference
         .as_ref()
         .and_then(|r| r.header.query_prompt())
         .map(QueryTemplate::prompt_before_text);
-    let (template, declared) = match (&s.settings().query_instruction, from_reference) {
+    let (template, declared) = match (&declared_settings.query_instruction, from_reference) {
         (Some(template), _) => (template.clone(), "the --query-instruction template"),
         (None, Some(template)) => (template, "the reference file's query prompt"),
         (None, None) => {
@@ -497,7 +498,7 @@ async fn query_instruction_applied(s: &Session) -> CheckResult {
             ));
         }
     };
-    let filled = template.fill(&s.settings().query_task, QUERY);
+    let filled = template.fill(&declared_settings.query_task, QUERY);
     // Sent bare, the filled string would get this server's own query instruction on top.
     let as_given = s.facts().document_field();
     let extra: Vec<(&str, Value)> = as_given
