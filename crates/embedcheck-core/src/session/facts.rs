@@ -644,6 +644,22 @@ impl fmt::Display for ScoreScale {
 pub struct Facts {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub model_source: Option<Fact<ModelSource>>,
+    /// Whether a request without a key is answered (only probed with a key).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub auth_required: Option<Fact<bool>>,
+    /// Whether a model name the server does not serve is embedded anyway.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ignores_model_name: Option<Fact<bool>>,
+    /// The request after which the server stopped answering.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub server_down_after: Option<Fact<String>>,
+    /// The first connection the server desynchronised by leaving a refused request's
+    /// body unread (ERR-014): every later request went on a new connection.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub desynchronised: Option<Fact<super::reuse::Desync>>,
+    /// What `usage.prompt_tokens` counts (USE-005).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub usage_unit: Option<Fact<UsageUnit>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub native_dimension: Option<Fact<usize>>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -662,22 +678,6 @@ pub struct Facts {
     pub max_batch: Option<Fact<BatchLimit>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub token_id_input: Option<Fact<Vec<TokenIdForm>>>,
-    /// Whether a request without a key is answered (only probed with a key).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub auth_required: Option<Fact<bool>>,
-    /// Whether a model name the server does not serve is embedded anyway.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub ignores_model_name: Option<Fact<bool>>,
-    /// The request after which the server stopped answering.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub server_down_after: Option<Fact<String>>,
-    /// The first connection the server desynchronised by leaving a refused request's
-    /// body unread (ERR-014): every later request went on a new connection.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub desynchronised: Option<Fact<super::reuse::Desync>>,
-    /// What `usage.prompt_tokens` counts (USE-005).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub usage_unit: Option<Fact<UsageUnit>>,
     /// The server's variation between identical requests (CONS-001).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub noise: Option<Fact<Noise>>,
