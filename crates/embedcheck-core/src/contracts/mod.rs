@@ -5,13 +5,14 @@
 
 use crate::catalogue::{Clause, ContractId};
 use crate::clauses::Check;
+use crate::contracts::embeddings::facts::EmbeddingsFacts;
 use crate::contracts::rerank::facts::RerankFacts;
 use crate::profiles::{self, Client, ClientProfile, Judged};
 use crate::session::ByContract;
 use crate::session::facts::Facts;
 use crate::session::{Hooks, Session};
 use crate::verdict::Verdict;
-use serde::ser::{Serialize, SerializeMap, Serializer};
+use serde::Serialize;
 use std::collections::BTreeMap;
 
 pub mod embeddings;
@@ -43,17 +44,23 @@ pub(crate) fn hooks() -> Hooks {
     }
 }
 
-/// Each contract's facts under its name, as the report's `facts` shows them beside the
-/// shared ones: `facts.rerank`. A contract that learned nothing is left out.
-pub(crate) struct FactsByContract<'a>(pub &'a ByContract);
+/// Each contract's facts as the report's `facts` shows them after the shared ones:
+/// embeddings' at the top level, where schema 1.0 put them, then each later contract's
+/// under its name (`facts.rerank`). A contract that learned nothing is left out.
+#[derive(Serialize)]
+pub(crate) struct FactsByContract<'a> {
+    #[serde(flatten)]
+    embeddings: Option<&'a EmbeddingsFacts>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    rerank: Option<&'a RerankFacts>,
+}
 
-impl Serialize for FactsByContract<'_> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut map = serializer.serialize_map(None)?;
-        if let Some(rerank) = self.0.get::<RerankFacts>().filter(|f| !f.is_empty()) {
-            map.serialize_entry("rerank", rerank)?;
+impl<'a> FactsByContract<'a> {
+    pub(crate) fn of(store: &'a ByContract) -> Self {
+        FactsByContract {
+            embeddings: store.get(),
+            rerank: store.get::<RerankFacts>().filter(|f| !f.is_empty()),
         }
-        map.end()
     }
 }
 
@@ -61,12 +68,16 @@ impl Serialize for FactsByContract<'_> {
 /// `observations`: the shared facts', then each contract's.
 pub fn observations(facts: &Facts) -> BTreeMap<String, String> {
     let mut lines = facts.shared_observations();
+    let mut put = |name: &str, line: Option<String>| {
+        if let Some(line) = line {
+            lines.insert(name.to_owned(), line);
+        }
+    };
+    if let Some(embeddings) = facts.contracts.get::<EmbeddingsFacts>() {
+        embeddings.observations(&mut put);
+    }
     if let Some(rerank) = facts.contracts.get::<RerankFacts>() {
-        rerank.observations(&mut |name, line| {
-            if let Some(line) = line {
-                lines.insert(name.to_owned(), line);
-            }
-        });
+        rerank.observations(&mut put);
     }
     lines
 }

@@ -23,15 +23,16 @@
 
 use super::behaviour::{Answer, BehaviourDiff};
 use crate::contracts::embeddings::clauses::TEMPLATE_COSINE;
+use crate::contracts::embeddings::facts::{
+    self as embeddings_facts, BareIs, Base64, EmbeddingsFacts, FieldHandling, InputLimit,
+};
 use crate::contracts::embeddings::requests::{self, QUERY, SENTENCE, body, words};
 use crate::contracts::rerank::RerankDialect;
 use crate::contracts::rerank::RerankRoute;
 use crate::contracts::rerank::facts::RerankFacts;
 use crate::contracts::rerank::requests as rerank_requests;
 use crate::http::{Body, Encoding, Exchange, Probe, Reply};
-use crate::session::facts::{
-    self, BareIs, Base64, FieldHandling, InputLimit, OverlengthPolicy, ScoreScale,
-};
+use crate::session::facts::{OverlengthPolicy, ScoreScale};
 use crate::session::{Facts, Session};
 use crate::vectors::cosine;
 use serde::Serialize;
@@ -144,6 +145,8 @@ pub(crate) struct Findings {
 pub struct Side<'a> {
     pub session: &'a Session,
     pub facts: &'a Facts,
+    /// The embeddings side of `facts`.
+    pub embeddings: &'a EmbeddingsFacts,
 }
 
 /// Judges the candidate against every expectation read from the baseline.
@@ -227,7 +230,7 @@ pub(crate) fn dimensions_probe(s: &Session, d: usize) -> Probe {
 }
 
 async fn matryoshka(b: Side<'_>, c: Side<'_>) -> Expectation {
-    let native = b.facts.native_dimension.as_ref().map(|f| f.value);
+    let native = b.embeddings.native_dimension.as_ref().map(|f| f.value);
     let Some(n) = native.filter(|&n| n >= 2) else {
         return expectation(
             Topic::Matryoshka,
@@ -239,7 +242,7 @@ async fn matryoshka(b: Side<'_>, c: Side<'_>) -> Expectation {
     };
     let d = n / 2;
     let b_honours = b
-        .facts
+        .embeddings
         .matryoshka
         .as_ref()
         .is_some_and(|f| f.value.honoured);
@@ -306,7 +309,7 @@ fn input_type_probe(s: &Session) -> Probe {
 fn instruction_text(handling: Option<&FieldHandling>) -> String {
     match handling {
         Some(FieldHandling::Honoured {
-            side: facts::Side::Query,
+            side: embeddings_facts::Side::Query,
             bare_tokens: Some(bare),
             tokens: Some(with),
             ..
@@ -334,8 +337,9 @@ fn instruction_text(handling: Option<&FieldHandling>) -> String {
 }
 
 async fn instruction(b: Side<'_>, c: Side<'_>) -> Expectation {
-    let honoured = |f: &Facts| matches!(f.input_type(), Some(FieldHandling::Honoured { .. }));
-    let relies_on = honoured(b.facts).then(|| match b.facts.bare_is() {
+    let honoured =
+        |f: &EmbeddingsFacts| matches!(f.input_type(), Some(FieldHandling::Honoured { .. }));
+    let relies_on = honoured(b.embeddings).then(|| match b.embeddings.bare_is() {
         Some(BareIs::Query) => "the server embeds bare requests and `input_type: \"query\"` as queries (the model's query instruction applied) and `input_type: \"document\"` as documents".to_owned(),
         _ => "`input_type: \"query\"` makes the server prepend the model's query instruction".to_owned(),
     });
@@ -349,15 +353,15 @@ async fn instruction(b: Side<'_>, c: Side<'_>) -> Expectation {
         (Some(x), Some(y)) => cosine(&x, &y) >= TEMPLATE_COSINE,
         _ => false,
     };
-    let kept = honoured(c.facts) && same_as_baseline;
-    let mut candidate = instruction_text(c.facts.input_type());
-    if honoured(c.facts) && !same_as_baseline {
+    let kept = honoured(c.embeddings) && same_as_baseline;
+    let mut candidate = instruction_text(c.embeddings.input_type());
+    if honoured(c.embeddings) && !same_as_baseline {
         candidate.push_str(", but not the baseline's instruction");
     }
     let mut e = expectation(
         Topic::Instruction,
         relies_on,
-        instruction_text(b.facts.input_type()),
+        instruction_text(b.embeddings.input_type()),
         candidate,
         kept,
     );
@@ -367,7 +371,7 @@ async fn instruction(b: Side<'_>, c: Side<'_>) -> Expectation {
 
 /// What a server's over-length facts say, in words: `truncates at 256 tokens (found:
 /// …)`, `refuses (400) over 512 tokens`, or why the limit is unknown.
-fn overlength_text(f: &Facts) -> String {
+fn overlength_text(f: &EmbeddingsFacts) -> String {
     let policy = f.overlength_policy.as_ref().map(|p| p.value);
     match (&f.input_limit.as_ref().map(|l| &l.value), policy) {
         (
@@ -400,8 +404,8 @@ fn overlength_text(f: &Facts) -> String {
 }
 
 async fn overlength(b: Side<'_>, c: Side<'_>) -> Expectation {
-    let policy = b.facts.overlength_policy.as_ref().map(|p| p.value);
-    let limit = b.facts.known_limit();
+    let policy = b.embeddings.overlength_policy.as_ref().map(|p| p.value);
+    let limit = b.embeddings.known_limit();
     let truncates_at = limit
         .filter(|_| policy == Some(OverlengthPolicy::Truncate))
         .map(|(tokens, _)| tokens);
@@ -430,7 +434,7 @@ async fn overlength(b: Side<'_>, c: Side<'_>) -> Expectation {
         (Some(_), Some(r)) => r.is_success(),
         (None, Some(r)) => !r.is_server_error(),
     };
-    let mut candidate = overlength_text(c.facts);
+    let mut candidate = overlength_text(c.embeddings);
     if let Some(reply) = c_reply.as_deref() {
         candidate = format!(
             "{} to the baseline's over-length input; {candidate}",
@@ -440,7 +444,7 @@ async fn overlength(b: Side<'_>, c: Side<'_>) -> Expectation {
     let mut e = expectation(
         Topic::Overlength,
         relies_on,
-        overlength_text(b.facts),
+        overlength_text(b.embeddings),
         candidate,
         kept,
     );
@@ -450,7 +454,7 @@ async fn overlength(b: Side<'_>, c: Side<'_>) -> Expectation {
 }
 
 /// The encoding a base64 request gets back, from ENC-003's `base64` fact.
-fn encoding_of(f: &Facts) -> Option<Encoding> {
+fn encoding_of(f: &EmbeddingsFacts) -> Option<Encoding> {
     match &f.base64.as_ref()?.value {
         Base64::Refused(_) => None,
         b if b.honoured() => Some(Encoding::Base64),
@@ -459,7 +463,7 @@ fn encoding_of(f: &Facts) -> Option<Encoding> {
     }
 }
 
-fn encoding_text(f: &Facts) -> String {
+fn encoding_text(f: &EmbeddingsFacts) -> String {
     match (encoding_of(f), f.base64.as_ref().map(|b| &b.value)) {
         (Some(Encoding::Float), _) => "field ignored, float array".to_owned(),
         (Some(Encoding::Base64), _) => "base64 string".to_owned(),
@@ -470,7 +474,7 @@ fn encoding_text(f: &Facts) -> String {
 }
 
 fn encoding(b: Side<'_>, c: Side<'_>) -> Expectation {
-    let (b_enc, c_enc) = (encoding_of(b.facts), encoding_of(c.facts));
+    let (b_enc, c_enc) = (encoding_of(b.embeddings), encoding_of(c.embeddings));
     let relies_on = b_enc.map(|enc| match enc {
         Encoding::Float => {
             "`encoding_format: \"base64\"` is ignored: vectors come as float arrays".to_owned()
@@ -482,8 +486,8 @@ fn encoding(b: Side<'_>, c: Side<'_>) -> Expectation {
     let mut e = expectation(
         Topic::Encoding,
         relies_on,
-        encoding_text(b.facts),
-        encoding_text(c.facts),
+        encoding_text(b.embeddings),
+        encoding_text(c.embeddings),
         b_enc == c_enc,
     );
     e.findings.candidate_encoding = c_enc;
@@ -730,7 +734,7 @@ mod tests {
     #[test]
     fn instruction_words_come_from_the_clauses_finding() {
         let prepended = FieldHandling::Honoured {
-            side: facts::Side::Query,
+            side: embeddings_facts::Side::Query,
             cosine: 0.82,
             bare_tokens: Some(9),
             tokens: Some(28),
@@ -741,7 +745,7 @@ mod tests {
             "200, instruction prepended (28 tokens; 9 without)"
         );
         let query_by_default = FieldHandling::Honoured {
-            side: facts::Side::Document,
+            side: embeddings_facts::Side::Document,
             cosine: 0.9503,
             bare_tokens: Some(10),
             tokens: Some(9),

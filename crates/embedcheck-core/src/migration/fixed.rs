@@ -28,6 +28,7 @@ use super::vectors::{self, DocumentCosine, Embedded, Fields, Judged, Spread};
 use crate::contracts::embeddings::requests::{self, SENTENCE, body};
 use crate::http::Reply;
 use crate::session::Session;
+use crate::session::facts::OverlengthPolicy;
 use crate::vectors::{cosine, norm, renormalised_prefix};
 use serde::Serialize;
 use serde_json::json;
@@ -133,10 +134,10 @@ pub(crate) async fn run(b: &Session, c: &Session, f: Findings<'_>) -> Option<Fix
     }
     let old_cuts = f
         .judged
-        .baseline
+        .baseline_embeddings
         .overlength_policy
         .as_ref()
-        .is_some_and(|p| !matches!(p.value, crate::session::facts::OverlengthPolicy::Truncate));
+        .is_some_and(|p| !matches!(p.value, OverlengthPolicy::Truncate));
     let clients = Clients {
         old: Client {
             session: b,

@@ -34,6 +34,7 @@ pub(crate) mod vectors;
 use crate::audit;
 use crate::audit::ServerAudit;
 use crate::catalogue::Clause;
+use crate::contracts::embeddings::facts::EmbeddingsFacts;
 use crate::contracts::embeddings::requests;
 use crate::http::Transport;
 use crate::session::{Interrupt, Session, Settings};
@@ -156,9 +157,15 @@ pub async fn audit_pair(
         audit::audit_session(&mut c, candidate.label, selected)
     );
     let unreachable = b_audit.aborted.clone().or_else(|| c_audit.aborted.clone());
+    let (b_embeddings, c_embeddings) = (
+        EmbeddingsFacts::of(&b_audit.facts),
+        EmbeddingsFacts::of(&c_audit.facts),
+    );
     let judged = vectors::Judged {
         baseline: &b_audit.facts,
         candidate: &c_audit.facts,
+        baseline_embeddings: &b_embeddings,
+        candidate_embeddings: &c_embeddings,
     };
     let work = match &unreachable {
         None => compare(&b, &c, plan, judged).await,
@@ -170,10 +177,12 @@ pub async fn audit_pair(
             let b_side = contract::Side {
                 session: &b,
                 facts: &b_audit.facts,
+                embeddings: &b_embeddings,
             };
             let c_side = contract::Side {
                 session: &c,
                 facts: &c_audit.facts,
+                embeddings: &c_embeddings,
             };
             contract::judge(b_side, c_side, &behaviour_diff).await
         }

@@ -32,6 +32,7 @@
 use super::corpus::{Corpus, Document};
 use super::retrieval::Instruction;
 use super::vectors::embed_with;
+use crate::contracts::embeddings;
 use crate::session::Session;
 use crate::sha256;
 use crate::vectors::cosine;
@@ -358,7 +359,7 @@ pub(crate) async fn listed_models(s: &Session) -> Vec<String> {
 /// of `input_type` where it embeds bare input as a query (UNK-003's finding), as a
 /// migration's baseline is sent.
 fn document_fields(s: &Session) -> Map<String, Value> {
-    s.facts()
+    embeddings::learned(s)
         .document_field()
         .map(|(name, value)| (name.to_owned(), Value::String(value)))
         .into_iter()

@@ -12,6 +12,7 @@
 //! ```
 
 use super::corpus::{Corpus, Document};
+use crate::contracts::embeddings::facts::EmbeddingsFacts;
 use crate::contracts::embeddings::requests;
 use crate::session::{Facts, Session};
 use crate::vectors::{cosine, norm};
@@ -95,6 +96,9 @@ pub struct DocumentCosine {
 pub(crate) struct Judged<'a> {
     pub baseline: &'a Facts,
     pub candidate: &'a Facts,
+    /// The embeddings side of each server's facts.
+    pub baseline_embeddings: &'a EmbeddingsFacts,
+    pub candidate_embeddings: &'a EmbeddingsFacts,
 }
 
 impl Judged<'_> {
@@ -102,10 +106,10 @@ impl Judged<'_> {
     /// study's tolerance, widened by the noisier server's own noise.
     pub(crate) fn same_at(&self) -> f64 {
         let noise = self
-            .baseline
+            .baseline_embeddings
             .noise()
             .threshold()
-            .max(self.candidate.noise().threshold());
+            .max(self.candidate_embeddings.noise().threshold());
         EQUIVALENT_COSINE.min(1.0 - noise)
     }
 
@@ -113,15 +117,15 @@ impl Judged<'_> {
     /// `input_type` where the baseline embeds bare input as a query (UNK-003's finding),
     /// else nothing. The address swap sends the candidate the same request.
     pub(crate) fn document_fields(&self) -> Fields {
-        fields_of(self.baseline.document_field())
+        fields_of(self.baseline_embeddings.document_field())
     }
 
     /// What the migrated client sends with every document: the old client's fields,
     /// unless the candidate refuses `input_type`.
     pub(crate) fn migrated_document_fields(&self) -> Fields {
         let refused = matches!(
-            self.candidate.input_type(),
-            Some(crate::session::facts::FieldHandling::Refused { .. })
+            self.candidate_embeddings.input_type(),
+            Some(crate::contracts::embeddings::facts::FieldHandling::Refused { .. })
         );
         if refused {
             Vec::new()
@@ -134,15 +138,15 @@ impl Judged<'_> {
     /// document value where the candidate embeds bare input as a query, so that its own
     /// instruction does not come on top of the client's.
     pub(crate) fn prefixed_query_fields(&self) -> Fields {
-        fields_of(self.candidate.document_field())
+        fields_of(self.candidate_embeddings.document_field())
     }
 
     /// Whether the old server applied a query instruction for `input_type: "query"`
     /// (UNK-003's finding), so that a migrated client must prefix it itself.
     pub(crate) fn baseline_applied_instruction(&self) -> bool {
         matches!(
-            self.baseline.input_type(),
-            Some(crate::session::facts::FieldHandling::Honoured { .. })
+            self.baseline_embeddings.input_type(),
+            Some(crate::contracts::embeddings::facts::FieldHandling::Honoured { .. })
         )
     }
 

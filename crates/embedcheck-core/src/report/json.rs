@@ -149,7 +149,7 @@ impl<'a> Audit<'a> {
             observations: super::text::observations(report, audit),
             facts: FactsView {
                 shared: &audit.facts,
-                contracts: FactsByContract(&audit.facts.contracts),
+                contracts: FactsByContract::of(&audit.facts.contracts),
             },
             clients: &audit.clients,
             aborted: audit.aborted.as_deref(),

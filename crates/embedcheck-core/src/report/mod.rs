@@ -126,11 +126,13 @@ mod tests {
 pub(crate) mod sample {
     use crate::audit::{ClauseResult, Gate, ServerAudit};
     use crate::catalogue::{Family, Level};
+    use crate::contracts::embeddings::facts::{BatchLimit, EmbeddingsFacts};
     use crate::expectations::Expectations;
     use crate::http::{Encoding, Exchange};
     use crate::profiles::{Call, Client, ClientProfile, Finding};
     use crate::report::{Report, Tool};
-    use crate::session::facts::{BatchLimit, Fact, Facts, Learned};
+    use crate::session::ByContract;
+    use crate::session::facts::{Fact, Facts, Learned};
     use crate::verdict::Outcome;
 
     /// Settings for snapshot assertions: explicit names, stored in the repository's
@@ -188,20 +190,23 @@ pub(crate) mod sample {
             tokens_used: 56789,
             wall_seconds: 2.125,
             facts: Facts {
-                native_dimension: Some(Fact {
-                    value: 384,
-                    learned: detected("RESP-005", r#"POST /v1/embeddings {"input":"hello"}"#),
-                }),
-                max_batch: Some(Fact {
-                    value: BatchLimit::Named {
-                        limit: 32,
-                        refused: 64,
-                        status: 413,
-                    },
-                    learned: detected(
-                        "IN-008",
-                        r#"POST /v1/embeddings {"input":["document number 0", …]}"#,
-                    ),
+                contracts: ByContract::default().with(EmbeddingsFacts {
+                    native_dimension: Some(Fact {
+                        value: 384,
+                        learned: detected("RESP-005", r#"POST /v1/embeddings {"input":"hello"}"#),
+                    }),
+                    max_batch: Some(Fact {
+                        value: BatchLimit::Named {
+                            limit: 32,
+                            refused: 64,
+                            status: 413,
+                        },
+                        learned: detected(
+                            "IN-008",
+                            r#"POST /v1/embeddings {"input":["document number 0", …]}"#,
+                        ),
+                    }),
+                    ..EmbeddingsFacts::default()
                 }),
                 ..Facts::default()
             },

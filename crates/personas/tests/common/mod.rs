@@ -11,12 +11,13 @@
 use embedcheck_core::audit::{ServerAudit, audit_session};
 use embedcheck_core::catalogue::{Catalogue, Clause};
 use embedcheck_core::contracts::embeddings::EmbeddingsSettings;
+use embedcheck_core::contracts::embeddings::facts::{EmbeddingsFacts, InputLimit};
 use embedcheck_core::contracts::rerank::RerankSettings;
 use embedcheck_core::declared::{Overlength, QueryTemplate};
 use embedcheck_core::http::Reply;
 use embedcheck_core::http::{Secret, Target, Transport};
 use embedcheck_core::reference::{Reference, RerankReference};
-use embedcheck_core::session::facts::{InputLimit, UsageUnit};
+use embedcheck_core::session::facts::UsageUnit;
 use embedcheck_core::session::{ByContract, Interrupt, Logged, Session, Settings};
 use embedcheck_core::verdict::Outcome;
 use personas::{API_KEY, Persona};
@@ -180,7 +181,8 @@ fn not_finite(reply: &Reply) -> Option<String> {
 }
 
 fn known_limit(audit: &ServerAudit) -> Option<u64> {
-    match &audit.facts.input_limit.as_ref()?.value {
+    let embeddings = audit.facts.contracts.get::<EmbeddingsFacts>()?;
+    match &embeddings.input_limit.as_ref()?.value {
         InputLimit::Known { tokens, .. } => Some(*tokens),
         InputLimit::Unknown { .. } => None,
     }

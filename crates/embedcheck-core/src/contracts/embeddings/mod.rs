@@ -2,6 +2,7 @@
 //! API reference and SDKs describe it.
 
 pub(crate) mod clauses;
+pub mod facts;
 pub(crate) mod profiles;
 pub(crate) mod reply;
 pub(crate) mod requests;
@@ -9,3 +10,17 @@ pub mod settings;
 
 pub use requests::ROUTE;
 pub use settings::EmbeddingsSettings;
+
+use crate::session::Session;
+use facts::EmbeddingsFacts;
+
+/// What the embeddings side has learned of the session's server so far (nothing before
+/// its first clause).
+pub(crate) fn learned(s: &Session) -> EmbeddingsFacts {
+    EmbeddingsFacts::of(&s.facts())
+}
+
+/// Writes what an embeddings clause learned, for the other clauses and the report.
+pub(crate) fn learn(s: &Session, write: impl FnOnce(&mut EmbeddingsFacts)) {
+    s.learn(|facts| write(facts.contracts.get_mut()));
+}

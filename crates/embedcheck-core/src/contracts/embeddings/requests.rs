@@ -7,6 +7,7 @@
 //! consumer contract replay exactly what the clauses sent.
 
 use crate::catalogue::ContractId;
+use crate::contracts::embeddings;
 use crate::http::route::estimate;
 use crate::http::{Anchor, Body, Probe, Reply, Route, Work};
 use crate::session::{ProbeError, Session};
@@ -138,7 +139,7 @@ pub(crate) fn small_probe(s: &Session) -> Probe {
 /// document where UNK-003 found the server embeds bare input as a query (so known
 /// answers, which are documents' vectors, are compared with documents' vectors).
 pub(crate) fn document_probe(s: &Session, input: Value) -> Probe {
-    match s.facts().document_field() {
+    match embeddings::learned(s).document_field() {
         Some((field, value)) => invalid(
             crate::http::Body::Json(body(s, input, &[(field, json!(value))])),
             format!("vendor field {field} outside the OpenAI schema"),
@@ -149,7 +150,7 @@ pub(crate) fn document_probe(s: &Session, input: Value) -> Probe {
 
 /// How [`document_probe`] sends documents to this server, for reasons: empty when bare.
 pub(crate) fn documents_sent_as(s: &Session) -> String {
-    s.facts()
+    embeddings::learned(s)
         .document_field()
         .map_or(String::new(), |(field, value)| {
             format!(" (sent with {field} {value:?}: this server embeds bare input as a query)")

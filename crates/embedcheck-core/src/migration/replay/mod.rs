@@ -13,6 +13,7 @@
 pub mod rankings;
 
 use super::recording::{BARE, Recorded, Recording};
+use crate::contracts::embeddings;
 use crate::session::Session;
 use crate::vectors::cosine;
 use rankings::{QualityGate, Rankings};
@@ -255,7 +256,7 @@ pub async fn replay(s: &Session, recording: &Recording) -> Replay {
         .min_cosine
         .map_or(0.0, |c| (1.0 - c).max(0.0));
     // The audit's own repeat (CONS-001's), where it measured one: 0 when it did not.
-    let audited_gap = (1.0 - s.facts().noise().cosine).max(0.0);
+    let audited_gap = (1.0 - embeddings::learned(s).noise().cosine).max(0.0);
     let thresholds = Thresholds::loosened_by(recorded_gap.max(audited_gap));
     let mut gathered = Gathered::default();
     let listed_now = super::recording::listed_models(s).await;

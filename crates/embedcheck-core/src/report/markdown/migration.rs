@@ -227,11 +227,15 @@ fn vectors(doc: &mut String, v: &VectorEquivalence, b: &ServerAudit, c: &ServerA
 /// differ as the study's did (the baseline truncates, the candidate does not), the
 /// likely cause in one sentence, from those facts alone.
 fn overlength_cause(v: &VectorEquivalence, b: &ServerAudit, c: &ServerAudit) -> Option<String> {
+    use crate::contracts::embeddings::facts::EmbeddingsFacts;
     use crate::session::facts::OverlengthPolicy;
     if v.failures_candidate.is_empty() || !v.failures_baseline.is_empty() {
         return None;
     }
-    let policy = |a: &ServerAudit| a.facts.overlength_policy.as_ref().map(|f| f.value);
+    let policy = |a: &ServerAudit| {
+        let facts = EmbeddingsFacts::of(&a.facts);
+        facts.overlength_policy.map(|f| f.value)
+    };
     let (Some(OverlengthPolicy::Truncate), Some(candidate)) = (policy(b), policy(c)) else {
         return None;
     };
@@ -239,7 +243,8 @@ fn overlength_cause(v: &VectorEquivalence, b: &ServerAudit, c: &ServerAudit) -> 
         OverlengthPolicy::Reject(status) | OverlengthPolicy::Neither(status) => status,
         OverlengthPolicy::Truncate => return None,
     };
-    let (b_limit, c_limit) = (b.facts.known_limit()?.0, c.facts.known_limit()?.0);
+    let limit = |a: &ServerAudit| EmbeddingsFacts::of(&a.facts).known_limit();
+    let (b_limit, c_limit) = (limit(b)?.0, limit(c)?.0);
     Some(format!(
         "{} answers input over its {c_limit}-token limit with {answer}, and {} truncated input over {b_limit} tokens silently: documents longer than that embed (cut) on the old server and fail on the new one. Truncate them before sending (see What to change).",
         text::flat(&c.label),
@@ -618,18 +623,20 @@ fn remediation(doc: &mut String, m: &Migration) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::contracts::embeddings::facts::{EmbeddingsFacts, InputLimit, LimitEvidence};
     use crate::report::sample;
-    use crate::session::facts::{Fact, InputLimit, LimitEvidence, OverlengthPolicy};
+    use crate::session::facts::{Fact, OverlengthPolicy};
 
     fn with_overlength(policy: OverlengthPolicy) -> ServerAudit {
         let mut audit = sample::audit();
-        audit.facts.overlength_policy = Some(Fact::declared(policy, "--overlength"));
+        let embeddings = audit.facts.contracts.get_mut::<EmbeddingsFacts>();
+        embeddings.overlength_policy = Some(Fact::declared(policy, "--overlength"));
         let limit = InputLimit::Known {
             tokens: 256,
             over_words: 257,
             because: LimitEvidence::Declared,
         };
-        audit.facts.input_limit = Some(Fact::declared(limit, "--max-input-tokens"));
+        embeddings.input_limit = Some(Fact::declared(limit, "--max-input-tokens"));
         audit
     }
 

@@ -1,10 +1,11 @@
 //! consistency: reproducible vectors (CONS-001 … CONS-005).
 
 use crate::clauses::{Check, CheckResult, check};
+use crate::contracts::embeddings;
+use crate::contracts::embeddings::facts::{BatchLimit, Noise};
 use crate::contracts::embeddings::requests::{self, BATCH, SENTENCE, body};
 use crate::contracts::embeddings::settings;
 use crate::http::Reply;
-use crate::session::facts::{BatchLimit, Noise};
 use crate::session::{ProbeError, Session};
 use crate::vectors::{NOISE_BOUND, cosine, norm};
 use crate::verdict::Verdict;
@@ -41,7 +42,7 @@ async fn repeated(s: &Session) -> Result<(Arc<Reply>, Arc<Reply>), ProbeError> {
 /// The server's own noise between identical requests, learned once as the `noise`
 /// fact; `None` when the repeated request gave no vectors to compare.
 pub(crate) async fn noise(s: &Session) -> Result<Option<Noise>, ProbeError> {
-    if let Some(known) = s.facts().noise {
+    if let Some(known) = embeddings::learned(s).noise {
         return Ok(Some(known.value));
     }
     let (first, second) = repeated(s).await?;
@@ -60,7 +61,7 @@ pub(crate) async fn noise(s: &Session) -> Result<Option<Noise>, ProbeError> {
             .fold(0.0, f64::max),
     };
     let fact = s.searched(noise, 2);
-    s.learn(|facts| facts.noise = Some(fact));
+    embeddings::learn(s, |facts| facts.noise = Some(fact));
     Ok(Some(noise))
 }
 
@@ -174,7 +175,7 @@ const SPECIAL_TOKENS_ROOM: usize = 8;
 /// it. Padding is where batched kernels go wrong: items padded to the longest come
 /// back as nulls (jundot/omlx#3507) or pooled over the padding.
 async fn mixed_lengths_keep_their_vectors(s: &Session) -> CheckResult {
-    let lengths = mixed_lengths(s.facts().known_limit());
+    let lengths = mixed_lengths(embeddings::learned(s).known_limit());
     if lengths.len() < 2 {
         return Ok(Verdict::skip(
             "the input limit leaves no room for a batch of mixed lengths",
@@ -284,7 +285,7 @@ async fn large_batch_past_the_first_boundary(
     s: &Session,
 ) -> Result<Result<(usize, Arc<Reply>), Verdict>, ProbeError> {
     let configured = settings::of(s).large_batch;
-    let named = match s.facts().max_batch.map(|f| f.value) {
+    let named = match embeddings::learned(s).max_batch.map(|f| f.value) {
         Some(BatchLimit::Named { limit, .. }) => Some(limit),
         _ => None,
     };
@@ -372,7 +373,7 @@ async fn survives_long_inputs_and_concurrency(s: &Session) -> CheckResult {
     };
     let probe = || requests::probe(body(s, json!(SENTENCE), &[])).fresh();
     let later = s.send(probe()).await?;
-    let noise = s.facts().noise();
+    let noise = embeddings::learned(s).noise();
     let mut verdict = Verdict::pass("")
         .with(&first.exchange)
         .with(&later.exchange);

@@ -8,13 +8,14 @@
 
 use crate::clauses::judging;
 use crate::clauses::{Check, CheckResult, check};
+use crate::contracts::embeddings;
+use crate::contracts::embeddings::facts::{Matryoshka, MatryoshkaEvidence};
 use crate::contracts::embeddings::requests::{self, SENTENCE, body};
 use crate::contracts::embeddings::settings;
 use crate::declared::Matryoshka as DeclaredMatryoshka;
 use crate::http::Exchange;
 use crate::http::{Body, Probe, Reply, Validity};
 use crate::property::{Case, Property};
-use crate::session::facts::{Matryoshka, MatryoshkaEvidence};
 use crate::session::{Fact, ProbeError, Session};
 use crate::vectors::{SAME_EMBEDDING, cosine, norm, renormalised_prefix};
 use crate::verdict::{Outcome, Verdict};
@@ -68,7 +69,7 @@ async fn full_vector(s: &Session) -> Result<Result<Full, Verdict>, ProbeError> {
 /// Declared support, or support detected from one request for half the native size;
 /// learned once as the `matryoshka` fact and read from it afterwards.
 async fn support(s: &Session, native: usize) -> Result<Matryoshka, ProbeError> {
-    if let Some(known) = s.facts().matryoshka {
+    if let Some(known) = embeddings::learned(s).matryoshka {
         return Ok(known.value);
     }
     let fact = match settings::of(s).matryoshka {
@@ -97,7 +98,7 @@ async fn support(s: &Session, native: usize) -> Result<Matryoshka, ProbeError> {
         }
     };
     let support = fact.value.clone();
-    s.learn(|facts| facts.matryoshka = Some(fact));
+    embeddings::learn(s, |facts| facts.matryoshka = Some(fact));
     Ok(support)
 }
 

@@ -9,10 +9,11 @@
 use super::consistency;
 use crate::clauses::judging;
 use crate::clauses::{Check, CheckResult, check};
+use crate::contracts::embeddings;
+use crate::contracts::embeddings::facts::{Base64, Noise, Unrepeatable, VariedAnswer};
 use crate::contracts::embeddings::requests::{self, BATCH, SENTENCE, body};
 use crate::http::{Body, Probe, Reply};
 use crate::property::{Case, Property};
-use crate::session::facts::{Base64, Noise, Unrepeatable, VariedAnswer};
 use crate::session::{ProbeError, Session};
 use crate::vectors::base64_bytes;
 use crate::vectors::cosine;
@@ -342,7 +343,7 @@ fn learn_unrepeatable(
     (answer, item, cosine): (VariedAnswer, usize, f64),
     shown: &crate::http::Exchange,
 ) {
-    if s.facts().unrepeatable.is_some() {
+    if embeddings::learned(s).unrepeatable.is_some() {
         return;
     }
     let value = Unrepeatable {
@@ -352,7 +353,7 @@ fn learn_unrepeatable(
         cosine,
     };
     let fact = s.detected(value, shown);
-    s.learn(|facts| facts.unrepeatable = Some(fact));
+    embeddings::learn(s, |facts| facts.unrepeatable = Some(fact));
 }
 
 /// The item whose two vectors are furthest apart, and their cosine (1 when there are
@@ -397,7 +398,7 @@ async fn never_arrays_for_base64(s: &Session) -> CheckResult {
     let noise = consistency::noise(s).await?.unwrap_or(Noise::unmeasured());
     let behaviour = base64_behaviour(&single, &*requests::single(s).await?, noise);
     let fact = s.detected(behaviour, &single.exchange);
-    s.learn(|facts| facts.base64 = Some(fact));
+    embeddings::learn(s, |facts| facts.base64 = Some(fact));
     let batch = s.send(requests::base64(s, json!(BATCH))).await?;
     let mut verdict = Verdict::pass("every embedding is a string when base64 is asked for");
     for reply in [&single, &batch] {

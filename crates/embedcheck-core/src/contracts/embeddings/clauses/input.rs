@@ -1,11 +1,12 @@
 //! input: the request forms a server must accept or refuse cleanly (IN-001 … IN-008).
 
 use crate::clauses::{Check, CheckResult, check};
+use crate::contracts::embeddings;
+use crate::contracts::embeddings::facts::{BatchLimit, TokenIdForm};
 use crate::contracts::embeddings::requests::{self, BATCH, body};
 use crate::contracts::embeddings::settings;
 use crate::http::{Body, Reply};
 use crate::session::Session;
-use crate::session::facts::{BatchLimit, TokenIdForm};
 use crate::vectors::{SAME_EMBEDDING, cosine, norm};
 use crate::verdict::Verdict;
 use serde_json::json;
@@ -112,7 +113,7 @@ async fn token_ids(s: &Session) -> CheckResult {
         verdict = verdict.with(&reply.exchange);
     }
     let fact = s.searched(accepted, 2);
-    s.learn(|facts| facts.token_id_input = Some(fact));
+    embeddings::learn(s, |facts| facts.token_id_input = Some(fact));
     verdict.reason = answers.join("; ");
     Ok(verdict)
 }
@@ -215,7 +216,7 @@ async fn large_batch(s: &Session) -> CheckResult {
                     status: reply.status,
                 };
                 let fact = s.detected(named, &reply.exchange);
-                s.learn(|facts| facts.max_batch = Some(fact));
+                embeddings::learn(s, |facts| facts.max_batch = Some(fact));
                 Verdict::pass(format!("refused {size} inputs with {}, naming the limit {limit}", reply.status))
             }
             None => Verdict::fail(format!(
@@ -234,7 +235,7 @@ async fn large_batch(s: &Session) -> CheckResult {
     Ok(match super::vectors_or_verdict(&reply, size) {
         Ok(_) => {
             let fact = s.detected(BatchLimit::AtLeast { size }, &reply.exchange);
-            s.learn(|facts| facts.max_batch = Some(fact));
+            embeddings::learn(s, |facts| facts.max_batch = Some(fact));
             Verdict::pass(format!("embedded all {size} inputs")).with(&reply.exchange)
         }
         Err(verdict) => verdict,

@@ -13,14 +13,14 @@
 
 use super::{consistency, usage};
 use crate::clauses::{Check, CheckResult, check};
+use crate::contracts::embeddings;
+use crate::contracts::embeddings::facts::{EmbeddingsFacts, InputLimit, LimitEvidence, Noise};
 use crate::contracts::embeddings::requests::{self, BATCH, OTHER_COMMON, TAIL, body, words};
 use crate::contracts::embeddings::settings;
 use crate::declared::Overlength;
 use crate::http::{Body, Probe, Reply};
 use crate::property::{Case, Property};
-use crate::session::facts::{
-    InputLimit, LimitEvidence, Noise, OverlengthPolicy as Policy, describe_request,
-};
+use crate::session::facts::{OverlengthPolicy as Policy, describe_request};
 use crate::session::{Fact, Facts, ProbeError, Session};
 use crate::vectors::cosine;
 use crate::verdict::Verdict;
@@ -130,11 +130,11 @@ impl fmt::Display for NoLimit {
 /// `input_limit` fact and read from it by the other clauses. A skip verdict when there
 /// is none.
 async fn input_limit(s: &Session) -> Result<Result<Limit, Verdict>, ProbeError> {
-    let fact = match s.facts().input_limit {
+    let fact = match embeddings::learned(s).input_limit {
         Some(known) => known,
         None => {
             let fact = find_limit(s).await?;
-            s.learn(|facts| facts.input_limit = Some(fact.clone()));
+            embeddings::learn(s, |facts| facts.input_limit = Some(fact.clone()));
             fact
         }
     };
@@ -474,7 +474,7 @@ async fn policy(s: &Session, limit: &Limit) -> Result<(Arc<Reply>, Policy), Prob
     let reply = s.send(over_probe(s, limit.over_words, limit)).await?;
     let policy = policy_of(&reply);
     let fact = s.detected(policy, &reply.exchange);
-    s.learn(|facts| {
+    embeddings::learn(s, |facts| {
         facts.overlength_policy.get_or_insert(fact);
     });
     Ok((reply, policy))
@@ -541,7 +541,11 @@ fn improper_refusal(reply: &Reply) -> Option<String> {
 /// Why a truncating answer is not a proper truncation: a vector unlike the one of a
 /// longer input with the same beginning, judged against the server's own noise. (A
 /// 200 that counts more tokens than the limit is the aggregate policy, LEN-005's.)
-fn improper_truncation(reply: &Reply, longer: Option<&[f64]>, facts: &Facts) -> Option<String> {
+fn improper_truncation(
+    reply: &Reply,
+    longer: Option<&[f64]>,
+    facts: &EmbeddingsFacts,
+) -> Option<String> {
     let vector = match super::vectors_or_verdict(reply, 1) {
         Ok(mut v) => v.remove(0),
         Err(verdict) => return Some(verdict.reason),
@@ -587,7 +591,7 @@ async fn refused_or_truncated_properly(s: &Session) -> CheckResult {
             let problem = if reply.is_client_error() {
                 improper_refusal(&reply)
             } else if reply.is_success() {
-                let truncation = improper_truncation(&reply, longer, &s.facts());
+                let truncation = improper_truncation(&reply, longer, &embeddings::learned(s));
                 match (aggregated_tokens(&reply, limit, &s.facts()), truncation) {
                     // Embedded whole: the aggregate policy, which LEN-005 judges.
                     (Some(_), Some(_)) => return Ok::<_, ProbeError>(Case::Inapplicable),
@@ -914,11 +918,11 @@ async fn aggregated_whole(s: &Session) -> CheckResult {
     };
     let similarity = cosine(&vector, &first);
     Ok(evidence(
-        if s.facts().noise().same(similarity) && declared {
+        if embeddings::learned(s).noise().same(similarity) && declared {
             Verdict::fail(format!(
                 "an input of {over} words got the vector of its first words alone (cosine {similarity:.6}): it was truncated, not aggregated ({how})"
             ))
-        } else if s.facts().noise().same(similarity) {
+        } else if embeddings::learned(s).noise().same(similarity) {
             Verdict::fail(format!(
                 "truncation with over-reported usage, not aggregation: an input of {over} words got the vector of its first words alone (cosine {similarity:.6}), yet usage counts {} prompt tokens for a {}-token limit: clients are billed for text the model never saw (as raullenchai/Rapid-MLX#1381)",
                 observed.unwrap_or_default(),
@@ -1033,13 +1037,13 @@ async fn whole_below_the_limit(s: &Session) -> CheckResult {
         ))));
     };
     let similarity = cosine(&a, &b);
-    if !s.facts().noise().same(similarity) {
+    if !embeddings::learned(s).noise().same(similarity) {
         return Ok(evidence(Verdict::pass(format!(
             "an input of {n} words, within the {tokens}-token limit ({claimed_by}), was embedded whole: another last {} words give cosine {similarity:.4}",
             n - kept
         ))));
     }
-    let noise = s.facts().noise();
+    let noise = embeddings::learned(s).noise();
     if noise.cosine < crate::vectors::NOISE_BOUND {
         return Ok(evidence(Verdict::inconclusive(format!(
             "an input of {n} words and the same with its last {} words replaced gave cosine {similarity:.6}, within this server's noise: identical requests differ by cosine {:.6} (CONS-001), more than noise explains, so no cut can be told from it",
@@ -1066,7 +1070,7 @@ async fn bisect_within(
     n: usize,
     mut same_at: usize,
 ) -> Result<(usize, usize), ProbeError> {
-    let noise = s.facts().noise();
+    let noise = embeddings::learned(s).noise();
     let (mut differs_at, mut sent) = (0, 0);
     while sent < MAX_SEARCH_REQUESTS && same_at - differs_at > 2 {
         let mid = differs_at + (same_at - differs_at) / 2;

@@ -13,11 +13,12 @@
 //! shows there first, and a failing text's reason carries both counts.
 
 use crate::clauses::{Check, CheckResult, check};
+use crate::contracts::embeddings;
+use crate::contracts::embeddings::facts::{TokenAgreement, TokenCount, TokenIdsAsSent};
 use crate::contracts::embeddings::requests::{self, body};
 use crate::contracts::embeddings::settings;
 use crate::http::Reply;
 use crate::reference::{KnownAnswer, Reference};
-use crate::session::facts::{TokenAgreement, TokenCount, TokenIdsAsSent};
 use crate::session::{ProbeError, Session};
 use crate::vectors::{cosine, median};
 use crate::verdict::Verdict;
@@ -325,7 +326,7 @@ async fn spellings_embed_alike(s: &Session) -> CheckResult {
     let pairs = spelling_pairs(&reference);
     let noise = super::consistency::noise(s)
         .await?
-        .unwrap_or(crate::session::facts::Noise::unmeasured());
+        .unwrap_or(crate::contracts::embeddings::facts::Noise::unmeasured());
     let mut apart = Vec::new();
     let mut compared = 0;
     let mut evidence = Vec::new();
@@ -443,7 +444,7 @@ async fn token_ids_as_sent(s: &Session, reference: &Reference) -> Result<(), Pro
         },
         &sent.exchange,
     );
-    s.learn(|facts| facts.token_ids_as_sent = Some(fact));
+    embeddings::learn(s, |facts| facts.token_ids_as_sent = Some(fact));
     Ok(())
 }
 
@@ -467,7 +468,7 @@ async fn token_agreement(
     reference: &Reference,
     embedded: &Embedded,
 ) -> Result<Option<TokenAgreement>, ProbeError> {
-    if let Some(known) = s.facts().reference_tokens {
+    if let Some(known) = embeddings::learned(s).reference_tokens {
         return Ok(Some(known.value));
     }
     if reference.answers.iter().all(|a| a.tokens.is_none()) {
@@ -482,7 +483,7 @@ async fn token_agreement(
         }
     };
     let fact = s.detected(agreement.clone(), &unit_reply.exchange);
-    s.learn(|facts| facts.reference_tokens = Some(fact));
+    embeddings::learn(s, |facts| facts.reference_tokens = Some(fact));
     Ok(Some(agreement))
 }
 

@@ -1,6 +1,7 @@
 //! response-shape: the success body clients parse (RESP-001 … RESP-007).
 
 use crate::clauses::{Check, CheckResult, check};
+use crate::contracts::embeddings;
 use crate::contracts::embeddings::requests::{self, BATCH};
 use crate::http::Reply;
 use crate::schemas::Schemas;
@@ -265,7 +266,7 @@ async fn one_dimension(s: &Session) -> CheckResult {
     let dim = seen.map_or(0, |(d, _)| d);
     if let Some(first) = ok.first() {
         let fact = s.detected(dim, &first.exchange);
-        s.learn(|facts| facts.native_dimension = Some(fact));
+        embeddings::learn(s, |facts| facts.native_dimension = Some(fact));
     }
     Ok(Verdict::pass(format!("every vector has {dim} values"))
         .with_all(ok.iter().map(|r| &r.exchange)))
@@ -339,7 +340,9 @@ async fn no_empty_or_shared_vectors(s: &Session) -> CheckResult {
         if inputs.len() > DISTINCT_UP_TO || inputs == requests::look_alike_inputs() {
             continue;
         }
-        let limit = s.facts().known_limit().map(|(tokens, _)| tokens);
+        let limit = embeddings::learned(s)
+            .known_limit()
+            .map(|(tokens, _)| tokens);
         if let Some((a, b)) = shared_vector(&inputs, &embeddings.vectors, limit) {
             return Ok(Verdict::fail(format!(
                 "inputs {a} and {b} of one request ({:?} and {:?}) got the identical vector: the server does not embed what it is sent",

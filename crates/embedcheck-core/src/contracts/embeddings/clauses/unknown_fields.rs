@@ -9,16 +9,17 @@
 use super::consistency;
 use crate::clauses::judging;
 use crate::clauses::{Check, CheckResult, check};
+use crate::contracts::embeddings;
+use crate::contracts::embeddings::facts::{
+    BareIs, FieldHandling, InstructionField, Noise, Side, ValueAnswer, ValueTried, instruction_line,
+};
 use crate::contracts::embeddings::requests::{self, QUERY, body};
 use crate::contracts::embeddings::settings;
 use crate::declared::QueryTemplate;
 use crate::http::Exchange;
 use crate::http::{Body, Probe, Reply};
 use crate::property::{Case, Property};
-use crate::session::facts::{
-    BareIs, FieldHandling, InstructionField, Noise, Side, UnknownField, ValueAnswer, ValueTried,
-    instruction_line,
-};
+use crate::session::facts::UnknownField;
 use crate::session::{ProbeError, Session};
 use crate::vectors::cosine;
 use crate::verdict::Verdict;
@@ -148,7 +149,7 @@ async fn unknown_field_never_5xx(s: &Session) -> CheckResult {
     if !seen.is_empty() {
         let cases = s.settings().cases;
         let fact = s.searched(seen.into_iter().collect(), cases);
-        s.learn(|facts| facts.unknown_fields = Some(fact));
+        embeddings::learn(s, |facts| facts.unknown_fields = Some(fact));
     }
     Ok(finding.into_verdict(show_field, |cases, _| {
         Verdict::pass(format!(
@@ -444,7 +445,7 @@ async fn instruction_fields_not_dropped(s: &Session) -> CheckResult {
         .iter()
         .any(|f| matches!(f.handling, FieldHandling::Dropped { .. }));
     let fact = s.searched(fields, sent);
-    s.learn(|facts| facts.instruction_fields = Some(fact));
+    embeddings::learn(s, |facts| facts.instruction_fields = Some(fact));
     if failing.is_empty() {
         return Ok(Verdict::pass(lines.join("; "))
             .with(&bare_reply.exchange)
@@ -500,7 +501,7 @@ async fn query_instruction_applied(s: &Session) -> CheckResult {
     };
     let filled = template.fill(&declared_settings.query_task, QUERY);
     // Sent bare, the filled string would get this server's own query instruction on top.
-    let as_given = s.facts().document_field();
+    let as_given = embeddings::learned(s).document_field();
     let extra: Vec<(&str, Value)> = as_given
         .iter()
         .map(|(field, value)| (*field, json!(value)))

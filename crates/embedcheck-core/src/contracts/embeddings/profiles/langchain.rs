@@ -17,12 +17,12 @@
 //! server's own noise.
 
 use super::sdk::{self, DefaultCalls, send_as_sdk};
+use crate::contracts::embeddings::facts::{BatchLimit, EmbeddingsFacts, Noise};
 use crate::contracts::embeddings::requests;
 use crate::http::{Body, Exchange};
 use crate::profiles::decode::{self, Decoded, Decoder, Wrong};
 use crate::profiles::{Call, Client, ClientProfile, Finding, Judged, add_evidence, no_answer};
 use crate::session::Session;
-use crate::session::facts::{BatchLimit, Noise};
 use crate::vectors::cosine;
 use serde_json::json;
 
@@ -75,7 +75,8 @@ pub(crate) async fn profile(
     calls: &DefaultCalls,
     judged: &Judged<'_>,
 ) -> ClientProfile {
-    let noise = judged.facts.noise();
+    let embeddings = EmbeddingsFacts::of(judged.facts);
+    let noise = embeddings.noise();
     let mut findings = Vec::new();
     let mut evidence = Vec::new();
     // Its answers are decoded by openai-python: a decoding that raises or gives wrong
@@ -108,7 +109,7 @@ pub(crate) async fn profile(
         findings.push(finding);
         evidence.extend(exchanges);
     }
-    if let Some(BatchLimit::Named { limit, .. }) = judged.facts.max_batch.as_ref().map(|f| f.value)
+    if let Some(BatchLimit::Named { limit, .. }) = embeddings.max_batch.as_ref().map(|f| f.value)
         && limit < CHUNK_SIZE
     {
         findings.push(Finding::BatchLimit { limit });

@@ -8,6 +8,8 @@
 //! decoded as the client decodes it and compared with the float answer of the same
 //! inputs (IN-001 and IN-002's probes), at the server's own noise.
 
+use crate::contracts::embeddings::facts::EmbeddingsFacts;
+use crate::contracts::embeddings::facts::Noise;
 use crate::contracts::embeddings::reply::encoding;
 use crate::contracts::embeddings::requests::{self, BATCH, SENTENCE};
 use crate::http::{Exchange, Probe, Reply};
@@ -15,7 +17,6 @@ use crate::profiles::decode::{self, Decoded, Decoder, Wrong};
 use crate::profiles::{
     Call, Client, ClientProfile, Finding, Judged, SDK_RETRIES, add_evidence, no_answer,
 };
-use crate::session::facts::{Facts, Noise};
 use crate::session::{ProbeError, Session};
 use crate::vectors::cosine;
 use serde_json::json;
@@ -236,13 +237,13 @@ pub(super) fn shared_warnings(judged: &Judged<'_>) -> (Vec<Finding>, Vec<Exchang
         });
         evidence.extend(hazard.evidence.iter().take(2).cloned());
     }
-    if let Some(finding) = overlength(judged.facts) {
+    if let Some(finding) = overlength(&EmbeddingsFacts::of(judged.facts)) {
         findings.push(finding);
     }
     (findings, evidence)
 }
 
-fn overlength(facts: &Facts) -> Option<Finding> {
+fn overlength(facts: &EmbeddingsFacts) -> Option<Finding> {
     let policy = facts.overlength_policy.as_ref()?.value;
     Some(Finding::Overlength {
         policy,
@@ -273,7 +274,7 @@ pub(crate) fn profile(client: Client, calls: &DefaultCalls, judged: &Judged<'_>)
     };
     let mut findings = Vec::new();
     let mut evidence = Vec::new();
-    for (finding, exchanges) in calls.judged(decoder, judged.facts.noise()) {
+    for (finding, exchanges) in calls.judged(decoder, EmbeddingsFacts::of(judged.facts).noise()) {
         findings.push(finding);
         evidence.extend(exchanges);
     }
