@@ -158,15 +158,29 @@ impl Profile {
         KeyHeader::parse(&self.key_header)
     }
 
-    /// How request bodies name things for this vendor.
+    /// How request bodies name things for this vendor: its names for `dimensions`
+    /// and `input_type`, and its words for the input types `query` and `document`.
     pub fn fields(&self) -> Fields {
-        let default = Fields::default();
+        let renamed = [
+            ("dimensions", &self.dimensions_field),
+            ("input_type", &self.input_type_field),
+        ];
+        let worded = [
+            ("query", &self.input_type_query),
+            ("document", &self.input_type_document),
+        ];
         Fields {
             send_model: self.send_model,
-            dimensions: self.dimensions_field.clone().unwrap_or(default.dimensions),
-            input_type: self.input_type_field.clone().unwrap_or(default.input_type),
-            query: self.input_type_query.clone().unwrap_or(default.query),
-            document: self.input_type_document.clone().unwrap_or(default.document),
+            names: renamed
+                .into_iter()
+                .filter_map(|(field, name)| Some((field.to_owned(), name.clone()?)))
+                .collect(),
+            values: worded
+                .into_iter()
+                .filter_map(|(value, word)| {
+                    Some((("input_type".to_owned(), value.to_owned()), word.clone()?))
+                })
+                .collect(),
         }
     }
 
@@ -299,7 +313,7 @@ mod tests {
         let mut remote = Settings::default();
         voyage.adjust(&mut remote, false);
         assert_eq!(embeddings(&remote).large_batch, 1000);
-        assert_eq!(voyage.fields().dimensions, "output_dimension");
+        assert_eq!(voyage.fields().name("dimensions"), "output_dimension");
     }
 
     #[test]

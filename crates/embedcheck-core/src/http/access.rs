@@ -15,6 +15,7 @@ use super::secret::{Secret, Secrets};
 use super::target::Target;
 use reqwest::header::{AUTHORIZATION, HeaderName, HeaderValue};
 use serde_json::Value;
+use std::collections::BTreeMap;
 use std::time::Duration;
 use thiserror::Error;
 
@@ -129,35 +130,44 @@ impl Header {
     }
 }
 
-/// How request bodies name things for this vendor: whether `model` is sent, and the
-/// vendor's names for the output size and the input type. A body is rewritten just
+/// How request bodies name things for this vendor: whether `model` is sent, the
+/// vendor's names for some fields and its words for some of their values (Jina's
+/// `task: "retrieval.query"` for `input_type: "query"`). A body is rewritten just
 /// before it is sent, so every clause asks for the same thing in the vendor's words
-/// and the evidence shows what was really sent.
+/// and the evidence shows what was really sent. Which fields a vendor renames is the
+/// vendor profile's to say; nothing here knows a contract's fields.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Fields {
     pub send_model: bool,
-    /// The vendor's name for `dimensions` (`output_dimension`).
-    pub dimensions: String,
-    /// The vendor's name for `input_type` (`task`) and its values for a query and a
-    /// document.
-    pub input_type: String,
-    pub query: String,
-    pub document: String,
+    /// A field's name in the vendor's words, by its name in OpenAI's.
+    pub names: BTreeMap<String, String>,
+    /// A value in the vendor's words, by its field's name in OpenAI's and the value.
+    pub values: BTreeMap<(String, String), String>,
 }
 
 impl Default for Fields {
     fn default() -> Self {
         Fields {
             send_model: true,
-            dimensions: "dimensions".to_owned(),
-            input_type: "input_type".to_owned(),
-            query: "query".to_owned(),
-            document: "document".to_owned(),
+            names: BTreeMap::new(),
+            values: BTreeMap::new(),
         }
     }
 }
 
 impl Fields {
+    /// The vendor's name for `field`: its own where it renames it.
+    pub fn name<'a>(&'a self, field: &'a str) -> &'a str {
+        self.names.get(field).map_or(field, String::as_str)
+    }
+
+    /// The vendor's word for `value` of `field`: its own where it has one.
+    pub fn value<'a>(&'a self, field: &str, value: &'a str) -> &'a str {
+        self.values
+            .get(&(field.to_owned(), value.to_owned()))
+            .map_or(value, String::as_str)
+    }
+
     /// `body` in the vendor's words; unchanged for OpenAI's.
     pub(crate) fn rewrite(&self, body: &Value) -> Value {
         let Value::Object(map) = body else {
@@ -165,23 +175,14 @@ impl Fields {
         };
         let mut out = serde_json::Map::with_capacity(map.len());
         for (name, value) in map {
-            match name.as_str() {
-                "model" if !self.send_model => {}
-                "dimensions" => {
-                    out.insert(self.dimensions.clone(), value.clone());
-                }
-                "input_type" => {
-                    let mapped = match value.as_str() {
-                        Some("query") => Value::String(self.query.clone()),
-                        Some("document") => Value::String(self.document.clone()),
-                        _ => value.clone(),
-                    };
-                    out.insert(self.input_type.clone(), mapped);
-                }
-                _ => {
-                    out.insert(name.clone(), value.clone());
-                }
+            if name == "model" && !self.send_model {
+                continue;
             }
+            let mapped = match value.as_str() {
+                Some(word) => Value::String(self.value(name, word).to_owned()),
+                None => value.clone(),
+            };
+            out.insert(self.name(name).to_owned(), mapped);
         }
         Value::Object(out)
     }
@@ -416,15 +417,17 @@ mod tests {
     fn bodies_are_rewritten_in_the_vendor_words() {
         let fields = Fields {
             send_model: false,
-            dimensions: "output_dimension".into(),
-            input_type: "task".into(),
-            query: "retrieval.query".into(),
-            document: "retrieval.passage".into(),
+            names: [("size", "output_size"), ("kind", "task")]
+                .map(|(a, b)| (a.to_owned(), b.to_owned()))
+                .into(),
+            values: [(("kind", "question"), "retrieval.question")]
+                .map(|((f, v), w)| ((f.to_owned(), v.to_owned()), w.to_owned()))
+                .into(),
         };
-        let body = json!({"model": "m", "input": "x", "dimensions": 8, "input_type": "query"});
+        let body = json!({"model": "m", "text": "question", "size": 8, "kind": "question"});
         assert_eq!(
             fields.rewrite(&body),
-            json!({"input": "x", "output_dimension": 8, "task": "retrieval.query"})
+            json!({"text": "question", "output_size": 8, "task": "retrieval.question"})
         );
         assert_eq!(Fields::default().rewrite(&body), body);
         assert_eq!(

@@ -197,7 +197,9 @@ fn instruction_probes(s: &Session) -> Vec<InstructionProbe> {
     let vendor = &s.transport().access().fields;
     // A vendor profile renaming `input_type` maps only "query" and "document" to its
     // own values, and its own field is probed as `input_type`, not again.
-    let (query, document) = if vendor.input_type == "input_type" && vendor.query == "query" {
+    let (query, document) = if vendor.name("input_type") == "input_type"
+        && vendor.value("input_type", "query") == "query"
+    {
         (
             vec![json!("query"), json!("search_query")],
             vec![
@@ -233,7 +235,7 @@ fn instruction_probes(s: &Session) -> Vec<InstructionProbe> {
     ];
     probes
         .into_iter()
-        .filter(|p| p.field == "input_type" || p.field != vendor.input_type)
+        .filter(|p| p.field == "input_type" || p.field != vendor.name("input_type"))
         .collect()
 }
 
