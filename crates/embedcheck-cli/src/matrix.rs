@@ -34,11 +34,12 @@ use crate::plan;
 use embedcheck_core::agreement::{self, ProbeVectors};
 use embedcheck_core::audit::{self, ServerAudit};
 use embedcheck_core::catalogue::Clause;
+use embedcheck_core::contracts;
 use embedcheck_core::contracts::embeddings::EmbeddingsSettings;
 use embedcheck_core::contracts::rerank::RerankSettings;
 use embedcheck_core::declared::{Matryoshka, Overlength, QueryTemplate, Words};
 use embedcheck_core::expectations::Expectations;
-use embedcheck_core::http::{Target, Transport};
+use embedcheck_core::http::Transport;
 use embedcheck_core::migration;
 use embedcheck_core::migration::corpus::{BATCH_SIZE, Corpus};
 use embedcheck_core::migration::recording::{self, Recording};
@@ -119,7 +120,7 @@ fn from_word(word: &str) -> Result<ServerSpec, RunError> {
         Some((label, url)) if !label.contains('/') && !label.contains(':') => {
             (label.to_owned(), url.to_owned())
         }
-        _ => (Target::parse(word)?.label(), word.to_owned()),
+        _ => (contracts::target(word)?.label(), word.to_owned()),
     };
     Ok(ServerSpec {
         label,
@@ -205,7 +206,7 @@ fn prepare(options: &Options, spec: &ServerSpec, seed: u64) -> Result<Prepared, 
         vendor: spec.vendor.as_deref().or(run_wide.vendor),
     };
     let way_in = plan::way_in(&addressing, options)?;
-    let target = Target::parse(&spec.endpoint)?;
+    let target = contracts::target(&spec.endpoint)?;
     let expectations = plan::apply_vendor(
         way_in.vendor.as_ref(),
         &target,
@@ -341,7 +342,7 @@ impl OnCorpus {
 /// `--load` sends only to this machine: every server of the matrix must be on it.
 pub(crate) fn check_load_targets(specs: &[ServerSpec]) -> Result<(), RunError> {
     for spec in specs {
-        let target = Target::parse(&spec.endpoint)?;
+        let target = contracts::target(&spec.endpoint)?;
         if !target.is_loopback() {
             return Err(RunError::LoadOffLoopback(target.display()));
         }

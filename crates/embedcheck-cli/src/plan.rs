@@ -3,6 +3,7 @@
 
 use crate::error::RunError;
 use crate::options::Options;
+use embedcheck_core::contracts;
 use embedcheck_core::contracts::embeddings::EmbeddingsSettings;
 use embedcheck_core::contracts::rerank::RerankSettings;
 use embedcheck_core::declared::QueryTemplate;
@@ -259,7 +260,7 @@ pub(crate) fn migration(
     let Some(url) = m.baseline.as_ref().filter(|b| !is_recording(b)) else {
         return Ok(None);
     };
-    let target = Target::parse(url)?;
+    let target = contracts::target(url)?;
     let label = m.baseline_label.clone().unwrap_or_else(|| target.label());
     check_load_targets(options, &target)?;
     let timeout = Duration::from_secs(options.timeout);
@@ -376,7 +377,7 @@ fn check_load_targets(options: &Options, baseline: &Target) -> Result<(), RunErr
     let candidate = options
         .endpoint
         .first()
-        .map(|e| Target::parse(e))
+        .map(|e| contracts::target(e))
         .transpose()?;
     match [Some(baseline), candidate.as_ref()]
         .into_iter()
@@ -399,8 +400,8 @@ mod tests {
             Options::try_parse_from(std::iter::once("embedcheck").chain(words.split_whitespace()))
                 .unwrap()
         };
-        let local = Target::parse("http://127.0.0.1:1/v1").unwrap();
-        let remote = Target::parse("https://api.example.com/v1").unwrap();
+        let local = contracts::target("http://127.0.0.1:1/v1").unwrap();
+        let remote = contracts::target("https://api.example.com/v1").unwrap();
         let with_load = parse("--endpoint http://127.0.0.1:2/v1 --baseline http://x/v1 --load");
         assert!(check_load_targets(&with_load, &local).is_ok());
         let err = check_load_targets(&with_load, &remote)

@@ -7,6 +7,7 @@ use embedcheck_core::agreement;
 use embedcheck_core::audit;
 use embedcheck_core::audit::Conclusion;
 use embedcheck_core::catalogue::Clause;
+use embedcheck_core::contracts;
 use embedcheck_core::expectations::Expectations;
 use embedcheck_core::http::Target;
 use embedcheck_core::migration::recording::{self, RecordingError};
@@ -393,7 +394,7 @@ async fn resolve_target(
     options: &Options,
 ) -> Result<(Target, String, Option<RunningServer>), RunError> {
     if let Some(endpoint) = options.endpoint.first() {
-        let target = Target::parse(endpoint)?;
+        let target = contracts::target(endpoint)?;
         let label = options.label(Some(target.label()));
         return Ok((target, label, None));
     }
@@ -403,7 +404,7 @@ async fn resolve_target(
     )
     .await
     .map_err(RunError::ReferenceServer)?;
-    let target = Target::parse(&server.base_url())?;
+    let target = contracts::target(&server.base_url())?;
     Ok((target, options.label(None), Some(server)))
 }
 

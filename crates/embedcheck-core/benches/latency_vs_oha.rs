@@ -6,7 +6,7 @@
 //! Run through `benches/latency_vs_oha.sh`, which starts the reference server and
 //! passes its URL: `latency_vs_oha URL [REQUESTS] [CONCURRENCY]`. Not part of CI.
 
-use embedcheck_core::http::Target;
+use embedcheck_core::contracts;
 use embedcheck_core::migration::corpus::{BATCH_SIZE, Corpus};
 use embedcheck_core::migration::latency::{LoadPlan, Loaded, ServerLatency, measure_one};
 use serde_json::{Value, json};
@@ -49,7 +49,7 @@ fn main() -> ExitCode {
 }
 
 fn compare(base: &str, requests: usize, concurrency: usize) -> Result<(), String> {
-    let url = Target::parse(base)
+    let url = contracts::target(base)
         .map_err(|e| e.to_string())?
         .url(&embedcheck_core::contracts::embeddings::ROUTE);
     let model = std::env::var("MODEL").unwrap_or_else(|_| "embedcheck-reference".to_owned());

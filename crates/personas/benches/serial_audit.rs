@@ -10,7 +10,8 @@
 
 use embedcheck_core::audit::audit_session;
 use embedcheck_core::catalogue::Catalogue;
-use embedcheck_core::http::{Secret, Target, Transport};
+use embedcheck_core::contracts;
+use embedcheck_core::http::{Secret, Transport};
 use embedcheck_core::session::{Interrupt, Session, Settings};
 use std::time::{Duration, Instant};
 
@@ -21,7 +22,7 @@ const TIMEOUT: Duration = Duration::from_secs(30);
 async fn main() {
     let persona = personas::serial_cpu();
     let server = persona.start().await;
-    let target = Target::parse(&server.base_url()).expect("a persona URL is valid");
+    let target = contracts::target(&server.base_url()).expect("a persona URL is valid");
     let key = Some(Secret::new(personas::API_KEY.to_owned()));
     let transport = Transport::new(target, key, TIMEOUT);
     let mut session = Session::new(transport, Settings::default(), Interrupt::default());

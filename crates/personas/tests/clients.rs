@@ -6,7 +6,8 @@
 use crate::common;
 
 use embedcheck_core::audit::ServerAudit;
-use embedcheck_core::http::{Secret, Target, Transport};
+use embedcheck_core::contracts;
+use embedcheck_core::http::{Secret, Transport};
 use embedcheck_core::profiles::{Call, Client, ClientProfile, Finding, Wrong};
 use embedcheck_core::session::{Interrupt, Settings};
 use personas::Quirk;
@@ -271,7 +272,7 @@ async fn aggressive_profiles_send_ids_beyond_the_vocabulary() {
 /// A server that cannot be reached leaves every verdict open, and nothing is sent.
 #[tokio::test]
 async fn an_unreachable_server_leaves_every_verdict_open() {
-    let target = Target::parse("http://127.0.0.1:9/v1").expect("a valid URL");
+    let target = contracts::target("http://127.0.0.1:9/v1").expect("a valid URL");
     let transport = Transport::new(
         target,
         Some(Secret::new("k".to_owned())),

@@ -5,8 +5,9 @@
 use embedcheck_core::audit::ServerAudit;
 use embedcheck_core::audit::audit_server;
 use embedcheck_core::catalogue::{Catalogue, Clause};
+use embedcheck_core::contracts;
 use embedcheck_core::contracts::embeddings::EmbeddingsSettings;
-use embedcheck_core::http::{Secret, Target, Transport};
+use embedcheck_core::http::{Secret, Transport};
 use embedcheck_core::session::{Interrupt, Settings};
 use embedcheck_core::verdict::Outcome;
 use personas::http::{Request, Response, Server};
@@ -21,7 +22,7 @@ const NO_HANG: Duration = Duration::from_secs(120);
 
 async fn audit(base_url: &str, key: Option<&str>) -> ServerAudit {
     let transport = Transport::new(
-        Target::parse(base_url).expect("test URL"),
+        contracts::target(base_url).expect("test URL"),
         key.map(|k| Secret::new(k.to_owned())),
         Duration::from_secs(1),
     );
@@ -310,7 +311,7 @@ async fn ctrl_c_ends_the_run_at_once_with_a_partial_report() {
     )
     .await;
     let transport = Transport::new(
-        Target::parse(&server.uri()).expect("test URL"),
+        contracts::target(&server.uri()).expect("test URL"),
         None,
         Duration::from_secs(10),
     );
@@ -454,7 +455,7 @@ async fn a_429_for_every_mistake_fails_err_011_within_seconds() {
     ));
     let server = Server::start(move |request| server.respond(request)).await;
     let transport = Transport::new(
-        Target::parse(&format!("{}/v1", server.uri())).expect("test URL"),
+        contracts::target(&format!("{}/v1", server.uri())).expect("test URL"),
         None,
         Duration::from_secs(5),
     );

@@ -7,9 +7,10 @@
 
 use embedcheck_core::audit::audit_server;
 use embedcheck_core::catalogue::{Catalogue, Clause};
+use embedcheck_core::contracts;
 use embedcheck_core::contracts::embeddings::EmbeddingsSettings;
 use embedcheck_core::declared::DEFAULT_QUERY_TASK;
-use embedcheck_core::http::{Target, Transport};
+use embedcheck_core::http::Transport;
 use embedcheck_core::migration::contract::{Judgement, Topic};
 use embedcheck_core::migration::corpus::Corpus;
 use embedcheck_core::migration::retrieval::Instruction;
@@ -40,7 +41,7 @@ async fn start(persona: &Persona) -> Running {
 fn server(running: &Running, label: &str) -> Server {
     Server {
         transport: Transport::new(
-            Target::parse(&running.server.base_url()).unwrap(),
+            contracts::target(&running.server.base_url()).unwrap(),
             None,
             Duration::from_secs(30),
         ),
@@ -508,7 +509,7 @@ async fn an_unreachable_candidate_is_not_said_to_keep_anything() {
     let old = start(&personas::old_fastapi()).await;
     let mut gone = server(&old, "gone");
     gone.transport = Transport::new(
-        Target::parse("http://127.0.0.1:1/v1").unwrap(),
+        contracts::target("http://127.0.0.1:1/v1").unwrap(),
         None,
         Duration::from_secs(5),
     );

@@ -10,8 +10,9 @@
 
 use embedcheck_core::audit::{ServerAudit, audit_server};
 use embedcheck_core::catalogue::{Catalogue, Clause};
+use embedcheck_core::contracts;
 use embedcheck_core::contracts::embeddings::EmbeddingsSettings;
-use embedcheck_core::http::{Secret, Target, Transport};
+use embedcheck_core::http::{Secret, Transport};
 use embedcheck_core::profiles::Client;
 use embedcheck_core::session::{Interrupt, Settings};
 use personas::{API_KEY, Persona};
@@ -92,7 +93,7 @@ impl Lab {
 
 /// The audit of the server already running at `base_url`, as `common::audit` does it.
 async fn audit_running(persona: &Persona, base_url: &str) -> ServerAudit {
-    let target = Target::parse(base_url).expect("a persona URL is valid");
+    let target = contracts::target(base_url).expect("a persona URL is valid");
     let transport = Transport::new(
         target,
         Some(Secret::new(API_KEY.to_owned())),

@@ -5,8 +5,9 @@
 
 use embedcheck_core::audit::audit_session;
 use embedcheck_core::catalogue::{Catalogue, Clause};
+use embedcheck_core::contracts;
 use embedcheck_core::contracts::embeddings::EmbeddingsSettings;
-use embedcheck_core::http::{Access, Header, KeyHeader, Secret, Target, Transport};
+use embedcheck_core::http::{Access, Header, KeyHeader, Secret, Transport};
 use embedcheck_core::report;
 use embedcheck_core::report::{Report, Tool};
 use embedcheck_core::session::{Interrupt, Session, Settings};
@@ -65,7 +66,7 @@ async fn the_key_is_sent_but_never_shown() {
     };
     let server = EchoingServer::start(Engine::new(config)).await;
     let transport = Transport::new(
-        Target::parse(&format!("{}/v1", server.uri())).expect("loopback URL"),
+        contracts::target(&format!("{}/v1", server.uri())).expect("loopback URL"),
         Some(Secret::new(KEY.to_owned())),
         Duration::from_secs(10),
     );
@@ -111,7 +112,7 @@ async fn keys_in_other_headers_and_the_query_are_sent_but_never_shown() {
         server.uri()
     );
     let transport = Transport::with_access(
-        Target::parse(&url).expect("loopback URL"),
+        contracts::target(&url).expect("loopback URL"),
         access,
         Duration::from_secs(10),
     )

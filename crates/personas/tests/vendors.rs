@@ -5,8 +5,9 @@
 
 use embedcheck_core::audit::{ServerAudit, audit_server};
 use embedcheck_core::catalogue::{Catalogue, Clause};
+use embedcheck_core::contracts;
 use embedcheck_core::contracts::embeddings::EmbeddingsSettings;
-use embedcheck_core::http::{Access, Secret, Target, Transport};
+use embedcheck_core::http::{Access, Secret, Transport};
 use embedcheck_core::session::{Interrupt, Settings};
 use embedcheck_core::vendor::Profile;
 use embedcheck_core::verdict::Outcome;
@@ -476,7 +477,7 @@ async fn audit_with_key(
     profile: &Profile,
     key: &str,
 ) -> ServerAudit {
-    let target = Target::parse(&server.endpoint_url()).expect("a persona URL");
+    let target = contracts::target(&server.endpoint_url()).expect("a persona URL");
     let access = Access {
         key: Some(Secret::new(key.to_owned())),
         key_header: profile.key_header().expect("a valid header"),

@@ -7,6 +7,7 @@ use crate::catalogue::{Clause, ContractId};
 use crate::clauses::Check;
 use crate::contracts::embeddings::facts::EmbeddingsFacts;
 use crate::contracts::rerank::facts::RerankFacts;
+use crate::http::{Target, TargetError};
 use crate::profiles::{self, Client, ClientProfile, Judged};
 use crate::session::ByContract;
 use crate::session::facts::Facts;
@@ -32,6 +33,12 @@ pub(crate) fn checks() -> Vec<Check> {
     .into_iter()
     .flatten()
     .collect()
+}
+
+/// The endpoint the user gave (`--endpoint`): a base URL, or the full URL of the
+/// embeddings route, which reports show as the endpoint.
+pub fn target(raw: &str) -> Result<Target, TargetError> {
+    Target::parse(raw, &[embeddings::ROUTE])
 }
 
 /// What the session asks of the contracts: how each says a request in the dialect the

@@ -1,8 +1,9 @@
 //! Where the audited endpoint lives, derived once from the user's `--endpoint`.
 //!
-//! Users paste whatever they have: a base URL (`http://host:8000/v1`), the full
-//! embeddings URL, or a URL with credentials in it. All of these resolve to one
-//! embeddings URL and one models URL, each keeping the query string the user gave
+//! Users paste whatever they have: a base URL (`http://host:8000/v1`), the full URL
+//! of a contract's route, or a URL with credentials in it. All of these resolve to one
+//! base, under which every route and the models listing hang, each keeping the query
+//! string the user gave
 //! (Azure OpenAI answers 404 without its `api-version`), and the form shown in reports
 //! never carries credentials: a query value is shown only for names known to be
 //! harmless ([`HARMLESS_QUERY`]), any other (`?key=…`) as [`REDACTED`].
@@ -20,9 +21,9 @@ pub struct Target {
     root: Url,
     /// The query the user gave, kept on every request.
     query: Option<String>,
-    /// The endpoint as reports have always shown it, `{base}/embeddings` with the
-    /// query (every report and published table names servers so): its host, password
-    /// and query are the endpoint's whatever route a request takes.
+    /// The endpoint as reports have always shown it, the first route's URL with the
+    /// query (`{base}/embeddings`: every report and published table names servers so):
+    /// its host, password and query are the endpoint's whatever route a request takes.
     shown: Url,
     models: Url,
     /// The pages where engines describe themselves.
@@ -74,7 +75,9 @@ const HARMLESS_QUERY: [&str; 2] = ["api-version", "api_version"];
 pub(crate) const REDACTED: &str = "REDACTED";
 
 impl Target {
-    pub fn parse(raw: &str) -> Result<Self, TargetError> {
+    /// The endpoint the user gave, among the routes a user may paste whole (the
+    /// contracts' routes under the base, the first one the endpoint as shown).
+    pub fn parse(raw: &str, routes: &[Route]) -> Result<Self, TargetError> {
         let url = Url::parse(raw.trim())
             .map_err(|e| TargetError::Unparsable(raw.to_owned(), e.to_string()))?;
         if !matches!(url.scheme(), "http" | "https") {
@@ -83,7 +86,12 @@ impl Target {
         if url.host_str().is_none_or(str::is_empty) {
             return Err(TargetError::NoHost(raw.to_owned()));
         }
-        let base = base_of(&url);
+        let pasted: Vec<&str> = routes
+            .iter()
+            .filter(|r| r.anchor == Anchor::Base)
+            .map(|r| r.path)
+            .collect();
+        let base = base_of(&url, &pasted);
         let with_query = |mut leaf: Url| {
             leaf.set_query(url.query());
             leaf
@@ -91,7 +99,7 @@ impl Target {
         let root = root_of(&base);
         let identity = IdentityPage::ALL.map(|page| (page, with_query(join(&root, page.path()))));
         Ok(Target {
-            shown: with_query(join(&base, "embeddings")),
+            shown: with_query(pasted.first().map_or(base.clone(), |p| join(&base, p))),
             models: with_query(join(&base, "models")),
             base,
             root,
@@ -188,13 +196,18 @@ impl Target {
     }
 }
 
-/// The URL up to and including the API version segment (`…/v1`), without a trailing slash.
-fn base_of(url: &Url) -> Url {
+/// The URL up to and including the API version segment (`…/v1`), without a trailing
+/// slash, or the route `pasted` names after it.
+fn base_of(url: &Url, pasted: &[&str]) -> Url {
     let mut base = url.clone();
     base.set_query(None);
     base.set_fragment(None);
     let path = base.path().trim_end_matches('/').to_owned();
-    let trimmed = path.strip_suffix("/embeddings").unwrap_or(&path).to_owned();
+    let trimmed = pasted
+        .iter()
+        .find_map(|route| path.strip_suffix(&format!("/{}", route.trim_matches('/'))))
+        .unwrap_or(&path)
+        .to_owned();
     base.set_path(&trimmed);
     base
 }
@@ -252,7 +265,7 @@ mod tests {
     }
 
     fn base_and_full_urls_resolve_alike(raw: &str) {
-        let target = Target::parse(raw).unwrap();
+        let target = Target::parse(raw, &ROUTES).unwrap();
         let url = |path, anchor| target.url(&route(path, anchor)).as_str().to_owned();
         assert_eq!(
             url("embeddings", Anchor::Base),
@@ -269,6 +282,13 @@ mod tests {
         assert_eq!(url("/rerank", Anchor::Root), "http://127.0.0.1:8000/rerank");
     }
 
+    /// A contract served under the base, as embeddings is.
+    const ROUTES: [Route; 1] = [Route {
+        path: "embeddings",
+        anchor: Anchor::Base,
+        ..crate::http::route::TESTING
+    }];
+
     fn route(path: &'static str, anchor: Anchor) -> Route {
         Route {
             path,
@@ -280,12 +300,12 @@ mod tests {
     /// A server mounted under a prefix keeps it on every route.
     #[test]
     fn root_routes_sit_under_the_servers_root() {
-        let target = Target::parse("https://h.example/api/v1?api-version=1").unwrap();
+        let target = Target::parse("https://h.example/api/v1?api-version=1", &ROUTES).unwrap();
         assert_eq!(
             target.url(&route("/rerank", Anchor::Root)).as_str(),
             "https://h.example/api/rerank?api-version=1"
         );
-        let bare = Target::parse("http://h:9/").unwrap();
+        let bare = Target::parse("http://h:9/", &ROUTES).unwrap();
         assert_eq!(
             bare.url(&route("/v1/rerank", Anchor::Root)).as_str(),
             "http://h:9/v1/rerank"
@@ -294,7 +314,8 @@ mod tests {
 
     #[test]
     fn credentials_and_query_values_never_shown() {
-        let target = Target::parse("https://user:hunter2@example.com/v1?api_key=abc").unwrap();
+        let target =
+            Target::parse("https://user:hunter2@example.com/v1?api_key=abc", &ROUTES).unwrap();
         let shown = target.display();
         assert!(!shown.contains("hunter2") && !shown.contains("abc") && !shown.contains("user"));
         assert!(
@@ -306,7 +327,7 @@ mod tests {
     #[test]
     fn the_query_is_kept_on_every_request_and_a_version_shown() {
         let raw = "https://r.openai.azure.com/openai/deployments/d/embeddings?api-version=2024-10-21&key=s3cret";
-        let target = Target::parse(raw).unwrap();
+        let target = Target::parse(raw, &ROUTES).unwrap();
         assert_eq!(target.url(&route("embeddings", Anchor::Base)).as_str(), raw);
         assert_eq!(
             target.models_url().as_str(),
@@ -325,7 +346,7 @@ mod tests {
     }
 
     fn bad_urls_are_one_line_errors(raw: &str, says: &str) {
-        let err = Target::parse(raw).unwrap_err().to_string();
+        let err = Target::parse(raw, &ROUTES).unwrap_err().to_string();
         assert!(err.contains(says), "{err}");
     }
 
@@ -336,7 +357,7 @@ mod tests {
     }
 
     fn labels_are_safe_folder_names(raw: &str, label: &str) {
-        assert_eq!(Target::parse(raw).unwrap().label(), label);
+        assert_eq!(Target::parse(raw, &ROUTES).unwrap().label(), label);
     }
 
     cases! { loopback_is_recognised:
@@ -348,6 +369,6 @@ mod tests {
     }
 
     fn loopback_is_recognised(raw: &str, loopback: bool) {
-        assert_eq!(Target::parse(raw).unwrap().is_loopback(), loopback);
+        assert_eq!(Target::parse(raw, &ROUTES).unwrap().is_loopback(), loopback);
     }
 }

@@ -10,12 +10,13 @@
 
 use embedcheck_core::audit::{ServerAudit, audit_session};
 use embedcheck_core::catalogue::{Catalogue, Clause};
+use embedcheck_core::contracts;
 use embedcheck_core::contracts::embeddings::EmbeddingsSettings;
 use embedcheck_core::contracts::embeddings::facts::{EmbeddingsFacts, InputLimit};
 use embedcheck_core::contracts::rerank::RerankSettings;
 use embedcheck_core::declared::{Overlength, QueryTemplate};
 use embedcheck_core::http::Reply;
-use embedcheck_core::http::{Secret, Target, Transport};
+use embedcheck_core::http::{Secret, Transport};
 use embedcheck_core::reference::{Reference, RerankReference};
 use embedcheck_core::session::facts::UsageUnit;
 use embedcheck_core::session::{ByContract, Interrupt, Logged, Session, Settings};
@@ -93,7 +94,7 @@ pub async fn audit_logged(
     timeout: Duration,
 ) -> (ServerAudit, Vec<Logged>) {
     let server = persona.start().await;
-    let target = Target::parse(&server.base_url()).expect("a persona URL is valid");
+    let target = contracts::target(&server.base_url()).expect("a persona URL is valid");
     let transport = Transport::new(target, Some(Secret::new(API_KEY.to_owned())), timeout);
     let mut session = Session::new(transport, settings, Interrupt::default());
     let mut audit = audit_session(&mut session, persona.name.to_owned(), clauses).await;
