@@ -277,7 +277,7 @@ async fn resolve_model(session: &mut Session) -> Result<(), String> {
         let listing = format!("GET {}", session.transport().target().models_url().path());
         return Err(redirected(&listing, &reply));
     }
-    match (first, crate::contracts::rerank::settings::of(session).model) {
+    match (first, crate::contracts::named_model(session)) {
         (Some(model), _) if reply.is_success() => {
             let fact = session.detected(ModelSource::FirstListed, &reply.exchange);
             session.learn(|facts| facts.model_source = Some(fact));

@@ -36,9 +36,15 @@ pub(crate) fn checks() -> Vec<Check> {
 }
 
 /// The endpoint the user gave (`--endpoint`): a base URL, or the full URL of the
-/// embeddings route, which reports show as the endpoint.
+/// embeddings route (which reports show as the endpoint) or of the speech route.
 pub fn target(raw: &str) -> Result<Target, TargetError> {
-    Target::parse(raw, &[embeddings::ROUTE])
+    Target::parse(raw, &[embeddings::ROUTE, speech::requests::ROUTE])
+}
+
+/// The model the user named for one contract (`--rerank-model`), which names the run's
+/// where `--model` is not given and the server lists none.
+pub(crate) fn named_model(s: &Session) -> Option<String> {
+    rerank::settings::of(s).model
 }
 
 /// What the session asks of the contracts: how each says a request in the dialect the
@@ -146,6 +152,22 @@ mod tests {
             uncatalogued.is_empty(),
             "implementations without clause: {uncatalogued:?}"
         );
+    }
+
+    #[test]
+    fn a_pasted_route_of_any_contract_gives_the_same_endpoint() {
+        for raw in [
+            "http://h:8000/v1",
+            "http://h:8000/v1/embeddings",
+            "http://h:8000/v1/audio/transcriptions/",
+        ] {
+            let target = target(raw).unwrap();
+            assert_eq!(target.display(), "http://h:8000/v1/embeddings", "{raw}");
+            assert_eq!(
+                target.url(&speech::requests::ROUTE).as_str(),
+                "http://h:8000/v1/audio/transcriptions"
+            );
+        }
     }
 
     #[test]
