@@ -8,7 +8,7 @@ use crate::common;
 use embedcheck_core::audit::ServerAudit;
 use embedcheck_core::contracts;
 use embedcheck_core::http::{Secret, Transport};
-use embedcheck_core::profiles::{Call, Client, ClientProfile, Finding, Wrong};
+use embedcheck_core::profiles::{Call, Client, ClientProfile, Finding, Made, Wrong};
 use embedcheck_core::session::{Interrupt, Settings};
 use personas::Quirk;
 use std::time::Duration;
@@ -288,4 +288,59 @@ async fn an_unreachable_server_leaves_every_verdict_open() {
     .await;
     assert_eq!(verdicts(&audit), [None; 3]);
     assert!(audit.clients.iter().all(|p| p.evidence.is_empty()));
+}
+
+/// The audit of `persona` on the speech clauses alone, with its speech clients.
+async fn speech_audit(persona: &personas::Persona) -> ServerAudit {
+    let speech: Vec<_> = common::every_clause()
+        .into_iter()
+        .filter(|c| c.contract() == embedcheck_core::catalogue::ContractId::Speech)
+        .collect();
+    common::audit_with(persona, common::settings(persona, false), &speech).await
+}
+
+/// Whether `profile` warns with a sentence containing `words`.
+fn warns(profile: &ClientProfile, words: &str) -> bool {
+    has(
+        profile,
+        |f| matches!(f, Finding::Called { made: Made::Warn { why }, .. } if why.contains(words)),
+    )
+}
+
+/// The speech clients read each deviation as their sources do: the transcript as plain
+/// text where JSON is due breaks all three; the JSON envelope for `text` reaches both
+/// SDKs' callers, Python's as the transcript and Node's as a parsed object; Open WebUI
+/// loses a refusal's reason outside `error.message`; the SDKs send a refusal answered
+/// 500 three times. The reference server suits all three without a warning.
+#[tokio::test]
+async fn speech_clients_read_each_deviation_as_their_sources_do() {
+    let breaker = |id| personas::breaker(id).expect("every speech clause has a breaker");
+    let reference = speech_audit(&personas::reference()).await;
+    for client in Client::SPEECH {
+        let p = profile(&reference, client);
+        assert_eq!((p.works, p.warnings()), (Some(true), 0), "{:#?}", p.because);
+    }
+    let plain = speech_audit(&breaker("SPS-001")).await;
+    for client in Client::SPEECH {
+        let p = profile(&plain, client);
+        assert_eq!(p.works, Some(false), "{client:?}: {:#?}", p.because);
+    }
+    let envelope = speech_audit(&breaker("SPS-002")).await;
+    let python = profile(&envelope, Client::OpenAiPythonAudio);
+    assert_eq!(python.works, Some(true));
+    assert!(warns(python, "vllm#49095"), "{:#?}", python.because);
+    let node = profile(&envelope, Client::OpenAiNodeAudio);
+    assert!(warns(node, "parsed JSON, an object"), "{:#?}", node.because);
+    let plain_refusals = speech_audit(&breaker("SPE-002")).await;
+    let webui = profile(&plain_refusals, Client::OpenWebUiStt);
+    assert_eq!(webui.works, Some(true));
+    assert!(warns(webui, "not in error.message"), "{:#?}", webui.because);
+    let faults = speech_audit(&breaker("SPE-001")).await;
+    let python = profile(&faults, Client::OpenAiPythonAudio);
+    assert!(
+        warns(python, "reaches the server 3 times"),
+        "{:#?}",
+        python.because
+    );
+    assert!(!warns(profile(&faults, Client::OpenWebUiStt), "3 times"));
 }

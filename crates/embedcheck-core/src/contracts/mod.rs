@@ -123,7 +123,11 @@ pub(crate) async fn profile(
             ]
         }
     };
-    let profiles = [embeddings, rerank::profiles::profile_all(s).await].concat();
+    let speech = match offered.why_not(ContractId::Speech) {
+        Some(_) => Vec::new(),
+        None => speech::profiles::profile_all(s, judged).await,
+    };
+    let profiles = [embeddings, rerank::profiles::profile_all(s).await, speech].concat();
     s.take_pending();
     profiles
 }

@@ -152,6 +152,29 @@ pub enum Finding {
     RerankNotProbed { path: &'static str, why: String },
     /// The ids could be compared with no string answer: the text was refused.
     NotCompared { text: &'static str, why: String },
+    /// One of a client's calls, worded by its contract's folder (`transcribe speech.wav
+    /// with response_format "srt"`), and what the client made of the answer.
+    Called { call: String, made: Made },
+}
+
+/// What a client made of the answer to one call ([`Finding::Called`]).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Made {
+    /// It returns what the call asks for: `what`.
+    Read { what: String },
+    /// Answered `status`: it raises, after `attempts` attempts.
+    Raises {
+        status: u16,
+        message: Option<String>,
+        attempts: u32,
+    },
+    /// Answered 2xx, but it returns the wrong thing or raises: `why`.
+    Misread { why: String },
+    /// A call its users make with an option, or a refusal's wording: works with the
+    /// defaults, but a user should know `why`.
+    Warn { why: String },
+    /// The call got no answer: `why`.
+    NoAnswer { why: String },
 }
 
 /// LangChain's own remedies for token ids the server reads in another vocabulary.
@@ -172,6 +195,12 @@ impl Finding {
             | Finding::NotCompared { .. }
             | Finding::RerankNotProbed { .. } => Severity::Unknown,
             Finding::RerankThreshold { .. } => Severity::Warning,
+            Finding::Called { made, .. } => match made {
+                Made::Raises { .. } | Made::Misread { .. } => Severity::Breaks,
+                Made::NoAnswer { .. } => Severity::Unknown,
+                Made::Warn { .. } => Severity::Warning,
+                Made::Read { .. } => Severity::Note,
+            },
             Finding::RerankRead { .. } => Severity::Note,
             Finding::Decoded { attempts, .. } if *attempts > 1 => Severity::Warning,
             Finding::RetryHazard { .. }
@@ -353,6 +382,21 @@ impl Finding {
             Finding::RerankNotProbed { path, why } => {
                 format!("rerank of 5 documents at {path}: no verdict, {why}")
             }
+            Finding::Called { call, made } => match made {
+                Made::Read { what } => format!("{call}: {release} returns {what}"),
+                Made::Raises {
+                    status,
+                    message,
+                    attempts,
+                } => format!(
+                    "{call}: answered {}; {release} raises{}",
+                    answered(*status, message),
+                    retried(*attempts)
+                ),
+                Made::Misread { why } => format!("{call}: answered 2xx, but {release} {why}"),
+                Made::Warn { why } => format!("{call}: {why}"),
+                Made::NoAnswer { why } => format!("{call}: no verdict, {why}"),
+            },
         }
     }
 }

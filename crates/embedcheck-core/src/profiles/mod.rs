@@ -1,7 +1,8 @@
 //! Client profiles: will a client, with its default settings, work against this server?
 //! This module holds what every contract's profiles share (the clients, a profile, its
 //! findings, the SDKs' decoders); each contract's profiles are in its folder
-//! (`contracts/embeddings/profiles/`, `contracts/rerank/profiles.rs`), and the registry
+//! (`contracts/embeddings/profiles/`, `contracts/rerank/profiles.rs`,
+//! `contracts/speech/profiles.rs`), and the registry
 //! (`contracts/mod.rs`) runs them.
 //!
 //! Each profile models one client release from its source: the request it sends by
@@ -31,7 +32,7 @@ pub(crate) mod decode;
 mod findings;
 
 pub use decode::Wrong;
-pub use findings::{Call, Finding, Severity};
+pub use findings::{Call, Finding, Made, Severity};
 
 use crate::http::Exchange;
 use crate::session::ProbeError;
@@ -87,6 +88,16 @@ pub enum Client {
     /// Voyage's dialect at `{base_url}/rerank`, the base URL ending in `/v1`.
     #[serde(rename = "voyageai-python")]
     VoyageAi,
+    /// The OpenAI Python SDK's `audio.transcriptions.create`.
+    #[serde(rename = "openai-python-audio")]
+    OpenAiPythonAudio,
+    /// The OpenAI Node SDK's `audio.transcriptions.create`.
+    #[serde(rename = "openai-node-audio")]
+    OpenAiNodeAudio,
+    /// Open WebUI's speech-to-text with its engine "openai"
+    /// (`backend/open_webui/routers/audio.py`).
+    #[serde(rename = "open-webui-stt")]
+    OpenWebUiStt,
 }
 
 impl Client {
@@ -111,6 +122,14 @@ impl Client {
         Client::VoyageAi,
     ];
 
+    /// Every profiled speech-to-text client, in the order reports show them (after the
+    /// rerank clients, and only for a server that offers speech-to-text).
+    pub const SPEECH: [Client; 3] = [
+        Client::OpenAiPythonAudio,
+        Client::OpenAiNodeAudio,
+        Client::OpenWebUiStt,
+    ];
+
     pub fn name(self) -> &'static str {
         match self {
             Client::OpenAiPython => "openai-python",
@@ -125,20 +144,24 @@ impl Client {
             Client::HaystackTei => "haystack-tei-ranker",
             Client::NvidiaRerank => "langchain-nvidia-rerank",
             Client::VoyageAi => "voyageai-python",
+            Client::OpenAiPythonAudio => "openai-python-audio",
+            Client::OpenAiNodeAudio => "openai-node-audio",
+            Client::OpenWebUiStt => "open-webui-stt",
         }
     }
 
     /// The release whose source the profile follows.
     pub fn version(self) -> &'static str {
         match self {
-            Client::OpenAiPython => "3.57.0",
-            Client::OpenAiNode => "7.55.0",
+            Client::OpenAiPython | Client::OpenAiPythonAudio => "3.57.0",
+            Client::OpenAiNode | Client::OpenAiNodeAudio => "7.55.0",
             Client::LangChainOpenAi => "1.7.4",
             Client::CohereV1 | Client::CohereV2 => "5.21.1",
             Client::LangChainCohere => "0.6.0",
             Client::Dify => "0.0.63",
             // No release names the code read: its commit.
             Client::OpenWebUi => "ab233f82",
+            Client::OpenWebUiStt => "6adde203",
             Client::LlamaIndexTei => "0.6.0",
             Client::HaystackTei => "2.29.0",
             Client::NvidiaRerank => "1.4.3",

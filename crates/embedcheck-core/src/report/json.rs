@@ -37,9 +37,9 @@ use std::collections::BTreeMap;
 /// migration topic `rerank`, the rerank clients and the model source `rerank_model`;
 /// 1.9 the facts `desynchronised`, `unrepeatable`, `token_ids_as_sent` and rerank's
 /// `top_n_zero` and `unknown_model`, and `replay`: the subject against a recorded
-/// baseline; 1.10 the speech-to-text contract: its families and `contract.speech`.
-/// Every earlier field is still written.
-pub(crate) const REPORT_SCHEMA_VERSION: &str = "1.10";
+/// baseline; 1.10 the speech-to-text contract: its families and `contract.speech`;
+/// 1.11 the speech clients. Every earlier field is still written.
+pub(crate) const REPORT_SCHEMA_VERSION: &str = "1.11";
 
 /// Pretty-printed JSON of the whole report, newline-terminated like any text file.
 pub fn render(report: &Report) -> String {

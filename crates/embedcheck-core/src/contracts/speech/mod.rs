@@ -4,5 +4,6 @@
 
 pub mod audio;
 pub(crate) mod clauses;
+pub(crate) mod profiles;
 pub(crate) mod reply;
 pub(crate) mod requests;

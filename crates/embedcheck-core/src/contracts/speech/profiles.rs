@@ -1,0 +1,418 @@
+//! The speech-to-text clients' profiles: will a client, with its defaults, get the
+//! transcript from this server, and what do its options and a refused upload give?
+//! Each is read from the client's source; its calls are the clauses' own requests,
+//! replayed through the session (the cache answers them).
+//!
+//! | client | default call | how it reads the answer |
+//! |---|---|---|
+//! | openai-python 3.57.0 `audio.transcriptions.create` | `file` and `model` | a JSON body (whatever its content type) as `Transcription`, built without validation; any other body returned as a `str`; `text`, `srt` and `vtt` returned as the body itself |
+//! | openai-node 7.55.0 `audio.transcriptions.create` | the same | JSON parsed only under a JSON content type, any other body returned as a string, for every format |
+//! | Open WebUI `6adde203` (engine "openai") | `file` and `model` (and `language` when the user set one) | `r.json()["text"]`; a refusal's `error.message`, else "Open WebUI: Server Connection Error" |
+//!
+//! A profile breaks only on the default call (an error, or no transcript where one is
+//! read); an option that fails (`response_format` refused or misread) and a refusal
+//! worded so the client loses it are warnings.
+
+use super::requests::{self, json_text};
+use crate::http::{Exchange, Reply};
+use crate::profiles::{
+    Client, ClientProfile, Finding, Judged, Made, SDK_RETRIES, add_evidence, no_answer,
+};
+use crate::session::Session;
+use serde_json::Value;
+
+/// How a client turns a transcription answer into what its caller gets.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Reader {
+    /// openai-python: `_parse` casts `json` and `verbose_json` to a model from any body
+    /// that parses as JSON, and returns `text`, `srt` and `vtt` as `response.text`.
+    Python,
+    /// openai-node: `defaultParseResponse` parses JSON only under a JSON content type
+    /// and returns any other body as a string, whatever the format asked.
+    Node,
+    /// Open WebUI: `r.raise_for_status()`, then `r.json()`, whose `["text"]` is joined
+    /// into the transcript.
+    OpenWebUi,
+}
+
+impl Reader {
+    fn of(client: Client) -> Reader {
+        match client {
+            Client::OpenAiNodeAudio => Reader::Node,
+            Client::OpenWebUiStt => Reader::OpenWebUi,
+            _ => Reader::Python,
+        }
+    }
+
+    /// Whether the client retries this answer, as the SDKs do (Open WebUI never does).
+    fn attempts(self, reply: &Reply) -> u32 {
+        match self {
+            Reader::Python | Reader::Node if reply.is_retried_by_sdks() => SDK_RETRIES + 1,
+            _ => 1,
+        }
+    }
+
+    /// What the caller gets from a 2xx answer to a call asking for `format` (`None`:
+    /// the default, JSON): the transcript, or why not.
+    fn read(self, format: Option<&str>, reply: &Reply) -> Result<String, String> {
+        let as_text = match format {
+            Some("text") => Some("the transcript"),
+            Some("srt" | "vtt") => Some("the subtitles"),
+            _ => None,
+        };
+        match (self, as_text) {
+            (Reader::Python, None) => python_model(reply),
+            (Reader::Python, Some(what)) => bare_text(reply, what),
+            (Reader::Node, None) => node_object(reply),
+            (Reader::Node, Some(what)) => node_string(reply, what),
+            (Reader::OpenWebUi, _) => open_webui(reply),
+        }
+    }
+}
+
+/// openai-python's `Transcription` from a JSON body: `construct` without validation,
+/// so a missing `text` raises only when read.
+fn python_model(reply: &Reply) -> Result<String, String> {
+    match (&reply.json, json_text(reply)) {
+        (_, Some(text)) => Ok(transcript(text)),
+        (None, _) => Err(format!(
+            "returns the body as a str, not a Transcription (it is not JSON: {}), so .text raises AttributeError",
+            shown(reply)
+        )),
+        (Some(json), None) => Err(format!(
+            "builds a Transcription whose text is {}, not the transcript: {}",
+            crate::json::kind(json.get("text")),
+            shown(reply)
+        )),
+    }
+}
+
+/// openai-node's answer for a JSON format: an object only under a JSON content type.
+fn node_object(reply: &Reply) -> Result<String, String> {
+    if !reply.has_json_content_type() {
+        return Err(format!(
+            "returns the body as a string ({}), so transcription.text is undefined, without an error",
+            content_type(reply)
+        ));
+    }
+    match (&reply.json, json_text(reply)) {
+        (_, Some(text)) => Ok(transcript(text)),
+        (None, _) => Err(format!(
+            "raises a SyntaxError parsing a body labelled JSON: {}",
+            shown(reply)
+        )),
+        (Some(json), None) => Err(format!(
+            "returns an object whose text is {}: {}",
+            crate::json::kind(json.get("text")),
+            shown(reply)
+        )),
+    }
+}
+
+/// openai-node's answer for a text format: a string, unless the content type says JSON.
+fn node_string(reply: &Reply, what: &str) -> Result<String, String> {
+    if reply.has_json_content_type() {
+        return Err(match &reply.json {
+            Some(json) => format!(
+                "returns the parsed JSON, {}, not the text (the content type is application/json): {}",
+                crate::json::kind(Some(json)),
+                shown(reply)
+            ),
+            None => format!(
+                "raises a SyntaxError parsing a body labelled JSON: {}",
+                shown(reply)
+            ),
+        });
+    }
+    bare_text(reply, what)
+}
+
+/// The body returned as `what` itself: wrong where it is the JSON envelope.
+fn bare_text(reply: &Reply, what: &str) -> Result<String, String> {
+    match json_text(reply) {
+        Some(_) => Err(format!(
+            "returns the JSON envelope {} as the text, verbatim (vllm#49095)",
+            shown(reply)
+        )),
+        None => Ok(format!(
+            "the body as {what} ({} characters)",
+            String::from_utf8_lossy(&reply.body).chars().count()
+        )),
+    }
+}
+
+/// Open WebUI's `r.json()["text"]`, joined with `" ".join(...)`: a string or an error.
+fn open_webui(reply: &Reply) -> Result<String, String> {
+    match (&reply.json, json_text(reply)) {
+        (_, Some(text)) => Ok(transcript(text)),
+        (None, _) => Err(format!(
+            "fails in r.json() (the body is not JSON: {}) and shows the user an error",
+            shown(reply)
+        )),
+        (Some(json), None) => Err(format!(
+            "reads r.json()[\"text\"], which is {}, and shows the user an error: {}",
+            crate::json::kind(json.get("text")),
+            shown(reply)
+        )),
+    }
+}
+
+/// What Open WebUI shows for a refusal: `External: {error.message}` where the body
+/// has an `error` object, else its own words.
+fn open_webui_shows(reply: &Reply) -> Result<String, String> {
+    match &reply.json {
+        Some(json) if json.get("error").is_some() => Ok(format!(
+            "External: {}",
+            json.pointer("/error/message")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+        )),
+        Some(_) => Err("Open WebUI: Server Connection Error".to_owned()),
+        None => Err(format!(
+            "External: {} Client Error … (the HTTP status, not the server's reason)",
+            reply.status
+        )),
+    }
+}
+
+fn transcript(text: &str) -> String {
+    format!("the transcript ({} characters)", text.chars().count())
+}
+
+fn content_type(reply: &Reply) -> String {
+    reply
+        .content_type
+        .clone()
+        .unwrap_or_else(|| "no content type".to_owned())
+}
+
+/// The body on one line, cut, for a reason.
+fn shown(reply: &Reply) -> String {
+    let body = String::from_utf8_lossy(&reply.body);
+    let flat = body.split_whitespace().collect::<Vec<_>>().join(" ");
+    format!("{:?}", crate::http::excerpt::cut(&flat, 100))
+}
+
+/// The default call in words.
+const DEFAULT_CALL: &str = "transcribe speech.wav (file and model)";
+
+/// The options the SDKs' users pass, each a call of its own.
+const FORMATS: [&str; 4] = ["text", "srt", "vtt", "verbose_json"];
+
+/// The profiles of the speech clients, for a server that offers speech-to-text.
+pub(crate) async fn profile_all(s: &Session, judged: &Judged<'_>) -> Vec<ClientProfile> {
+    let default = s.send(requests::minimal(s)).await;
+    let mut formats = Vec::new();
+    for format in FORMATS {
+        formats.push((format, s.send(requests::in_format(s, format)).await));
+    }
+    let refusal = not_audio(s).await;
+    Client::SPEECH
+        .into_iter()
+        .map(|client| {
+            let mut findings = Vec::new();
+            let mut evidence = Vec::new();
+            let reader = Reader::of(client);
+            let call = called(reader, None, DEFAULT_CALL, &default, false);
+            findings.push(call.0);
+            add_evidence(&mut evidence, call.1.iter());
+            if reader != Reader::OpenWebUi {
+                for (format, answer) in &formats {
+                    let words = format!("transcribe speech.wav with response_format {format:?}");
+                    let call = called(reader, Some(format), &words, answer, true);
+                    findings.push(call.0);
+                    add_evidence(&mut evidence, call.1.iter());
+                }
+            }
+            if let Some((finding, exchange)) = refusal_wording(reader, refusal.as_ref()) {
+                findings.push(finding);
+                add_evidence(&mut evidence, [&exchange]);
+            }
+            findings.extend(clause_warnings(reader, judged));
+            ClientProfile::of(client, findings, evidence)
+        })
+        .collect()
+}
+
+/// The server's answer to an upload that is not audio (SPE-001's text named
+/// speech.wav), where it refused it.
+async fn not_audio(s: &Session) -> Option<std::sync::Arc<Reply>> {
+    let [.., (_, probe)] = requests::bad_uploads(s);
+    let reply = s.send(probe).await.ok()?;
+    (!reply.is_success()).then_some(reply)
+}
+
+/// One call and what `reader` makes of its answer; a failing option is a warning.
+fn called(
+    reader: Reader,
+    format: Option<&str>,
+    words: &str,
+    answer: &Result<std::sync::Arc<Reply>, crate::session::ProbeError>,
+    option: bool,
+) -> (Finding, Option<Exchange>) {
+    let reply = match answer {
+        Ok(reply) => reply,
+        Err(error) => {
+            let made = Made::NoAnswer {
+                why: no_answer(error),
+            };
+            return (finding(words, made), None);
+        }
+    };
+    let made = if reply.is_success() {
+        match reader.read(format, reply) {
+            Ok(what) => Made::Read { what },
+            Err(why) if option => Made::Warn {
+                why: format!("answered {}, but the client {why}", reply.status),
+            },
+            Err(why) => Made::Misread { why },
+        }
+    } else if option {
+        Made::Warn {
+            why: format!(
+                "answered {}: the client raises where its user asks for this format",
+                reply.summary()
+            ),
+        }
+    } else {
+        Made::Raises {
+            status: reply.status,
+            message: reply.error_message(),
+            attempts: reader.attempts(reply),
+        }
+    };
+    (finding(words, made), Some(reply.exchange.clone()))
+}
+
+fn finding(words: &str, made: Made) -> Finding {
+    Finding::Called {
+        call: words.to_owned(),
+        made,
+    }
+}
+
+/// What the client's user sees of a refused upload: Open WebUI loses a reason that is
+/// not in `error.message`; the SDKs retry a refusal the server answered as a fault.
+fn refusal_wording(
+    reader: Reader,
+    refusal: Option<&std::sync::Arc<Reply>>,
+) -> Option<(Finding, Exchange)> {
+    let reply = refusal?;
+    let why = match reader {
+        Reader::OpenWebUi => match open_webui_shows(reply) {
+            Ok(_) => return None,
+            Err(shows) => format!(
+                "answered {}, which Open WebUI shows as {shows:?}: the reason is not in error.message",
+                reply.summary()
+            ),
+        },
+        Reader::Python | Reader::Node if reply.is_retried_by_sdks() => format!(
+            "answered {}, which the client retries: the mistaken upload reaches the server {} times",
+            reply.summary(),
+            SDK_RETRIES + 1
+        ),
+        Reader::Python | Reader::Node => return None,
+    };
+    let made = Made::Warn { why };
+    Some((
+        finding("upload a text file named speech.wav", made),
+        reply.exchange.clone(),
+    ))
+}
+
+/// Failed clauses that matter to the SDKs' users beyond the calls above: SPS-003's
+/// null or mistyped `verbose_json` fields, which the SDKs pass on without validation.
+fn clause_warnings(reader: Reader, judged: &Judged<'_>) -> Vec<Finding> {
+    if reader == Reader::OpenWebUi {
+        return Vec::new();
+    }
+    judged
+        .failed("SPS-003")
+        .map(|failed| Finding::ClauseFailed {
+            id: failed.id.to_owned(),
+            reason: failed.reason.to_owned(),
+            why: "TranscriptionVerbose is built without validation, so a null or mistyped field reaches the caller's code",
+        })
+        .into_iter()
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn answer(content_type: &str, body: &str) -> Reply {
+        let mut reply = Reply::json_for_test(200, json!(null));
+        reply.content_type = Some(content_type.to_owned());
+        reply.body = body.as_bytes().to_vec();
+        reply.json = serde_json::from_str(body).ok();
+        reply
+    }
+
+    const ENVELOPE: &str = r#"{"text":"hello there"}"#;
+
+    #[test]
+    fn the_default_call_reads_text_from_a_json_object() {
+        let good = answer("application/json", ENVELOPE);
+        for reader in [Reader::Python, Reader::Node, Reader::OpenWebUi] {
+            let read = reader.read(None, &good).expect("a transcript");
+            assert!(read.contains("11 characters"), "{read}");
+        }
+    }
+
+    #[test]
+    fn json_labelled_as_text_is_read_by_python_alone() {
+        let mislabelled = answer("text/plain", ENVELOPE);
+        assert!(Reader::Python.read(None, &mislabelled).is_ok());
+        assert!(Reader::OpenWebUi.read(None, &mislabelled).is_ok());
+        let node = Reader::Node.read(None, &mislabelled).unwrap_err();
+        assert!(node.contains("undefined"), "{node}");
+    }
+
+    #[test]
+    fn a_plain_text_answer_to_the_default_call_breaks_every_reader() {
+        let plain = answer("text/plain", "hello there");
+        for reader in [Reader::Python, Reader::Node, Reader::OpenWebUi] {
+            assert!(reader.read(None, &plain).is_err(), "{reader:?}");
+        }
+    }
+
+    #[test]
+    fn the_json_envelope_for_text_is_returned_as_the_transcript() {
+        let envelope = answer("text/plain", ENVELOPE);
+        let python = Reader::Python.read(Some("text"), &envelope).unwrap_err();
+        assert!(python.contains("vllm#49095"), "{python}");
+        let labelled = answer("application/json", ENVELOPE);
+        let node = Reader::Node.read(Some("srt"), &labelled).unwrap_err();
+        assert!(node.contains("parsed JSON, an object"), "{node}");
+        let bare = answer("text/plain", "hello there\n");
+        assert!(Reader::Node.read(Some("text"), &bare).is_ok());
+    }
+
+    #[test]
+    fn open_webui_loses_a_reason_outside_error_message() {
+        let refused = |body: &str| {
+            let mut reply = answer("application/json", body);
+            reply.status = 400;
+            reply
+        };
+        assert_eq!(
+            open_webui_shows(&refused(r#"{"error":{"message":"not audio"}}"#)),
+            Ok("External: not audio".to_owned())
+        );
+        assert!(open_webui_shows(&refused(r#"{"detail":"not audio"}"#)).is_err());
+        assert!(open_webui_shows(&answer("text/plain", "Invalid request")).is_err());
+    }
+
+    #[test]
+    fn a_refused_format_warns_and_a_refused_default_breaks() {
+        let mut refused = answer("application/json", r#"{"error":{"message":"no srt"}}"#);
+        refused.status = 400;
+        let answer = Ok(std::sync::Arc::new(refused));
+        let (option, _) = called(Reader::Python, Some("srt"), "srt", &answer, true);
+        assert_eq!(option.severity(), crate::profiles::Severity::Warning);
+        let (default, _) = called(Reader::Python, None, DEFAULT_CALL, &answer, false);
+        assert_eq!(default.severity(), crate::profiles::Severity::Breaks);
+    }
+}
