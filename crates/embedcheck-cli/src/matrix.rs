@@ -16,6 +16,7 @@
 //! reference = "fixtures/reference/all-MiniLM-L6-v2.jsonl"
 //! same_model = "all-MiniLM-L6-v2"    # groups servers whose model ids differ
 //! rerank_model = "tiny-rerank-bert"   # the model /v1/rerank is asked for
+//! speech_model = "whisper-1"           # the model /v1/audio/transcriptions is asked for
 //! rerank_reference = "fixtures/reference/tiny-rerank-bert.jsonl"
 //!
 //! [[server]]
@@ -37,6 +38,7 @@ use embedcheck_core::catalogue::Clause;
 use embedcheck_core::contracts;
 use embedcheck_core::contracts::embeddings::EmbeddingsSettings;
 use embedcheck_core::contracts::rerank::RerankSettings;
+use embedcheck_core::contracts::speech::SpeechSettings;
 use embedcheck_core::declared::{Matryoshka, Overlength, QueryTemplate, Words};
 use embedcheck_core::expectations::Expectations;
 use embedcheck_core::http::Transport;
@@ -75,6 +77,8 @@ pub(crate) struct ServerSpec {
     pub reference: Option<PathBuf>,
     /// The model it reranks with (`--rerank-model`), when it differs from the run's.
     pub rerank_model: Option<String>,
+    /// The model it transcribes with (`--speech-model`), when it differs from the run's.
+    pub speech_model: Option<String>,
     /// Its reranker's own scores (`--rerank-reference`), when they differ from the run's.
     pub rerank_reference: Option<PathBuf>,
     /// Its reranker is listwise (`--listwise`).
@@ -166,6 +170,8 @@ fn prepare(options: &Options, spec: &ServerSpec, seed: u64) -> Result<Prepared, 
     }
     rerank.model = spec.rerank_model.clone().or(rerank.model.take());
     rerank.listwise |= spec.listwise;
+    let speech = settings.contracts.get_mut::<SpeechSettings>();
+    speech.model = spec.speech_model.clone().or(speech.model.take());
     settings.model = spec.model.clone().or(settings.model);
     let embeddings = settings.contracts.get_mut::<EmbeddingsSettings>();
     if let Some(path) = &spec.reference {

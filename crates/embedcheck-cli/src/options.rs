@@ -25,7 +25,8 @@ pub struct Options {
 
     /// A matrix of servers from a TOML file: [[server]] entries with label, endpoint and
     /// optionally model, api_key_env, matryoshka, overlength, max_input_tokens,
-    /// query_instruction, expectations, reference, rerank_model, rerank_reference, listwise.
+    /// query_instruction, expectations, reference, rerank_model, rerank_reference, listwise,
+    /// speech_model.
     #[arg(long, env = "EMBEDCHECK_SERVERS", value_name = "FILE", conflicts_with_all = ["endpoint", "baseline"])]
     pub servers: Option<PathBuf>,
 
@@ -179,6 +180,11 @@ pub struct Options {
     /// Model to rerank with (default: --model, else the first id from GET /v1/models).
     #[arg(long, env = "EMBEDCHECK_RERANK_MODEL", value_name = "ID")]
     pub rerank_model: Option<String>,
+
+    /// Model to transcribe with (default: --model, else the first id from GET
+    /// /v1/models): a server serving embeddings and speech names one model for each.
+    #[arg(long, env = "EMBEDCHECK_SPEECH_MODEL", value_name = "ID")]
+    pub speech_model: Option<String>,
 
     /// The reranker's own scores (JSON Lines: a header, then {"query", "documents",
     /// "scores", "raw"} per case, as lab/rerank_reference.py writes them from the model's

@@ -6,6 +6,7 @@ use crate::options::Options;
 use embedcheck_core::contracts;
 use embedcheck_core::contracts::embeddings::EmbeddingsSettings;
 use embedcheck_core::contracts::rerank::RerankSettings;
+use embedcheck_core::contracts::speech::SpeechSettings;
 use embedcheck_core::declared::QueryTemplate;
 use embedcheck_core::expectations::Expectations;
 use embedcheck_core::http::{Access, Header, KeyHeader, Secret, Target, Transport};
@@ -194,6 +195,9 @@ pub(crate) fn settings(options: &Options, seed: u64) -> Result<Settings, RunErro
                     .as_deref()
                     .map(rerank_reference)
                     .transpose()?,
+            })
+            .with(SpeechSettings {
+                model: options.speech_model.clone(),
             }),
     })
 }

@@ -10,6 +10,7 @@ use embedcheck_core::contracts;
 use embedcheck_core::http::{Secret, Transport};
 use embedcheck_core::profiles::{Call, Client, ClientProfile, Finding, Made, Wrong};
 use embedcheck_core::session::{Interrupt, Settings};
+use embedcheck_core::verdict::Outcome;
 use personas::Quirk;
 use std::time::Duration;
 
@@ -292,11 +293,15 @@ async fn an_unreachable_server_leaves_every_verdict_open() {
 
 /// The audit of `persona` on the speech clauses alone, with its speech clients.
 async fn speech_audit(persona: &personas::Persona) -> ServerAudit {
+    speech_audit_with(persona, common::settings(persona, false)).await
+}
+
+async fn speech_audit_with(persona: &personas::Persona, settings: Settings) -> ServerAudit {
     let speech: Vec<_> = common::every_clause()
         .into_iter()
         .filter(|c| c.contract() == embedcheck_core::catalogue::ContractId::Speech)
         .collect();
-    common::audit_with(persona, common::settings(persona, false), &speech).await
+    common::audit_with(persona, settings, &speech).await
 }
 
 /// Whether `profile` warns with a sentence containing `words`.
@@ -343,4 +348,41 @@ async fn speech_clients_read_each_deviation_as_their_sources_do() {
         python.because
     );
     assert!(!warns(profile(&faults, Client::OpenWebUiStt), "3 times"));
+}
+
+/// `--speech-model` names the model of every speech request: a server answering that its speech route serves no such model (the reference
+/// server's 404 `model_not_found`, as OpenAI's) gets every speech clause skipped with
+/// that reason, never failed.
+#[tokio::test]
+async fn speech_requests_name_the_speech_model() {
+    let persona = personas::reference();
+    let settings = common::settings(&persona, false).with(
+        embedcheck_core::contracts::speech::SpeechSettings {
+            model: Some("whisper-tiny".to_owned()),
+        },
+    );
+    let audit = speech_audit_with(&persona, settings).await;
+    for result in &audit.results {
+        assert_eq!(
+            result.outcome,
+            Outcome::Skip,
+            "{}: {}",
+            result.id,
+            result.reason
+        );
+        assert!(
+            result
+                .reason
+                .contains("\"whisper-tiny\" is not served there")
+                && result.reason.contains("--speech-model"),
+            "{}",
+            result.reason
+        );
+    }
+    assert!(
+        audit
+            .clients
+            .iter()
+            .all(|p| !Client::SPEECH.contains(&p.client))
+    );
 }

@@ -242,9 +242,10 @@ async fn rejected_key_in_disguise(session: &Session, reply: &Reply) -> Result<()
 }
 
 /// Learns the model: `--model`, else nothing when requests carry none (a vendor whose
-/// URL names the deployment), else the first id of `GET /models`, else
-/// `--rerank-model`. Only the last two ask for the models route: an endpoint without
-/// one is audited with `--model` or `--rerank-model`.
+/// URL names the deployment), else the first id of `GET /models`, else a contract's
+/// own (`--rerank-model`, `--speech-model`), else TEI's `GET /info`. Only the last
+/// three ask for the models route: an endpoint without one is audited with `--model`
+/// or a contract's own.
 async fn resolve_model(session: &mut Session) -> Result<(), String> {
     if session.settings().dry_run && session.settings().model.is_none() {
         // Nothing is sent, so nothing can name the model: the plan says MODEL.
@@ -284,10 +285,15 @@ async fn resolve_model(session: &mut Session) -> Result<(), String> {
             session.set_model(model);
             Ok(())
         }
-        // A rerank server need not list its models (LitServe, Infinity without its
-        // `/v1` prefix): the model the user named for rerank names the run's.
-        (_, Some(model)) => {
-            let fact = Fact::declared(ModelSource::RerankModel, "--rerank-model");
+        // A rerank or speech server need not list its models (LitServe, Infinity
+        // without its `/v1` prefix, whisper.cpp): the model the user named for that
+        // contract names the run's.
+        (_, Some((model, source))) => {
+            let flag = match source {
+                ModelSource::SpeechModel => "--speech-model",
+                _ => "--rerank-model",
+            };
+            let fact = Fact::declared(source, flag);
             session.learn(|facts| facts.model_source = Some(fact));
             session.set_model(model);
             Ok(())
@@ -300,7 +306,7 @@ async fn resolve_model(session: &mut Session) -> Result<(), String> {
                 Ok(())
             }
             None => Err(format!(
-                "could not learn the model: GET {} answered {}; pass --model (or --rerank-model to audit a rerank server)",
+                "could not learn the model: GET {} answered {}; pass --model (or --rerank-model or --speech-model to audit a rerank or speech server)",
                 session.transport().target().models_url().path(),
                 reply.summary()
             )),

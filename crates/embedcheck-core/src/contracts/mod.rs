@@ -10,7 +10,7 @@ use crate::contracts::rerank::facts::RerankFacts;
 use crate::http::{Target, TargetError};
 use crate::profiles::{self, Client, ClientProfile, Judged};
 use crate::session::ByContract;
-use crate::session::facts::Facts;
+use crate::session::facts::{Facts, ModelSource};
 use crate::session::{Hooks, Session};
 use crate::verdict::Verdict;
 use serde::Serialize;
@@ -41,10 +41,17 @@ pub fn target(raw: &str) -> Result<Target, TargetError> {
     Target::parse(raw, &[embeddings::ROUTE, speech::requests::ROUTE])
 }
 
-/// The model the user named for one contract (`--rerank-model`), which names the run's
-/// where `--model` is not given and the server lists none.
-pub(crate) fn named_model(s: &Session) -> Option<String> {
-    rerank::settings::of(s).model
+/// The model the user named for one contract (`--rerank-model`, `--speech-model`),
+/// which names the run's where `--model` is not given and the server lists none.
+pub(crate) fn named_model(s: &Session) -> Option<(String, ModelSource)> {
+    let rerank = rerank::settings::of(s)
+        .model
+        .map(|m| (m, ModelSource::RerankModel));
+    rerank.or_else(|| {
+        speech::settings::of(s)
+            .model
+            .map(|m| (m, ModelSource::SpeechModel))
+    })
 }
 
 /// What the session asks of the contracts: how each says a request in the dialect the

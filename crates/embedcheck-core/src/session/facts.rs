@@ -59,6 +59,9 @@ pub enum ModelSource {
     /// `--rerank-model`, where `GET /models` named none (a rerank server without a
     /// models listing).
     RerankModel,
+    /// `--speech-model`, where `GET /models` named none (whisper.cpp's server lists
+    /// none) and no `--rerank-model` was given.
+    SpeechModel,
     /// The `model_id` of `GET /info`, where `GET /models` named none and no
     /// `--rerank-model` was given: Hugging Face TEI serves no models listing, and
     /// documents `/info` (`router/src/http/server.rs`, `get_model_info`).
@@ -240,6 +243,7 @@ impl Facts {
                     "none sent: the vendor's URL names the deployment".to_owned()
                 }
                 ModelSource::RerankModel => "--rerank-model (GET /models named none)".to_owned(),
+                ModelSource::SpeechModel => "--speech-model (GET /models named none)".to_owned(),
                 ModelSource::InfoPage => {
                     "model_id of GET /info (GET /models named none)".to_owned()
                 }

@@ -7,3 +7,6 @@ pub(crate) mod clauses;
 pub(crate) mod profiles;
 pub(crate) mod reply;
 pub(crate) mod requests;
+pub mod settings;
+
+pub use settings::SpeechSettings;

@@ -40,11 +40,18 @@ fn form(s: &Session, clip: &Clip) -> Form {
     with_file(s, clip.file_name, clip.content_type, clip.upload.clone())
 }
 
-/// The form with these bytes as `file`, and the run's `model`.
+/// The form with these bytes as `file`, and the speech [`model`].
 fn with_file(s: &Session, name: &str, content_type: &str, upload: Upload) -> Form {
     Form::default()
         .file("file", name, content_type, upload)
-        .text("model", s.model())
+        .text("model", &model(s))
+}
+
+/// The model speech requests name: `--speech-model`, else the run's.
+pub(crate) fn model(s: &Session) -> String {
+    super::settings::of(s)
+        .model
+        .unwrap_or_else(|| s.model().to_owned())
 }
 
 /// Requests whose upload no server can transcribe, each with what it is: no file, an
@@ -62,7 +69,7 @@ pub(crate) fn bad_uploads(s: &Session) -> [(&'static str, Probe); 3] {
     };
     let text: &[u8] = b"This is text, not audio, in a file named speech.wav.\n";
     [
-        ("no file", Form::default().text("model", s.model())),
+        ("no file", Form::default().text("model", &model(s))),
         (
             "an empty file",
             with_file(
@@ -101,19 +108,43 @@ pub(crate) fn in_format(s: &Session, format: &str) -> Probe {
     Probe::form(ROUTE, form(s, clip()).text("response_format", format))
 }
 
+/// Whether a refusal is about the model named: its error names it, or says
+/// `model_not_found` or `param: "model"` as OpenAI's does.
+fn names_the_model(reply: &Reply, model: &str) -> bool {
+    let json = reply.json.as_ref();
+    let said = |pointer: &str, value: &str| {
+        json.and_then(|j| j.pointer(pointer))
+            .and_then(serde_json::Value::as_str)
+            == Some(value)
+    };
+    said("/error/code", "model_not_found")
+        || said("/error/param", "model")
+        || reply.error_text().contains(&model.to_lowercase())
+}
+
 /// The transcript of a JSON answer: its `text`, where it is a string.
 pub(crate) fn json_text(reply: &Reply) -> Option<&str> {
     reply.json.as_ref()?.get("text")?.as_str()
 }
 
 /// Why the server does not offer speech-to-text, where it does not: the minimal
-/// request's route is absent. `None` when it is offered, or when no answer could say
-/// (a budget, a stall: the clauses say so one by one).
+/// request's route is absent, or it serves no model of that name (OpenAI's 404
+/// `model_not_found`: the route answers, for another model). `None` when it is
+/// offered, or when no answer could say (a budget, a stall: the clauses say so one by
+/// one).
 pub(crate) async fn not_offered(s: &Session) -> Option<String> {
     let reply = match s.send(minimal(s)).await {
         Ok(reply) => reply,
         Err(_) => return None,
     };
+    let model = model(s);
+    if reply.status == 404 && names_the_model(&reply, &model) {
+        return Some(format!(
+            "speech-to-text is not audited: the minimal request to {} was answered {}, the model {model:?} is not served there; name the speech model with --speech-model",
+            s.transport().target().url(&ROUTE).path(),
+            reply.summary()
+        ));
+    }
     reply.is_absent().then(|| {
         format!(
             "speech-to-text is not offered: the minimal request to {} was answered {}",
