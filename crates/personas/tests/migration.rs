@@ -280,6 +280,24 @@ async fn the_studys_servers_reproduce_the_studys_findings() {
             m.contract
         );
     }
+    // The study's third endpoint: the old server transcribed, Dynamo 1.6.1 has no
+    // batch transcription route.
+    let speech = m
+        .contract
+        .iter()
+        .find(|e| e.topic == Topic::Speech)
+        .unwrap();
+    assert!(
+        speech.candidate.starts_with("404") && speech.baseline.contains("answers text"),
+        "{speech:#?}"
+    );
+    assert!(
+        m.remediation
+            .iter()
+            .any(|r| r.action.starts_with("keep speech-to-text on the baseline")),
+        "{:#?}",
+        m.remediation
+    );
     let instruction = m
         .contract
         .iter()
@@ -425,6 +443,19 @@ async fn identical_servers_are_equivalent_and_rank_alike() {
         m.contract.iter().all(|e| e.judgement != Judgement::Broken),
         "{:#?}",
         m.contract
+    );
+    let speech = m
+        .contract
+        .iter()
+        .find(|e| e.topic == Topic::Speech)
+        .unwrap();
+    assert_eq!(speech.judgement, Judgement::Kept);
+    assert!(
+        speech
+            .candidate
+            .contains("the same words as the baseline's"),
+        "{}",
+        speech.candidate
     );
     assert!(m.remediation.is_empty(), "{:#?}", m.remediation);
 }

@@ -17,8 +17,9 @@
 //! | `error_shape` | a body without `input` | the same body |
 //! | `server_errors` | every request of the audit | every request of the audit |
 //! | `rerank` | `rerank.routes`, `rerank.scale` (RRS-009, RRQ-005) | the portable rerank request at the baseline's route |
+//! | `speech` | — (the baseline's answers) | the minimal transcription request and each `response_format` the baseline answers |
 //!
-//! The replayed requests are the clauses' own (from `contracts::embeddings::requests`), so when
+//! The replayed requests are the clauses' own (from each contract's `requests`), so when
 //! the two servers agree on the parameters the session cache answers them.
 
 use super::behaviour::{Answer, BehaviourDiff};
@@ -31,6 +32,7 @@ use crate::contracts::rerank::RerankDialect;
 use crate::contracts::rerank::RerankRoute;
 use crate::contracts::rerank::facts::RerankFacts;
 use crate::contracts::rerank::requests as rerank_requests;
+use crate::contracts::speech::requests as speech_requests;
 use crate::http::{Body, Encoding, Exchange, Probe, Reply};
 use crate::session::facts::{OverlengthPolicy, ScoreScale};
 use crate::session::{Facts, Session};
@@ -50,11 +52,12 @@ pub enum Topic {
     ErrorShape,
     ServerErrors,
     Rerank,
+    Speech,
 }
 
 impl Topic {
     /// Every topic, in the order reports show them.
-    pub const ALL: [Topic; 7] = [
+    pub const ALL: [Topic; 8] = [
         Topic::Matryoshka,
         Topic::Instruction,
         Topic::Overlength,
@@ -62,6 +65,7 @@ impl Topic {
         Topic::ErrorShape,
         Topic::ServerErrors,
         Topic::Rerank,
+        Topic::Speech,
     ];
 
     /// The topic as report.json spells it.
@@ -74,6 +78,7 @@ impl Topic {
             Topic::ErrorShape => "error_shape",
             Topic::ServerErrors => "server_errors",
             Topic::Rerank => "rerank",
+            Topic::Speech => "speech",
         }
     }
 }
@@ -138,6 +143,20 @@ pub(crate) struct Findings {
     /// The rerank dialects of baseline and candidate, when they differ: the baseline's
     /// clients speak the baseline's.
     pub rerank_dialects: Option<(RerankDialect, RerankDialect)>,
+    /// What a speech client of the baseline loses on the candidate, where it relies
+    /// on speech-to-text.
+    pub speech: Option<SpeechLoss>,
+}
+
+/// What the candidate lacks of the baseline's speech-to-text.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum SpeechLoss {
+    /// Its route is absent (404, 405, 501).
+    NotOffered,
+    /// It answers, but not with a JSON transcript.
+    NoTranscript,
+    /// It transcribes, and refuses these formats the baseline answers (none: kept).
+    Formats(Vec<String>),
 }
 
 /// One server of the pair: its session (for replays) and what its audit learned.
@@ -159,6 +178,7 @@ pub async fn judge(b: Side<'_>, c: Side<'_>, diff: &BehaviourDiff) -> Vec<Expect
         error_shape(b, c).await,
         server_errors(diff),
         rerank(b, c).await,
+        speech(b, c).await,
     ]
 }
 
@@ -708,9 +728,156 @@ async fn rerank(b: Side<'_>, c: Side<'_>) -> Expectation {
     e
 }
 
+/// The formats a speech client may ask for beside the default JSON, as the speech
+/// clauses send them.
+const SPEECH_FORMATS: [&str; 4] = ["text", "srt", "vtt", "verbose_json"];
+
+/// A speech client of the baseline (Open WebUI, the SDKs' default call) sends the clip
+/// with `file` and `model` and reads JSON `text`; its users may ask for the formats the
+/// baseline answers. The candidate must transcribe the same clip and answer each of
+/// those formats. The two transcripts are compared word by word and the difference
+/// reported, not judged: engines decode alike only where they share a decoder.
+async fn speech(b: Side<'_>, c: Side<'_>) -> Expectation {
+    let b_default = replay(b.session, speech_requests::minimal(b.session)).await;
+    let c_default = replay(c.session, speech_requests::minimal(c.session)).await;
+    let transcript = |r: &Option<Arc<Reply>>| {
+        r.as_deref()
+            .filter(|r| r.is_success())
+            .and_then(speech_requests::json_text)
+            .map(str::to_owned)
+    };
+    let Some(b_text) = transcript(&b_default) else {
+        let seen =
+            |r: &Option<Arc<Reply>>| format!("{} to the minimal request", answer(r.as_ref()));
+        return expectation(
+            Topic::Speech,
+            None,
+            seen(&b_default),
+            seen(&c_default),
+            true,
+        );
+    };
+    let c_text = transcript(&c_default);
+    let mut served = Vec::new();
+    let mut lost = Vec::new();
+    let mut evidence_of_lost = None;
+    for format in SPEECH_FORMATS {
+        let b_reply = replay(b.session, speech_requests::in_format(b.session, format)).await;
+        if !b_reply.as_deref().is_some_and(Reply::is_success) {
+            continue;
+        }
+        served.push(format);
+        if c_text.is_none() {
+            // A candidate that does not transcribe is not asked for the formats.
+            continue;
+        }
+        let c_reply = replay(c.session, speech_requests::in_format(c.session, format)).await;
+        if !c_reply.as_deref().is_some_and(Reply::is_success) {
+            lost.push(format!("{format} ({})", answer(c_reply.as_ref())));
+            evidence_of_lost.get_or_insert((b_reply, c_reply));
+        }
+    }
+    let relies_on = Some(format!(
+        "speech-to-text at {}: the transcript as JSON text{}",
+        b.session
+            .transport()
+            .target()
+            .url(&speech_requests::ROUTE)
+            .path(),
+        match served.as_slice() {
+            [] => String::new(),
+            formats => format!(", and response_format {}", formats.join(", ")),
+        }
+    ));
+    let baseline = format!(
+        "transcribes the clip ({} words){}",
+        b_text.split_whitespace().count(),
+        match served.as_slice() {
+            [] => "; no other format".to_owned(),
+            formats => format!("; answers {}", formats.join(", ")),
+        }
+    );
+    let candidate = match &c_text {
+        None => format!("{} to the minimal request", answer(c_default.as_ref())),
+        Some(text) => {
+            let refused = if lost.is_empty() {
+                String::new()
+            } else {
+                format!("; refuses {}", lost.join(", "))
+            };
+            format!(
+                "transcribes the clip ({} words; {}){refused}",
+                text.split_whitespace().count(),
+                word_agreement(&b_text, text)
+            )
+        }
+    };
+    let kept = c_text.is_some() && lost.is_empty();
+    let mut e = expectation(Topic::Speech, relies_on, baseline, candidate, kept);
+    e.findings.speech = Some(match (&c_default, &c_text) {
+        (Some(reply), None) if reply.is_absent() => SpeechLoss::NotOffered,
+        (_, None) => SpeechLoss::NoTranscript,
+        (_, Some(_)) => SpeechLoss::Formats(served_lost(&lost)),
+    });
+    let (b_lost, c_lost) = evidence_of_lost.unwrap_or((None, None));
+    e.evidence = evidence(&[
+        b_default.as_ref(),
+        c_default.as_ref(),
+        b_lost.as_ref(),
+        c_lost.as_ref(),
+    ]);
+    e
+}
+
+/// The formats the candidate refused, by name.
+fn served_lost(lost: &[String]) -> Vec<String> {
+    lost.iter()
+        .filter_map(|l| l.split_whitespace().next())
+        .map(str::to_owned)
+        .collect()
+}
+
+/// `the same words as the baseline's`, or the word error rate against it: the word
+/// edits (substitutions, insertions, deletions) over the baseline's word count.
+fn word_agreement(baseline: &str, candidate: &str) -> String {
+    let (x, y): (Vec<&str>, Vec<&str>) = (
+        baseline.split_whitespace().collect(),
+        candidate.split_whitespace().collect(),
+    );
+    if x == y {
+        return "the same words as the baseline's".to_owned();
+    }
+    let mut row: Vec<usize> = (0..=y.len()).collect();
+    for (i, a) in x.iter().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, b) in y.iter().enumerate() {
+            let substitute = diagonal + usize::from(a != b);
+            diagonal = row[j + 1];
+            row[j + 1] = substitute.min(row[j] + 1).min(row[j + 1] + 1);
+        }
+    }
+    let edits = row[y.len()];
+    format!(
+        "{edits} word edits from the baseline's transcript, a word error rate of {:.2}",
+        edits as f64 / x.len().max(1) as f64
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn transcripts_are_compared_word_by_word() {
+        let old = "the cat sat on the mat";
+        assert_eq!(word_agreement(old, old), "the same words as the baseline's");
+        assert_eq!(
+            word_agreement(old, "the cat sat on a mat today"),
+            "2 word edits from the baseline's transcript, a word error rate of 0.33"
+        );
+        assert!(word_agreement(old, "").contains("6 word edits"));
+    }
 
     #[test]
     fn topic_names_are_report_jsons() {

@@ -9,7 +9,7 @@
 //! - Prepend the query instruction yourself …  (query cosine old vs new: 0.52 bare, 0.9998 prefixed)
 //! ```
 
-use super::contract::{Expectation, Judgement, Topic};
+use super::contract::{Expectation, Judgement, SpeechLoss, Topic};
 use super::retrieval::Retrieval;
 use super::vectors::VectorEquivalence;
 use crate::http::Encoding;
@@ -94,12 +94,25 @@ fn for_expectation(e: &Expectation, retrieval: &Retrieval) -> Option<Remedy> {
             seen,
         ),
         Topic::Rerank => remedy("rerank", rerank_action(e), seen),
+        Topic::Speech => remedy("speech", speech_action(e), seen),
         Topic::ServerErrors => remedy(
             "server_errors",
             "do not retry 5xx answers to these requests: they are client mistakes the candidate reports as server errors",
             server_error_evidence(e),
         ),
     })
+}
+
+/// What a speech client changes: where it transcribes, or the formats it asks for.
+fn speech_action(e: &Expectation) -> String {
+    match &e.findings.speech {
+        Some(SpeechLoss::NotOffered) => "keep speech-to-text on the baseline (or another server): the candidate does not answer POST /v1/audio/transcriptions".to_owned(),
+        Some(SpeechLoss::Formats(lost)) if !lost.is_empty() => format!(
+            "ask for json or verbose_json and build {} from its text and segments in the client, or keep those formats on the baseline: the candidate refuses them",
+            lost.join(", ")
+        ),
+        _ => "hold the candidate's transcription answer against the baseline's before switching: the minimal request does not get a JSON transcript".to_owned(),
+    }
 }
 
 /// What a rerank client changes: its route, its score threshold, or where it reranks.

@@ -38,7 +38,8 @@ use std::collections::BTreeMap;
 /// 1.9 the facts `desynchronised`, `unrepeatable`, `token_ids_as_sent` and rerank's
 /// `top_n_zero` and `unknown_model`, and `replay`: the subject against a recorded
 /// baseline; 1.10 the speech-to-text contract: its families and `contract.speech`;
-/// 1.11 the speech clients and the model source `speech_model`. Every earlier field
+/// 1.11 the speech clients, the model source `speech_model` and the migration topic
+/// `speech`. Every earlier field
 /// is still written.
 pub(crate) const REPORT_SCHEMA_VERSION: &str = "1.11";
 
