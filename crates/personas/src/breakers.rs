@@ -206,6 +206,9 @@ static BREAKERS: &[Breaker] = &[
     ("SPE-002", || quirks(&[Quirk::Speech(SpeechQuirk::PlainTextRefusals)])),
     // faster-whisper-server answers 500 to a 26 MiB upload.
     ("SPE-003", || quirks(&[Quirk::Speech(SpeechQuirk::RefusalsAs500)])),
+    // faster-whisper-server 0.0.3 answers language=english (and xx) 500 text/plain
+    // (speech-notes.md §3.2).
+    ("SPE-004", || quirks(&[Quirk::Speech(SpeechQuirk::RefusalsAs500)])),
 ];
 
 /// The persona that breaks `clause_id`, named after it.

@@ -98,6 +98,18 @@ pub(crate) fn oversize_upload(s: &Session) -> Probe {
     }
 }
 
+/// The canonical clip with `language` given as a language's name, `english`, where
+/// OpenAI documents an ISO-639-1 code (SPE-004): a server may refuse or ignore it.
+pub(crate) fn language_by_name(s: &Session) -> Probe {
+    Probe {
+        validity: Validity::Either(
+            "language \"english\" is a name, not an ISO-639-1 code: a server may refuse or ignore it"
+                .to_owned(),
+        ),
+        ..Probe::form(ROUTE, form(s, clip()).text("language", "english"))
+    }
+}
+
 /// The minimal request: the canonical clip and `model`, nothing else (SPS-001).
 pub(crate) fn minimal(s: &Session) -> Probe {
     Probe::form(ROUTE, form(s, clip()))

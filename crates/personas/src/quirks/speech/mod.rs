@@ -19,9 +19,10 @@ pub enum SpeechQuirk {
     /// `["text"]` of a JSON answer cannot read.
     JsonAsPlainText,
     /// Answers 500 text/plain "Internal Server Error" where a file it cannot read
-    /// should be refused (not audio, empty, too large), as faster-whisper-server 0.0.3
-    /// does: its `async def` handler lets the decoder's exception through
-    /// (speech-notes.md §3.2). A request without a file is FastAPI's 422 before it.
+    /// should be refused (not audio, empty, too large) or a language it does not know
+    /// (`english`, `xx`), as faster-whisper-server 0.0.3 does: its `async def` handler
+    /// lets the decoder's exception through (speech-notes.md §3.2). A request without
+    /// a file is FastAPI's 422 before it.
     RefusalsAs500,
     /// Answers `verbose_json` with `no_speech_prob: null` in every segment, as vLLM 0.32
     /// does (measured in the lab: speech-notes.md §3.1); OpenAI requires a number.

@@ -13,6 +13,7 @@ pub(crate) fn checks() -> Vec<Check> {
         check!("SPE-001", bad_uploads),
         check!("SPE-002", refusals_in_envelope),
         check!("SPE-003", oversize_upload),
+        check!("SPE-004", language_by_name),
     ]
 }
 
@@ -104,6 +105,27 @@ async fn oversize_upload(s: &Session) -> CheckResult {
         ),
         _ => Verdict::fail(format!(
             "26,240,044 bytes (past OpenAI's 25 MiB) were answered {}: refuse them with 413 as OpenAI does, or transcribe them; the OpenAI SDKs retry a 5xx twice, uploading 26 MB each time",
+            reply.summary()
+        )),
+    };
+    Ok(verdict.with(&reply.exchange))
+}
+
+/// SPE-004: "A transcription request whose language is a language's name (english)
+/// rather than its ISO-639-1 code (en) is refused with a 4xx … or transcribed; never a
+/// 5xx. Which of these the server does is recorded."
+async fn language_by_name(s: &Session) -> CheckResult {
+    let reply = s.send(requests::language_by_name(s)).await?;
+    let verdict = match reply.status {
+        400..=499 => Verdict::pass(format!(
+            "language \"english\" refused with {}: the server holds language to ISO-639-1 codes",
+            reply.summary()
+        )),
+        200..=299 => Verdict::pass(
+            "language \"english\" accepted and transcribed: the server does not hold language to ISO-639-1 codes",
+        ),
+        _ => Verdict::fail(format!(
+            "language \"english\" (a name where OpenAI documents the ISO-639-1 code \"en\") was answered {}: refuse it with a 4xx naming the codes, or transcribe; the OpenAI SDKs retry a 5xx twice, uploading the clip each time",
             reply.summary()
         )),
     };
