@@ -24,12 +24,19 @@ pub struct Clip {
 /// Three seconds of speech-like sound at 16 kHz, mono, 16-bit PCM WAV (96,044 bytes):
 /// the clip every clause sends unless it needs another.
 pub fn speech_wav() -> Clip {
-    const RATE: u32 = 16_000;
+    speech_wav_at(16_000, 1, "speech.wav")
+}
+
+/// The same three seconds at `rate` samples a second on `channels` channels (each the
+/// same voice), uploaded as `file_name`: 8 kHz stereo is 96,044 bytes, 44.1 kHz mono
+/// 264,644.
+pub fn speech_wav_at(rate: u32, channels: u16, file_name: &'static str) -> Clip {
     const SECONDS: f64 = 3.0;
+    let samples = speech_like(SECONDS, rate, 7);
     Clip {
-        file_name: "speech.wav",
+        file_name,
         content_type: "audio/wav",
-        upload: Upload::new(Arc::from(wav(&speech_like(SECONDS, RATE, 7), RATE))),
+        upload: Upload::new(Arc::from(wav(&samples, rate, channels))),
         seconds: SECONDS,
     }
 }
@@ -45,6 +52,7 @@ pub fn oversize_wav() -> Clip {
         upload: Upload::new(Arc::from(wav(
             &vec![0; (SECONDS * f64::from(RATE)) as usize],
             RATE,
+            1,
         ))),
         seconds: SECONDS,
     }
@@ -121,24 +129,28 @@ fn sine(x: f64) -> f64 {
     sum
 }
 
-/// Samples as a RIFF WAVE file: mono, 16-bit little-endian PCM.
-fn wav(samples: &[i16], rate: u32) -> Vec<u8> {
-    let data = (samples.len() * 2) as u32;
+/// Samples as a RIFF WAVE file of 16-bit little-endian PCM, each sample on every one
+/// of `channels` channels.
+fn wav(samples: &[i16], rate: u32, channels: u16) -> Vec<u8> {
+    let frame = 2 * u32::from(channels);
+    let data = samples.len() as u32 * frame;
     let mut bytes = Vec::with_capacity(44 + data as usize);
     bytes.extend_from_slice(b"RIFF");
     bytes.extend_from_slice(&(36 + data).to_le_bytes());
     bytes.extend_from_slice(b"WAVEfmt ");
     bytes.extend_from_slice(&16u32.to_le_bytes());
     bytes.extend_from_slice(&1u16.to_le_bytes()); // PCM
-    bytes.extend_from_slice(&1u16.to_le_bytes()); // mono
+    bytes.extend_from_slice(&channels.to_le_bytes());
     bytes.extend_from_slice(&rate.to_le_bytes());
-    bytes.extend_from_slice(&(rate * 2).to_le_bytes()); // bytes a second
-    bytes.extend_from_slice(&2u16.to_le_bytes()); // bytes a frame
+    bytes.extend_from_slice(&(rate * frame).to_le_bytes()); // bytes a second
+    bytes.extend_from_slice(&(frame as u16).to_le_bytes()); // bytes a frame
     bytes.extend_from_slice(&16u16.to_le_bytes()); // bits a sample
     bytes.extend_from_slice(b"data");
     bytes.extend_from_slice(&data.to_le_bytes());
     for sample in samples {
-        bytes.extend_from_slice(&sample.to_le_bytes());
+        for _ in 0..channels {
+            bytes.extend_from_slice(&sample.to_le_bytes());
+        }
     }
     bytes
 }
@@ -194,6 +206,19 @@ mod tests {
             let x = f64::from(i) * 0.01;
             assert!((sine(x) - x.sin()).abs() < 1e-4, "{x}");
         }
+    }
+
+    #[test]
+    fn other_rates_and_channels_are_the_same_clip_in_other_files() {
+        let phone = speech_wav_at(8_000, 2, "phone.wav");
+        let bytes = phone.upload.bytes();
+        assert_eq!(bytes.len(), 96_044);
+        assert_eq!(u16::from_le_bytes([bytes[22], bytes[23]]), 2);
+        assert_eq!(bytes[44..46], bytes[46..48]);
+        assert_eq!(
+            speech_wav_at(44_100, 1, "cd.wav").upload.bytes().len(),
+            264_644
+        );
     }
 
     #[test]

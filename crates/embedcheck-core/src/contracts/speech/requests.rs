@@ -29,6 +29,30 @@ pub(crate) fn clip() -> &'static Clip {
     CLIP.get_or_init(audio::speech_wav)
 }
 
+/// The clip at the other common rates and channel counts, made once: a phone call's
+/// 8 kHz stereo, a recording's 44.1 kHz mono.
+fn other_rates() -> &'static [(&'static str, Clip); 2] {
+    static CLIPS: OnceLock<[(&'static str, Clip); 2]> = OnceLock::new();
+    CLIPS.get_or_init(|| {
+        [
+            ("8 kHz stereo", audio::speech_wav_at(8_000, 2, "phone.wav")),
+            (
+                "44.1 kHz mono",
+                audio::speech_wav_at(44_100, 1, "recording.wav"),
+            ),
+        ]
+    })
+}
+
+/// The minimal request with the clip at each other common rate and channel count,
+/// each with what it is (SPS-006).
+pub(crate) fn at_other_rates(s: &Session) -> Vec<(&'static str, Probe)> {
+    other_rates()
+        .iter()
+        .map(|(what, clip)| (*what, Probe::form(ROUTE, form(s, clip))))
+        .collect()
+}
+
 /// The clip past OpenAI's upload limit, made once.
 fn oversize() -> &'static Clip {
     static CLIP: OnceLock<Clip> = OnceLock::new();

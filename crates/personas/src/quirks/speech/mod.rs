@@ -35,6 +35,10 @@ pub enum SpeechQuirk {
     /// `whisper-server` does for a missing file, a file that is not audio, an empty one
     /// and 26 MiB (examples/server/server.cpp; speech-notes.md §3.3).
     PlainTextRefusals,
+    /// Refuses a WAV file that is not 16 kHz mono with vLLM's 400 "Invalid or
+    /// unsupported audio file.", as vLLM 0.32 does when PyAV (`av`), which it resamples
+    /// with, is not installed (measured in the lab: speech-notes.md §3.1).
+    SixteenKilohertzMonoOnly,
 }
 
 impl SpeechQuirk {
@@ -47,6 +51,21 @@ impl SpeechQuirk {
     /// Rewrites a speech answer.
     pub(crate) fn after(&self, request: &Incoming, answer: &mut Answer) {
         if !is_speech(request) {
+            return;
+        }
+        if *self == SpeechQuirk::SixteenKilohertzMonoOnly
+            && answer.status == 200
+            && wav_format(request).is_some_and(|format| format != (1, 16_000))
+        {
+            *answer = Answer::json_body(
+                400,
+                &json!({"error": {
+                    "message": "Invalid or unsupported audio file.",
+                    "type": "BadRequestError",
+                    "param": null,
+                    "code": 400
+                }}),
+            );
             return;
         }
         if answer.status >= 400 {
@@ -93,7 +112,8 @@ impl SpeechQuirk {
             | SpeechQuirk::JsonAsPlainText
             | SpeechQuirk::NullNoSpeechProb
             | SpeechQuirk::RefusalsAs500
-            | SpeechQuirk::PlainTextRefusals => {}
+            | SpeechQuirk::PlainTextRefusals
+            | SpeechQuirk::SixteenKilohertzMonoOnly => {}
         }
     }
 
@@ -107,6 +127,17 @@ impl SpeechQuirk {
             _ => {}
         }
     }
+}
+
+/// The channel count and sample rate of the WAV file the request uploads, from its
+/// `fmt ` chunk.
+fn wav_format(request: &Incoming) -> Option<(u16, u32)> {
+    let body = &request.body;
+    let at = body.windows(8).position(|w| w == b"WAVEfmt ")? + 8;
+    let fmt = body.get(at + 4..at + 16)?;
+    let channels = u16::from_le_bytes([fmt[2], fmt[3]]);
+    let rate = u32::from_le_bytes([fmt[4], fmt[5], fmt[6], fmt[7]]);
+    Some((channels, rate))
 }
 
 /// Whether the multipart request carries a `file` part.

@@ -15,6 +15,7 @@ pub(crate) fn checks() -> Vec<Check> {
         check!("SPS-003", verbose_json),
         check!("SPS-004", srt),
         check!("SPS-005", vtt),
+        check!("SPS-006", other_rates),
     ]
 }
 
@@ -180,4 +181,37 @@ fn counted(n: usize, what: &str) -> String {
     } else {
         format!("{n} {what}s")
     }
+}
+
+/// SPS-006: "The same clip as a WAV file at 8 kHz stereo and at 44.1 kHz mono is
+/// answered 200 with a JSON object whose text is a string, as at 16 kHz mono: a valid
+/// file is never refused as unsupported."
+async fn other_rates(s: &Session) -> CheckResult {
+    let minimal = s.send(requests::minimal(s)).await?;
+    if !minimal.is_success() || json_text(&minimal).is_none() {
+        return Ok(Verdict::skip(
+            "the 16 kHz mono clip is not transcribed as JSON text (SPS-001 judges it): other rates are not judged against it",
+        ));
+    }
+    let mut evidence = Vec::new();
+    let mut wrong = Vec::new();
+    for (what, probe) in requests::at_other_rates(s) {
+        let reply = s.send(probe).await?;
+        if !reply.is_success() || json_text(&reply).is_none() {
+            wrong.push(format!("{what} {}", reply.summary()));
+        }
+        evidence.push(reply);
+    }
+    let exchanges = evidence.iter().map(|r| &r.exchange);
+    if wrong.is_empty() {
+        return Ok(Verdict::pass(
+            "the clip at 8 kHz stereo and at 44.1 kHz mono transcribed as at 16 kHz mono",
+        )
+        .with_all(exchanges));
+    }
+    Ok(Verdict::fail(format!(
+        "the 16 kHz mono clip was transcribed, but the same clip as a WAV at another rate was answered: {}; OpenAI accepts any WAV, and clients upload what they recorded (a phone call's 8 kHz): resample on the server (vLLM does with PyAV, av, installed: speech-notes §3.1)",
+        wrong.join("; ")
+    ))
+    .with_all(exchanges))
 }
