@@ -44,6 +44,18 @@ impl<T> Fact<T> {
             learned: Learned::Declared { option },
         }
     }
+
+    /// A fact a clause detected, for tests of what reads facts.
+    #[cfg(test)]
+    pub(crate) fn detected_for_test(value: T) -> Option<Self> {
+        Some(Fact {
+            value,
+            learned: Learned::Detected {
+                clause: Some("X-001"),
+                request: "POST /v1/embeddings {}".to_owned(),
+            },
+        })
+    }
 }
 
 /// Where the model name came from.
@@ -307,13 +319,7 @@ mod tests {
     use super::*;
 
     fn detected<T>(value: T) -> Option<Fact<T>> {
-        Some(Fact {
-            value,
-            learned: Learned::Detected {
-                clause: Some("X-001"),
-                request: "POST /v1/embeddings {}".to_owned(),
-            },
-        })
+        Fact::detected_for_test(value)
     }
 
     #[test]

@@ -754,17 +754,10 @@ fn token_id_line(form: &TokenIdForm) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::session::facts::Learned;
     use std::collections::BTreeMap;
 
     fn detected<T>(value: T) -> Option<Fact<T>> {
-        Some(Fact {
-            value,
-            learned: Learned::Detected {
-                clause: Some("X-001"),
-                request: "POST /v1/embeddings {}".to_owned(),
-            },
-        })
+        Fact::detected_for_test(value)
     }
 
     #[test]

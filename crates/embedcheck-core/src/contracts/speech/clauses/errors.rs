@@ -94,21 +94,39 @@ fn in_envelope(reply: &Reply) -> bool {
 /// the server does is recorded."
 async fn oversize_upload(s: &Session) -> CheckResult {
     let reply = s.send(requests::oversize_upload(s)).await?;
-    let verdict = match reply.status {
-        413 => Verdict::pass("26,240,044 bytes refused with 413, as OpenAI refuses them"),
-        400..=499 => Verdict::pass(format!(
-            "26,240,044 bytes refused with {} (OpenAI answers 413)",
-            reply.summary()
-        )),
-        200..=299 => Verdict::pass(
-            "26,240,044 bytes transcribed: the server has no limit at OpenAI's 25 MiB",
-        ),
-        _ => Verdict::fail(format!(
-            "26,240,044 bytes (past OpenAI's 25 MiB) were answered {}: refuse them with 413 as OpenAI does, or transcribe them; the OpenAI SDKs retry a 5xx twice, uploading 26 MB each time",
-            reply.summary()
-        )),
-    };
-    Ok(verdict.with(&reply.exchange))
+    Ok(refused_or_transcribed(
+        &reply,
+        |r| match r.status {
+            413 => "26,240,044 bytes refused with 413, as OpenAI refuses them".to_owned(),
+            _ => format!(
+                "26,240,044 bytes refused with {} (OpenAI answers 413)",
+                r.summary()
+            ),
+        },
+        "26,240,044 bytes transcribed: the server has no limit at OpenAI's 25 MiB",
+        |r| {
+            format!(
+                "26,240,044 bytes (past OpenAI's 25 MiB) were answered {}: refuse them with 413 as OpenAI does, or transcribe them; the OpenAI SDKs retry a 5xx twice, uploading 26 MB each time",
+                r.summary()
+            )
+        },
+    ))
+}
+
+/// A request a server may refuse or transcribe, its policy recorded: a 4xx passes as
+/// `refused` words it, a 2xx as `transcribed`, anything else fails as `fault` says.
+fn refused_or_transcribed(
+    reply: &Reply,
+    refused: impl Fn(&Reply) -> String,
+    transcribed: &str,
+    fault: impl Fn(&Reply) -> String,
+) -> Verdict {
+    match reply.status {
+        400..=499 => Verdict::pass(refused(reply)),
+        200..=299 => Verdict::pass(transcribed),
+        _ => Verdict::fail(fault(reply)),
+    }
+    .with(&reply.exchange)
 }
 
 /// SPE-004: "A transcription request whose language is a language's name (english)
@@ -116,18 +134,20 @@ async fn oversize_upload(s: &Session) -> CheckResult {
 /// 5xx. Which of these the server does is recorded."
 async fn language_by_name(s: &Session) -> CheckResult {
     let reply = s.send(requests::language_by_name(s)).await?;
-    let verdict = match reply.status {
-        400..=499 => Verdict::pass(format!(
-            "language \"english\" refused with {}: the server holds language to ISO-639-1 codes",
-            reply.summary()
-        )),
-        200..=299 => Verdict::pass(
-            "language \"english\" accepted and transcribed: the server does not hold language to ISO-639-1 codes",
-        ),
-        _ => Verdict::fail(format!(
-            "language \"english\" (a name where OpenAI documents the ISO-639-1 code \"en\") was answered {}: refuse it with a 4xx naming the codes, or transcribe; the OpenAI SDKs retry a 5xx twice, uploading the clip each time",
-            reply.summary()
-        )),
-    };
-    Ok(verdict.with(&reply.exchange))
+    Ok(refused_or_transcribed(
+        &reply,
+        |r| {
+            format!(
+                "language \"english\" refused with {}: the server holds language to ISO-639-1 codes",
+                r.summary()
+            )
+        },
+        "language \"english\" accepted and transcribed: the server does not hold language to ISO-639-1 codes",
+        |r| {
+            format!(
+                "language \"english\" (a name where OpenAI documents the ISO-639-1 code \"en\") was answered {}: refuse it with a 4xx naming the codes, or transcribe; the OpenAI SDKs retry a 5xx twice, uploading the clip each time",
+                r.summary()
+            )
+        },
+    ))
 }
