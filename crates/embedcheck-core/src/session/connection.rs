@@ -919,16 +919,13 @@ impl Session {
     }
 }
 
-/// The most body a probe's answer may have: generous for the number of inputs
-/// (a 3072-float vector is about 64 KiB of JSON), never unbounded.
+/// The most body a probe's answer may have: generous for the number of inputs its
+/// route counts in it (a 3072-float vector is about 64 KiB of JSON), never unbounded.
 fn response_limit(probe: &Probe) -> usize {
     const PER_INPUT: usize = 128 * 1024;
     const BASE: usize = 1024 * 1024;
-    let inputs = match &probe.body {
-        crate::http::Body::Json(v) => v
-            .get("input")
-            .and_then(serde_json::Value::as_array)
-            .map_or(1, Vec::len),
+    let inputs = match (&probe.body, probe.resource.route()) {
+        (crate::http::Body::Json(v), Some(route)) => (route.work)(v).inputs as usize,
         _ => 1,
     };
     BASE + PER_INPUT * inputs.max(1)
