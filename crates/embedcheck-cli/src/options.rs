@@ -201,7 +201,7 @@ pub struct Options {
     /// Cosine with the reference a vector must reach (engines on the same weights agree
     /// above 0.999; broken pooling falls far below).
     #[arg(long, env = "EMBEDCHECK_REFERENCE_THRESHOLD", value_name = "COSINE",
-          default_value_t = embedcheck_core::reference::DEFAULT_THRESHOLD,
+          default_value_t = embedcheck_core::contracts::embeddings::reference::DEFAULT_THRESHOLD,
           value_parser = threshold)]
     pub reference_threshold: f64,
 

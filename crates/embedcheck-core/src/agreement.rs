@@ -14,7 +14,7 @@
 //! ```
 
 use crate::contracts::embeddings::clauses::reference::embed_texts;
-use crate::reference::probe_texts;
+use crate::contracts::embeddings::reference::probe_texts;
 use crate::session::Session;
 use crate::vectors::{cosine, median};
 use serde::{Deserialize, Serialize};

@@ -4,7 +4,8 @@
 
 // The suite's probe texts (one JSON object a line with `id` and `text`), as the engine
 // ships them.
-use embedcheck_core::reference::{PROBE_TEXTS, RERANK_DOCUMENTS, RERANK_QUERY};
+use embedcheck_core::contracts::embeddings::reference::PROBE_TEXTS;
+use embedcheck_core::contracts::rerank::reference::{RERANK_DOCUMENTS, RERANK_QUERY};
 use reference_server::{Config, embed_tokens, rerank_logit, rerank_score, tokenize};
 use serde_json::{Value, json};
 
@@ -108,8 +109,11 @@ mod tests {
     #[test]
     fn the_rerank_file_holds_the_canonical_case_first() {
         let file = rerank_known_answers(&Config::default());
-        let reference =
-            embedcheck_core::reference::RerankReference::parse(&file, "known answers").unwrap();
+        let reference = embedcheck_core::contracts::rerank::reference::RerankReference::parse(
+            &file,
+            "known answers",
+        )
+        .unwrap();
         assert_eq!(reference.cases[0].query, RERANK_QUERY);
         assert_eq!(reference.cases.len(), 3);
         let copies = &reference.cases[2].scores;

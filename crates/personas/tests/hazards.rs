@@ -1095,8 +1095,9 @@ async fn token_ids_without_the_eos_are_reported_as_embedded_as_sent() {
         "normalizer": "NFC", "appends_eos": true, "eos_token": "<|endoftext|>", "eos_token_id": last_id,
     });
     let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
-    let reference = embedcheck_core::reference::Reference::parse(&text, "with an EOS")
-        .expect("a valid reference");
+    let reference =
+        embedcheck_core::contracts::embeddings::reference::Reference::parse(&text, "with an EOS")
+            .expect("a valid reference");
     let settings = settings().with(EmbeddingsSettings {
         reference: Some(std::sync::Arc::new(reference)),
         ..embeddings()

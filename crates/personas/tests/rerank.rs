@@ -8,8 +8,8 @@ use crate::common;
 
 use embedcheck_core::audit::ServerAudit;
 use embedcheck_core::catalogue::{Catalogue, Clause, ContractId};
+use embedcheck_core::contracts::rerank::reference::RerankReference;
 use embedcheck_core::contracts::rerank::{RerankDialect, RerankSettings};
-use embedcheck_core::reference::RerankReference;
 use embedcheck_core::verdict::Outcome;
 use personas::{Persona, Quirk, RerankQuirk, SpeechQuirk, Trigger};
 use reference_server::{Config, rerank_logit, rerank_score};

@@ -1,8 +1,8 @@
 //! What the user declares about an embedding server instead of letting the suite detect
 //! it, which the session keeps among each contract's settings.
 
+use crate::contracts::embeddings::reference::{self, Reference};
 use crate::declared::{DEFAULT_QUERY_TASK, Matryoshka, Overlength, QueryTemplate};
-use crate::reference::{self, Reference};
 use crate::session::Session;
 use std::sync::Arc;
 

@@ -4,6 +4,7 @@
 pub(crate) mod clauses;
 pub(crate) mod facts;
 pub(crate) mod profiles;
+pub mod reference;
 pub(crate) mod reply;
 pub(crate) mod requests;
 pub(crate) mod routes;

@@ -22,11 +22,11 @@
 
 use crate::contracts::rerank::RerankRoute;
 use crate::contracts::rerank::learned;
+use crate::contracts::rerank::reference::{RERANK_DOCUMENTS as DOCUMENTS, RERANK_QUERY as QUERY};
 use crate::contracts::rerank::reply::RerankDialect;
 use crate::contracts::rerank::requests as rerank;
 use crate::http::Reply;
 use crate::profiles::{Client, ClientProfile, Finding, no_answer};
-use crate::reference::{RERANK_DOCUMENTS as DOCUMENTS, RERANK_QUERY as QUERY};
 use crate::session::Session;
 use crate::session::facts::ScoreScale;
 use serde_json::{Value, json};

@@ -17,7 +17,9 @@ use crate::session::{ProbeError, Session};
 use serde_json::{Value, json};
 use std::sync::Arc;
 
-pub(crate) use crate::reference::{RERANK_DOCUMENTS as DOCUMENTS, RERANK_QUERY as QUERY};
+pub(crate) use crate::contracts::rerank::reference::{
+    RERANK_DOCUMENTS as DOCUMENTS, RERANK_QUERY as QUERY,
+};
 
 /// Which of [`DOCUMENTS`] answers [`QUERY`].
 pub(crate) const ANSWER: usize = 1;

@@ -1,7 +1,7 @@
 //! What the user declares about a reranker, which the session keeps among each
 //! contract's settings.
 
-use crate::reference::RerankReference;
+use crate::contracts::rerank::reference::RerankReference;
 use crate::session::Session;
 use std::sync::Arc;
 

@@ -15,10 +15,10 @@
 use crate::clauses::{Check, CheckResult, check};
 use crate::contracts::embeddings;
 use crate::contracts::embeddings::facts::{TokenAgreement, TokenCount, TokenIdsAsSent};
+use crate::contracts::embeddings::reference::{KnownAnswer, Reference};
 use crate::contracts::embeddings::requests::{self, body};
 use crate::contracts::embeddings::settings;
 use crate::http::Reply;
-use crate::reference::{KnownAnswer, Reference};
 use crate::session::{ProbeError, Session};
 use crate::vectors::{cosine, median};
 use crate::verdict::Verdict;
@@ -374,7 +374,7 @@ async fn spellings_embed_alike(s: &Session) -> CheckResult {
 fn spelling_pairs(reference: &Reference) -> Vec<(String, String, String)> {
     use unicode_normalization::UnicodeNormalization;
     let from_reference = reference.answers.iter().map(|a| (a.name(), a.text.clone()));
-    let from_probes = crate::reference::probe_texts()
+    let from_probes = crate::contracts::embeddings::reference::probe_texts()
         .into_iter()
         .map(|p| (p.id, p.text));
     let mut pairs: Vec<(String, String, String)> = Vec::new();
@@ -562,7 +562,7 @@ mod tests {
 
     fn reference(answers: Vec<KnownAnswer>) -> Reference {
         Reference {
-            header: crate::reference::Header {
+            header: crate::contracts::embeddings::reference::Header {
                 model: "m".to_owned(),
                 library: "lib".to_owned(),
                 version: "1".to_owned(),
