@@ -144,10 +144,14 @@ pub(crate) fn in_format(s: &Session, format: &str) -> Probe {
     Probe::form(ROUTE, form(s, clip()).text("response_format", format))
 }
 
-/// Whether a refusal is about the model named: its error names it, or says
-/// `model_not_found` or `param: "model"` as OpenAI's does.
+/// Whether a refusal is about the model named: a JSON error that names it, or says
+/// `model_not_found` or `param: "model"` as OpenAI's does. A plain "Not Found" is the
+/// route's absence, whatever the model is called.
 fn names_the_model(reply: &Reply, model: &str) -> bool {
-    let json = reply.json.as_ref();
+    let Some(json) = reply.json.as_ref() else {
+        return false;
+    };
+    let json = Some(json);
     let said = |pointer: &str, value: &str| {
         json.and_then(|j| j.pointer(pointer))
             .and_then(serde_json::Value::as_str)
