@@ -7,8 +7,9 @@ use crate::common;
 
 use embedcheck_core::audit::ServerAudit;
 use embedcheck_core::contracts;
+use embedcheck_core::contracts::embeddings::profiles::{Call, EmbeddingsFinding};
 use embedcheck_core::http::{Secret, Transport};
-use embedcheck_core::profiles::{Call, Client, ClientProfile, Finding, Made, Wrong};
+use embedcheck_core::profiles::{Client, ClientProfile, Finding, Made, Wrong};
 use embedcheck_core::session::{Interrupt, Settings};
 use embedcheck_core::verdict::Outcome;
 use personas::Quirk;
@@ -31,6 +32,15 @@ fn has(profile: &ClientProfile, found: impl Fn(&Finding) -> bool) -> bool {
     profile.findings.iter().any(found)
 }
 
+/// Whether an embeddings client's profile holds an embeddings finding like this.
+fn found(profile: &ClientProfile, like: impl Fn(&EmbeddingsFinding) -> bool) -> bool {
+    profile
+        .findings
+        .iter()
+        .filter_map(Finding::contract::<EmbeddingsFinding>)
+        .any(like)
+}
+
 /// The reference server reads token ids in its own (toy) vocabulary, as vLLM reads
 /// them in the model's: LangChain's cl100k ids for "hello world" are accepted and get
 /// an unrelated vector, while both SDKs get exactly the float vectors.
@@ -45,16 +55,19 @@ async fn reference_server_suits_the_sdks_and_gives_langchain_unrelated_vectors()
     );
     let langchain = profile(&audit, Client::LangChainOpenAi);
     assert!(
-        has(
+        found(
             langchain,
-            |f| matches!(f, Finding::ForeignVocabulary { text: "hello world", cosine, .. } if *cosine < 0.5)
+            |f| matches!(f, EmbeddingsFinding::ForeignVocabulary { text: "hello world", cosine, .. } if *cosine < 0.5)
         ),
         "{:#?}",
         langchain.because
     );
     assert!(langchain.because[0].contains("check_embedding_ctx_length=False"));
     assert!(
-        has(langchain, |f| matches!(f, Finding::ProbeHeld { .. })),
+        found(langchain, |f| matches!(
+            f,
+            EmbeddingsFinding::ProbeHeld { .. }
+        )),
         "the out-of-vocabulary probe waits for --aggressive"
     );
     let evidence = &langchain.evidence[0];
@@ -69,9 +82,9 @@ async fn reference_server_suits_the_sdks_and_gives_langchain_unrelated_vectors()
     for client in [Client::OpenAiPython, Client::OpenAiNode] {
         let sdk = profile(&audit, client);
         assert!(
-            has(sdk, |f| matches!(
+            found(sdk, |f| matches!(
                 f,
-                Finding::Decoded {
+                EmbeddingsFinding::Decoded {
                     call: Call::Batch,
                     ..
                 }
@@ -88,9 +101,9 @@ async fn every_client_works_against_openai() {
     let audit = common::audit(&personas::openai(), false).await;
     assert_eq!(verdicts(&audit), [Some(true); 3], "{:#?}", audit.clients);
     let langchain = profile(&audit, Client::LangChainOpenAi);
-    assert!(has(langchain, |f| matches!(
+    assert!(found(langchain, |f| matches!(
         f,
-        Finding::SameVocabulary {
+        EmbeddingsFinding::SameVocabulary {
             text: "hello world",
             ..
         }
@@ -120,9 +133,9 @@ async fn float_arrays_for_base64_pass_through_both_sdks() {
                 sdk.because
             );
             assert!(
-                has(sdk, |f| matches!(
+                found(sdk, |f| matches!(
                     f,
-                    Finding::Decoded {
+                    EmbeddingsFinding::Decoded {
                         encoding: Some(embedcheck_core::http::Encoding::Float),
                         ..
                     }
@@ -142,9 +155,9 @@ async fn langchain_raises_where_token_ids_are_refused() {
     let langchain = profile(&audit, Client::LangChainOpenAi);
     assert_eq!(langchain.works, Some(false));
     assert!(
-        has(langchain, |f| matches!(
+        found(langchain, |f| matches!(
             f,
-            Finding::TokenIdsRefused { status: 422, .. }
+            EmbeddingsFinding::TokenIdsRefused { status: 422, .. }
         )),
         "{:#?}",
         langchain.because
@@ -158,24 +171,24 @@ async fn float64_base64_gives_both_sdks_wrong_vectors() {
     let persona = personas::breaker("ENC-002").expect("ENC-002 has a breaker");
     let audit = common::audit(&persona, false).await;
     assert_eq!(verdicts(&audit), [Some(false); 3], "{:#?}", audit.clients);
-    let doubled = |f: &Finding| {
+    let doubled = |f: &EmbeddingsFinding| {
         matches!(
             f,
-            Finding::WrongVectors {
+            EmbeddingsFinding::WrongVectors {
                 wrong: Wrong::Length { got, want, .. },
                 ..
             } if *got == 2 * *want
         )
     };
     for client in [Client::OpenAiPython, Client::OpenAiNode] {
-        assert!(has(profile(&audit, client), doubled), "{client:?}");
+        assert!(found(profile(&audit, client), doubled), "{client:?}");
     }
     // LangChain's answers are decoded by the Python SDK underneath.
     let langchain = profile(&audit, Client::LangChainOpenAi);
     assert!(
-        has(
+        found(
             langchain,
-            |f| matches!(f, Finding::ThroughSdk { finding } if doubled(finding))
+            |f| matches!(f, EmbeddingsFinding::ThroughSdk { finding } if doubled(finding))
         ),
         "{:#?}",
         langchain.because
@@ -190,9 +203,9 @@ async fn the_sdks_raise_after_retrying_a_500_to_their_default_request() {
     assert_eq!(verdicts(&audit), [Some(false); 3]);
     let python = profile(&audit, Client::OpenAiPython);
     assert!(
-        has(python, |f| matches!(
+        found(python, |f| matches!(
             f,
-            Finding::Raises {
+            EmbeddingsFinding::Raises {
                 call: Call::One,
                 status: 500,
                 attempts: 3,
@@ -217,9 +230,9 @@ async fn langchain_is_warned_of_a_batch_limit_below_its_chunk_size() {
     let audit = common::audit(&personas::tei(), false).await;
     let langchain = profile(&audit, Client::LangChainOpenAi);
     assert!(
-        has(langchain, |f| matches!(
+        found(langchain, |f| matches!(
             f,
-            Finding::BatchLimit { limit: 32 }
+            EmbeddingsFinding::BatchLimit { limit: 32 }
         )),
         "{:#?}",
         langchain.because
@@ -240,9 +253,9 @@ async fn retry_storms_on_client_mistakes_are_a_warning() {
     let python = profile(&audit, Client::OpenAiPython);
     assert_eq!(python.works, Some(true), "{:#?}", python.because);
     assert!(
-        has(
+        found(
             python,
-            |f| matches!(f, Finding::RetryHazard { requests, .. } if *requests > 0)
+            |f| matches!(f, EmbeddingsFinding::RetryHazard { requests, .. } if *requests > 0)
         ),
         "{:#?}",
         python.because
@@ -257,9 +270,9 @@ async fn aggressive_profiles_send_ids_beyond_the_vocabulary() {
     let audit = common::audit(&personas::reference(), true).await;
     let langchain = profile(&audit, Client::LangChainOpenAi);
     assert!(
-        has(langchain, |f| matches!(
+        found(langchain, |f| matches!(
             f,
-            Finding::TokenIdsRefused {
+            EmbeddingsFinding::TokenIdsRefused {
                 text: "embedding servers",
                 status: 400,
                 ..

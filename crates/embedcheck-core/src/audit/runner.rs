@@ -6,9 +6,9 @@
 use crate::audit::{ClauseResult, ServerAudit};
 use crate::catalogue::{Clause, Level};
 use crate::clauses::{Check, Stage};
-use crate::contracts::Offered;
+use crate::contracts::{self, Offered};
 use crate::http::{Probe, Reply, Transport};
-use crate::profiles::{self, ClauseOutcome, ClientProfile, Judged};
+use crate::profiles::{ClauseOutcome, ClientProfile, Judged};
 use crate::session::facts::ModelSource;
 use crate::session::{Fact, Interrupt, ProbeError, Session, Settings};
 use crate::verdict::{Outcome, Verdict};
@@ -62,7 +62,7 @@ pub async fn audit_session(
     };
     let clients = match (&offered, &aborted) {
         (Some(offered), _) => profile_clients(session, &results, offered).await,
-        (None, why) => profiles::not_probed(why.as_deref().unwrap_or_default()),
+        (None, why) => contracts::not_probed(why.as_deref().unwrap_or_default()),
     };
     let aborted = aborted
         .or_else(|| {

@@ -111,6 +111,13 @@ pub(crate) fn as_judged(s: &Session, clause: &Clause, verdict: Verdict) -> Verdi
     }
 }
 
+/// The client profiles when the audit could not start, each "not probed" for `why`:
+/// nothing is sent, and only the first contract's clients are listed (which other
+/// contracts the server offers is unknown).
+pub(crate) fn not_probed(why: &str) -> Vec<ClientProfile> {
+    embeddings::profiles::not_probed(why)
+}
+
 /// The client profiles of the contracts the server offers, after the clause run; a
 /// contract's clients are "not probed" where the server does not offer it.
 pub(crate) async fn profile(
@@ -120,7 +127,7 @@ pub(crate) async fn profile(
 ) -> Vec<ClientProfile> {
     s.begin_clause(profiles::STAGE);
     let embeddings = match offered.why_not(ContractId::Embeddings) {
-        Some(_) => profiles::not_probed("the server offers no embeddings endpoint"),
+        Some(_) => embeddings::profiles::not_probed("the server offers no embeddings endpoint"),
         None => {
             let calls = embeddings::profiles::sdk::default_calls(s).await;
             vec![

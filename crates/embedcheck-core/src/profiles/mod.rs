@@ -29,10 +29,10 @@
 //! ```
 
 pub(crate) mod decode;
-mod findings;
+pub(crate) mod findings;
 
 pub use decode::Wrong;
-pub use findings::{Call, Finding, Made, Severity};
+pub use findings::{ContractFinding, Finding, Made, Severity};
 
 use crate::http::Exchange;
 use crate::session::ProbeError;
@@ -248,21 +248,6 @@ impl Judged<'_> {
     }
 }
 
-/// Every embeddings client "not probed", when the audit could not start: nothing is
-/// sent (whether the server serves rerank is unknown, so no rerank client is listed).
-pub(crate) fn not_probed(why: &str) -> Vec<ClientProfile> {
-    Client::EMBEDDINGS
-        .into_iter()
-        .map(|client| {
-            let finding = Finding::NotProbed {
-                call: Call::One,
-                why: why.to_owned(),
-            };
-            ClientProfile::of(client, vec![finding], Vec::new())
-        })
-        .collect()
-}
-
 /// Adds the clause run's `exchanges` to a profile's `evidence`, leaving out those
 /// already there (one exchange can be evidence of two findings).
 pub(crate) fn add_evidence<'a>(
@@ -294,27 +279,23 @@ mod tests {
     #[test]
     fn one_breaking_finding_breaks_the_client_and_comes_first() {
         let findings = vec![
-            Finding::RetryHazard {
-                clause: "ERR-011",
-                requests: 3,
+            Finding::ClauseFailed {
+                id: "RESP-003".to_owned(),
+                reason: "data out of order".to_owned(),
+                why: "a client that reads in order",
             },
-            Finding::Raises {
-                call: Call::One,
-                status: 500,
-                message: None,
-                attempts: 3,
+            Finding::Called {
+                call: "one sentence".to_owned(),
+                made: Made::Raises {
+                    status: 500,
+                    message: None,
+                    attempts: 3,
+                },
             },
         ];
         let profile = ClientProfile::of(Client::OpenAiNode, findings, Vec::new());
         assert_eq!(profile.works, Some(false));
         assert!(profile.because[0].contains("500"), "{:?}", profile.because);
         assert_eq!(profile.warnings(), 1);
-    }
-
-    #[test]
-    fn an_unanswered_request_leaves_the_verdict_open() {
-        let profiles = not_probed("failed to reach the server");
-        assert!(profiles.iter().all(|p| p.works.is_none()));
-        assert_eq!(profiles.len(), Client::EMBEDDINGS.len());
     }
 }

@@ -127,9 +127,10 @@ pub(crate) mod sample {
     use crate::audit::{ClauseResult, Gate, ServerAudit};
     use crate::catalogue::{Family, Level};
     use crate::contracts::embeddings::facts::{BatchLimit, EmbeddingsFacts};
+    use crate::contracts::embeddings::profiles::{Call, EmbeddingsFinding};
     use crate::expectations::Expectations;
     use crate::http::{Encoding, Exchange};
-    use crate::profiles::{Call, Client, ClientProfile, Finding};
+    use crate::profiles::{Client, ClientProfile, Finding};
     use crate::report::{Report, Tool};
     use crate::session::ByContract;
     use crate::session::facts::{Fact, Facts, Learned};
@@ -217,11 +218,13 @@ pub(crate) mod sample {
 
     /// One profile of each verdict: a warning, a clean pass and a break with evidence.
     fn clients() -> Vec<ClientProfile> {
-        let decoded = |call| Finding::Decoded {
-            call,
-            encoding: Some(Encoding::Base64),
-            cosine: 1.0,
-            attempts: 1,
+        let decoded = |call| {
+            Finding::from(EmbeddingsFinding::Decoded {
+                call,
+                encoding: Some(Encoding::Base64),
+                cosine: 1.0,
+                attempts: 1,
+            })
         };
         let ids = exchange(
             r#"{"encoding_format":"base64","input":[[15339,1917]],"model":"bge-small-en-v1.5"}"#,
@@ -235,21 +238,25 @@ pub(crate) mod sample {
                 vec![
                     decoded(Call::One),
                     decoded(Call::Batch),
-                    Finding::RetryHazard {
+                    EmbeddingsFinding::RetryHazard {
                         clause: "ERR-011",
                         requests: 3,
-                    },
+                    }
+                    .into(),
                 ],
                 Vec::new(),
             ),
             ClientProfile::of(Client::OpenAiNode, vec![decoded(Call::One)], Vec::new()),
             ClientProfile::of(
                 Client::LangChainOpenAi,
-                vec![Finding::ForeignVocabulary {
-                    text: "hello world",
-                    ids: &[15339, 1917],
-                    cosine: 0.1302,
-                }],
+                vec![
+                    EmbeddingsFinding::ForeignVocabulary {
+                        text: "hello world",
+                        ids: &[15339, 1917],
+                        cosine: 0.1302,
+                    }
+                    .into(),
+                ],
                 vec![ids],
             ),
         ]

@@ -3,7 +3,7 @@
 
 pub(crate) mod clauses;
 pub mod facts;
-pub(crate) mod profiles;
+pub mod profiles;
 pub mod reference;
 pub(crate) mod reply;
 pub(crate) mod requests;

@@ -20,6 +20,10 @@
 //! run only where the server serves rerank at some route: a server without rerank is
 //! no rerank client's server.
 
+mod findings;
+
+pub use findings::RerankFinding;
+
 use crate::contracts::rerank::RerankRoute;
 use crate::contracts::rerank::learned;
 use crate::contracts::rerank::reference::{RERANK_DOCUMENTS as DOCUMENTS, RERANK_QUERY as QUERY};
@@ -462,39 +466,39 @@ async fn profile_one(s: &Session, profile: &Profile, scale: Option<ScoreScale>) 
     let reply = match s.send(probe.verbatim()).await {
         Ok(reply) => reply,
         Err(error) => {
-            let finding = Finding::RerankNotProbed {
+            let finding = RerankFinding::NotProbed {
                 path,
                 why: no_answer(&error),
             };
-            return ClientProfile::of(profile.client, vec![finding], Vec::new());
+            return ClientProfile::of(profile.client, vec![finding.into()], Vec::new());
         }
     };
-    let mut findings = vec![judge(profile, path, &reply, n)];
+    let mut findings: Vec<Finding> = vec![judge(profile, path, &reply, n).into()];
     // Dify filters on `score_threshold` and Open WebUI on its relevance threshold, both
     // set on Cohere's [0, 1] scale.
     let thresholds = matches!(profile.client, Client::Dify | Client::OpenWebUi);
     if let Some(scale) = scale.filter(|&s| thresholds && s != ScoreScale::Probability) {
-        findings.push(Finding::RerankThreshold { scale });
+        findings.push(RerankFinding::Threshold { scale }.into());
     }
     ClientProfile::of(profile.client, findings, vec![reply.exchange.clone()])
 }
 
-fn judge(profile: &Profile, path: &'static str, reply: &Reply, n: usize) -> Finding {
+fn judge(profile: &Profile, path: &'static str, reply: &Reply, n: usize) -> RerankFinding {
     if !reply.is_success() {
-        return Finding::RerankRaises {
+        return RerankFinding::Raises {
             path,
             status: reply.status,
             message: reply.error_message(),
         };
     }
     let Some(body) = &reply.json else {
-        return Finding::RerankWrong {
+        return RerankFinding::Wrong {
             path,
             why: "cannot parse the body as JSON and raises".to_owned(),
         };
     };
     match (profile.read)(body, n) {
-        Read::Wrong(why) => Finding::RerankWrong { path, why },
+        Read::Wrong(why) => RerankFinding::Wrong { path, why },
         Read::Ranked(ranking) => {
             // The client's ranking against the server's own (the top 3 where it asks
             // for 3): a client that keeps the server's order ranks wrongly when the
@@ -504,12 +508,12 @@ fn judge(profile: &Profile, path: &'static str, reply: &Reply, n: usize) -> Find
                 Some(mut expected) if !ranking.is_empty() => {
                     expected.truncate(ranking.len());
                     if expected == ranking {
-                        Finding::RerankRead {
+                        RerankFinding::Read {
                             path,
                             results: ranking.len(),
                         }
                     } else {
-                        Finding::RerankWrong {
+                        RerankFinding::Wrong {
                             path,
                             why: format!(
                                 "returns the documents in the order {ranking:?} where the server's scores rank them {expected:?}: it keeps the order the server listed them in"
@@ -517,7 +521,7 @@ fn judge(profile: &Profile, path: &'static str, reply: &Reply, n: usize) -> Find
                         }
                     }
                 }
-                _ => Finding::RerankRead {
+                _ => RerankFinding::Read {
                     path,
                     results: ranking.len(),
                 },

@@ -17,11 +17,12 @@
 //! server's own noise.
 
 use super::sdk::{self, DefaultCalls, send_as_sdk};
+use super::{Call, EmbeddingsFinding};
 use crate::contracts::embeddings::facts::{BatchLimit, EmbeddingsFacts, Noise};
 use crate::contracts::embeddings::requests;
 use crate::http::{Body, Exchange};
 use crate::profiles::decode::{self, Decoded, Decoder, Wrong};
-use crate::profiles::{Call, Client, ClientProfile, Finding, Judged, add_evidence, no_answer};
+use crate::profiles::{Client, ClientProfile, Finding, Judged, add_evidence, no_answer};
 use crate::session::Session;
 use crate::vectors::cosine;
 use serde_json::json;
@@ -85,34 +86,36 @@ pub(crate) async fn profile(
     for (finding, exchanges) in calls.judged(Decoder::Python, noise) {
         if matches!(
             finding,
-            Finding::DecodeError { .. } | Finding::WrongVectors { .. }
+            EmbeddingsFinding::DecodeError { .. } | EmbeddingsFinding::WrongVectors { .. }
         ) {
-            findings.push(Finding::ThroughSdk {
+            let through = EmbeddingsFinding::ThroughSdk {
                 finding: Box::new(finding),
-            });
+            };
+            findings.push(through.into());
             evidence.extend(exchanges);
         }
     }
     for probe in CL100K_PROBES {
         if !probe.safe && !s.settings().aggressive {
-            findings.push(Finding::ProbeHeld {
+            let held = EmbeddingsFinding::ProbeHeld {
                 text: probe.text,
                 ids: probe.ids,
-            });
+            };
+            findings.push(held.into());
             continue;
         }
         let (finding, exchanges) = vocabulary(s, probe, noise).await;
-        findings.push(finding);
+        findings.push(finding.into());
         evidence.extend(exchanges);
     }
     if let Some((finding, exchanges)) = empty_text(s).await {
-        findings.push(finding);
+        findings.push(finding.into());
         evidence.extend(exchanges);
     }
     if let Some(BatchLimit::Named { limit, .. }) = embeddings.max_batch.as_ref().map(|f| f.value)
         && limit < CHUNK_SIZE
     {
-        findings.push(Finding::BatchLimit { limit });
+        findings.push(EmbeddingsFinding::BatchLimit { limit }.into());
     }
     for (id, why) in READS_DATA {
         if let Some(failed) = judged.failed(id) {
@@ -131,7 +134,11 @@ pub(crate) async fn profile(
 }
 
 /// `embed_query(text)` against the same text as a string.
-async fn vocabulary(s: &Session, probe: Cl100kProbe, noise: Noise) -> (Finding, Vec<Exchange>) {
+async fn vocabulary(
+    s: &Session,
+    probe: Cl100kProbe,
+    noise: Noise,
+) -> (EmbeddingsFinding, Vec<Exchange>) {
     let call = Call::TokenIds {
         text: probe.text,
         ids: probe.ids,
@@ -140,7 +147,7 @@ async fn vocabulary(s: &Session, probe: Cl100kProbe, noise: Noise) -> (Finding, 
         Ok(sent) => sent,
         Err(error) => {
             let why = no_answer(&error);
-            return (Finding::NotProbed { call, why }, Vec::new());
+            return (EmbeddingsFinding::NotProbed { call, why }, Vec::new());
         }
     };
     let mut exchanges = ids.exchanges.clone();
@@ -153,7 +160,7 @@ async fn vocabulary(s: &Session, probe: Cl100kProbe, noise: Noise) -> (Finding, 
         if let (Ok(text), true) = (text, text_refused_too) {
             exchanges.extend(text.exchanges);
         }
-        let finding = Finding::TokenIdsRefused {
+        let finding = EmbeddingsFinding::TokenIdsRefused {
             text: probe.text,
             ids: probe.ids,
             status: reply.status,
@@ -171,11 +178,11 @@ async fn vocabulary(s: &Session, probe: Cl100kProbe, noise: Noise) -> (Finding, 
         Ok(sent) => sent,
         Err(error) => {
             let why = no_answer(&error);
-            return (Finding::NotProbed { call, why }, exchanges);
+            return (EmbeddingsFinding::NotProbed { call, why }, exchanges);
         }
     };
     exchanges.extend(text.exchanges.iter().cloned());
-    let not_compared = |why: String| Finding::NotCompared {
+    let not_compared = |why: String| EmbeddingsFinding::NotCompared {
         text: probe.text,
         why,
     };
@@ -194,13 +201,13 @@ async fn vocabulary(s: &Session, probe: Cl100kProbe, noise: Noise) -> (Finding, 
     };
     let c = cosine(&got, &want);
     let finding = if got.len() == want.len() && noise.same(c) {
-        Finding::SameVocabulary {
+        EmbeddingsFinding::SameVocabulary {
             text: probe.text,
             ids: probe.ids,
             cosine: c,
         }
     } else {
-        Finding::ForeignVocabulary {
+        EmbeddingsFinding::ForeignVocabulary {
             text: probe.text,
             ids: probe.ids,
             cosine: c,
@@ -211,19 +218,24 @@ async fn vocabulary(s: &Session, probe: Cl100kProbe, noise: Noise) -> (Finding, 
 
 /// The first vector of a decoded answer, or the finding for `call` of why there is
 /// none.
-fn first_vector(decoded: Decoded, call: Call) -> Result<Vec<f64>, Finding> {
+fn first_vector(decoded: Decoded, call: Call) -> Result<Vec<f64>, EmbeddingsFinding> {
     match decoded {
-        Decoded::Vectors(vectors) => vectors.into_iter().next().ok_or(Finding::WrongVectors {
-            call,
-            wrong: Wrong::Count { got: 0, inputs: 1 },
-        }),
-        Decoded::Raises(error) => Err(Finding::DecodeError { call, error }),
-        Decoded::NotVectors(wrong) => Err(Finding::WrongVectors { call, wrong }),
+        Decoded::Vectors(vectors) => {
+            vectors
+                .into_iter()
+                .next()
+                .ok_or(EmbeddingsFinding::WrongVectors {
+                    call,
+                    wrong: Wrong::Count { got: 0, inputs: 1 },
+                })
+        }
+        Decoded::Raises(error) => Err(EmbeddingsFinding::DecodeError { call, error }),
+        Decoded::NotVectors(wrong) => Err(EmbeddingsFinding::WrongVectors { call, wrong }),
     }
 }
 
 /// LangChain's `input: ""` call for a text with no tokens: a warning when refused.
-async fn empty_text(s: &Session) -> Option<(Finding, Vec<Exchange>)> {
+async fn empty_text(s: &Session) -> Option<(EmbeddingsFinding, Vec<Exchange>)> {
     let request = crate::contracts::embeddings::requests::body(
         s,
         json!(""),
@@ -232,7 +244,7 @@ async fn empty_text(s: &Session) -> Option<(Finding, Vec<Exchange>)> {
     let probe = requests::invalid(Body::Json(request), "input is an empty string");
     let sent = send_as_sdk(s, probe).await.ok()?;
     (!sent.reply.is_success()).then(|| {
-        let finding = Finding::EmptyTextRefused {
+        let finding = EmbeddingsFinding::EmptyTextRefused {
             status: sent.reply.status,
             message: sent.reply.error_message(),
             attempts: sent.attempts,

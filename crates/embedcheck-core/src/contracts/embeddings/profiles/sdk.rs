@@ -8,6 +8,7 @@
 //! decoded as the client decodes it and compared with the float answer of the same
 //! inputs (IN-001 and IN-002's probes), at the server's own noise.
 
+use super::{Call, EmbeddingsFinding};
 use crate::contracts::embeddings::facts::EmbeddingsFacts;
 use crate::contracts::embeddings::facts::Noise;
 use crate::contracts::embeddings::reply::encoding;
@@ -15,7 +16,7 @@ use crate::contracts::embeddings::requests::{self, BATCH, SENTENCE};
 use crate::http::{Exchange, Probe, Reply};
 use crate::profiles::decode::{self, Decoded, Decoder, Wrong};
 use crate::profiles::{
-    Call, Client, ClientProfile, Finding, Judged, SDK_RETRIES, add_evidence, no_answer,
+    Client, ClientProfile, Finding, Judged, SDK_RETRIES, add_evidence, no_answer,
 };
 use crate::session::{ProbeError, Session};
 use crate::vectors::cosine;
@@ -83,7 +84,11 @@ pub(crate) async fn default_calls(s: &Session) -> DefaultCalls {
 
 impl DefaultCalls {
     /// What `decoder` makes of each default call, and the exchanges that show it.
-    pub(super) fn judged(&self, decoder: Decoder, noise: Noise) -> Vec<(Finding, Vec<Exchange>)> {
+    pub(super) fn judged(
+        &self,
+        decoder: Decoder,
+        noise: Noise,
+    ) -> Vec<(EmbeddingsFinding, Vec<Exchange>)> {
         self.calls
             .iter()
             .map(|call| {
@@ -101,11 +106,11 @@ impl DefaultCalls {
 }
 
 /// The finding of one default call for `decoder`.
-fn judge(decoder: Decoder, call: &CallResult, noise: Noise) -> Finding {
+fn judge(decoder: Decoder, call: &CallResult, noise: Noise) -> EmbeddingsFinding {
     let sent = match &call.sent {
         Ok(sent) => sent,
         Err(error) => {
-            return Finding::NotProbed {
+            return EmbeddingsFinding::NotProbed {
                 call: call.call,
                 why: no_answer(error),
             };
@@ -113,7 +118,7 @@ fn judge(decoder: Decoder, call: &CallResult, noise: Noise) -> Finding {
     };
     let reply = &sent.reply;
     if !reply.is_success() {
-        return Finding::Raises {
+        return EmbeddingsFinding::Raises {
             call: call.call,
             status: reply.status,
             message: reply.error_message(),
@@ -123,20 +128,20 @@ fn judge(decoder: Decoder, call: &CallResult, noise: Noise) -> Finding {
     let vectors = match decode::decode(decoder, reply) {
         Decoded::Vectors(vectors) => vectors,
         Decoded::Raises(error) => {
-            return Finding::DecodeError {
+            return EmbeddingsFinding::DecodeError {
                 call: call.call,
                 error,
             };
         }
         Decoded::NotVectors(wrong) => {
-            return Finding::WrongVectors {
+            return EmbeddingsFinding::WrongVectors {
                 call: call.call,
                 wrong,
             };
         }
     };
     if vectors.len() != call.inputs {
-        return Finding::WrongVectors {
+        return EmbeddingsFinding::WrongVectors {
             call: call.call,
             wrong: Wrong::Count {
                 got: vectors.len(),
@@ -147,20 +152,20 @@ fn judge(decoder: Decoder, call: &CallResult, noise: Noise) -> Finding {
     let floats = match float_answer(call) {
         Ok(floats) => floats,
         Err(why) => {
-            return Finding::NotProbed {
+            return EmbeddingsFinding::NotProbed {
                 call: call.call,
                 why: format!("the float request of the same inputs {why}: nothing to compare with"),
             };
         }
     };
     match compare(&vectors, &floats, call.inputs, noise) {
-        Ok(lowest) => Finding::Decoded {
+        Ok(lowest) => EmbeddingsFinding::Decoded {
             call: call.call,
             encoding: reply.data().ok().and_then(|d| d.first()).and_then(encoding),
             cosine: lowest,
             attempts: sent.attempts,
         },
-        Err(wrong) => Finding::WrongVectors {
+        Err(wrong) => EmbeddingsFinding::WrongVectors {
             call: call.call,
             wrong,
         },
@@ -231,21 +236,22 @@ pub(super) fn shared_warnings(judged: &Judged<'_>) -> (Vec<Finding>, Vec<Exchang
         "ERR-009"
     };
     if let Some(hazard) = judged.failed(clause) {
-        findings.push(Finding::RetryHazard {
+        let retries = EmbeddingsFinding::RetryHazard {
             clause,
             requests: hazard.evidence.len(),
-        });
+        };
+        findings.push(retries.into());
         evidence.extend(hazard.evidence.iter().take(2).cloned());
     }
     if let Some(finding) = overlength(&EmbeddingsFacts::of(judged.facts)) {
-        findings.push(finding);
+        findings.push(finding.into());
     }
     (findings, evidence)
 }
 
-fn overlength(facts: &EmbeddingsFacts) -> Option<Finding> {
+fn overlength(facts: &EmbeddingsFacts) -> Option<EmbeddingsFinding> {
     let policy = facts.overlength_policy.as_ref()?.value;
-    Some(Finding::Overlength {
+    Some(EmbeddingsFinding::Overlength {
         policy,
         tokens: facts.known_limit().map(|(tokens, _)| tokens),
     })
@@ -275,7 +281,7 @@ pub(crate) fn profile(client: Client, calls: &DefaultCalls, judged: &Judged<'_>)
     let mut findings = Vec::new();
     let mut evidence = Vec::new();
     for (finding, exchanges) in calls.judged(decoder, EmbeddingsFacts::of(judged.facts).noise()) {
-        findings.push(finding);
+        findings.push(finding.into());
         evidence.extend(exchanges);
     }
     let (shared, exchanges) = shared_warnings(judged);
