@@ -7,9 +7,9 @@ use crate::common;
 
 use embedcheck_core::audit::ServerAudit;
 use embedcheck_core::contracts;
-use embedcheck_core::contracts::embeddings::profiles::{Call, EmbeddingsFinding};
+use embedcheck_core::contracts::embeddings::profiles::{Call, EmbeddingsFinding, Wrong};
 use embedcheck_core::http::{Secret, Transport};
-use embedcheck_core::profiles::{Client, ClientProfile, Finding, Made, Wrong};
+use embedcheck_core::profiles::{Client, ClientProfile, Finding, Made};
 use embedcheck_core::session::{Interrupt, Settings};
 use embedcheck_core::verdict::Outcome;
 use personas::Quirk;

@@ -1,6 +1,7 @@
 //! Client profiles: will a client, with its default settings, work against this server?
-//! This module holds what every contract's profiles share (the clients, a profile, its
-//! findings, the SDKs' decoders); each contract's profiles are in its folder
+//! This module holds what every contract's profiles share (the clients, a profile, the
+//! findings every contract words alike); each contract's profiles, and its own typed
+//! findings, are in its folder
 //! (`contracts/embeddings/profiles/`, `contracts/rerank/profiles.rs`,
 //! `contracts/speech/profiles.rs`), and the registry
 //! (`contracts/mod.rs`) runs them.
@@ -28,10 +29,8 @@
 //! client langchain-openai 1.7.4  breaks  "hello world" as cl100k ids [15339, 1917] is read in another vocabulary …
 //! ```
 
-pub(crate) mod decode;
 pub(crate) mod findings;
 
-pub use decode::Wrong;
 pub use findings::{ContractFinding, Finding, Made, Severity};
 
 use crate::http::Exchange;

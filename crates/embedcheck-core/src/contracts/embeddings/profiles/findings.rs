@@ -1,7 +1,7 @@
 //! The embeddings clients' findings, as data, and the sentence each reads as.
 
+use super::decode::Wrong;
 use crate::http::Encoding;
-use crate::profiles::decode::Wrong;
 use crate::profiles::findings::{answered, release, retried};
 use crate::profiles::{Client, ContractFinding, SDK_RETRIES, Severity};
 use crate::session::facts::OverlengthPolicy;

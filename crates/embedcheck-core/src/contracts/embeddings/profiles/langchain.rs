@@ -16,12 +16,12 @@
 //! does, and compares each vector with the same text sent as a string by the SDK, at the
 //! server's own noise.
 
+use super::decode::{self, Decoded, Decoder, Wrong};
 use super::sdk::{self, DefaultCalls, send_as_sdk};
 use super::{Call, EmbeddingsFinding};
 use crate::contracts::embeddings::facts::{BatchLimit, EmbeddingsFacts, Noise};
 use crate::contracts::embeddings::requests;
 use crate::http::{Body, Exchange};
-use crate::profiles::decode::{self, Decoded, Decoder, Wrong};
 use crate::profiles::{Client, ClientProfile, Finding, Judged, add_evidence, no_answer};
 use crate::session::Session;
 use crate::vectors::cosine;

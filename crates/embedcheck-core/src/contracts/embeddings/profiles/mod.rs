@@ -1,10 +1,12 @@
 //! The embeddings contract's client profiles: the OpenAI SDKs' default calls (`sdk`) and
 //! LangChain's `OpenAIEmbeddings` (`langchain`).
 
+pub(crate) mod decode;
 mod findings;
 pub(crate) mod langchain;
 pub(crate) mod sdk;
 
+pub use decode::Wrong;
 pub use findings::{Call, EmbeddingsFinding};
 
 use crate::profiles::{Client, ClientProfile};

@@ -8,13 +8,13 @@
 //! decoded as the client decodes it and compared with the float answer of the same
 //! inputs (IN-001 and IN-002's probes), at the server's own noise.
 
+use super::decode::{self, Decoded, Decoder, Wrong};
 use super::{Call, EmbeddingsFinding};
 use crate::contracts::embeddings::facts::EmbeddingsFacts;
 use crate::contracts::embeddings::facts::Noise;
 use crate::contracts::embeddings::reply::encoding;
 use crate::contracts::embeddings::requests::{self, BATCH, SENTENCE};
 use crate::http::{Exchange, Probe, Reply};
-use crate::profiles::decode::{self, Decoded, Decoder, Wrong};
 use crate::profiles::{
     Client, ClientProfile, Finding, Judged, SDK_RETRIES, add_evidence, no_answer,
 };
