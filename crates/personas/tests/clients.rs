@@ -53,7 +53,7 @@ async fn reference_server_suits_the_sdks_and_gives_langchain_unrelated_vectors()
         "{:#?}",
         audit.clients
     );
-    let langchain = profile(&audit, Client::LangChainOpenAi);
+    let langchain = profile(&audit, Client::LANGCHAIN_OPENAI);
     assert!(
         found(
             langchain,
@@ -79,7 +79,7 @@ async fn reference_server_suits_the_sdks_and_gives_langchain_unrelated_vectors()
         Some(true),
         "the evidence is LangChain's own request: {evidence:?}"
     );
-    for client in [Client::OpenAiPython, Client::OpenAiNode] {
+    for client in [Client::OPENAI_PYTHON, Client::OPENAI_NODE] {
         let sdk = profile(&audit, client);
         assert!(
             found(sdk, |f| matches!(
@@ -100,7 +100,7 @@ async fn reference_server_suits_the_sdks_and_gives_langchain_unrelated_vectors()
 async fn every_client_works_against_openai() {
     let audit = common::audit(&personas::openai(), false).await;
     assert_eq!(verdicts(&audit), [Some(true); 3], "{:#?}", audit.clients);
-    let langchain = profile(&audit, Client::LangChainOpenAi);
+    let langchain = profile(&audit, Client::LANGCHAIN_OPENAI);
     assert!(found(langchain, |f| matches!(
         f,
         EmbeddingsFinding::SameVocabulary {
@@ -123,7 +123,7 @@ async fn float_arrays_for_base64_pass_through_both_sdks() {
     );
     for persona in [ignores, personas::old_fastapi()] {
         let audit = common::audit(&persona, false).await;
-        for client in [Client::OpenAiPython, Client::OpenAiNode] {
+        for client in [Client::OPENAI_PYTHON, Client::OPENAI_NODE] {
             let sdk = profile(&audit, client);
             assert_eq!(
                 sdk.works,
@@ -152,7 +152,7 @@ async fn float_arrays_for_base64_pass_through_both_sdks() {
 #[tokio::test]
 async fn langchain_raises_where_token_ids_are_refused() {
     let audit = common::audit(&personas::old_fastapi(), false).await;
-    let langchain = profile(&audit, Client::LangChainOpenAi);
+    let langchain = profile(&audit, Client::LANGCHAIN_OPENAI);
     assert_eq!(langchain.works, Some(false));
     assert!(
         found(langchain, |f| matches!(
@@ -180,11 +180,11 @@ async fn float64_base64_gives_both_sdks_wrong_vectors() {
             } if *got == 2 * *want
         )
     };
-    for client in [Client::OpenAiPython, Client::OpenAiNode] {
+    for client in [Client::OPENAI_PYTHON, Client::OPENAI_NODE] {
         assert!(found(profile(&audit, client), doubled), "{client:?}");
     }
     // LangChain's answers are decoded by the Python SDK underneath.
-    let langchain = profile(&audit, Client::LangChainOpenAi);
+    let langchain = profile(&audit, Client::LANGCHAIN_OPENAI);
     assert!(
         found(
             langchain,
@@ -201,7 +201,7 @@ async fn float64_base64_gives_both_sdks_wrong_vectors() {
 async fn the_sdks_raise_after_retrying_a_500_to_their_default_request() {
     let audit = common::audit(&personas::litellm(), false).await;
     assert_eq!(verdicts(&audit), [Some(false); 3]);
-    let python = profile(&audit, Client::OpenAiPython);
+    let python = profile(&audit, Client::OPENAI_PYTHON);
     assert!(
         found(python, |f| matches!(
             f,
@@ -228,7 +228,7 @@ async fn the_sdks_raise_after_retrying_a_500_to_their_default_request() {
 #[tokio::test]
 async fn langchain_is_warned_of_a_batch_limit_below_its_chunk_size() {
     let audit = common::audit(&personas::tei(), false).await;
-    let langchain = profile(&audit, Client::LangChainOpenAi);
+    let langchain = profile(&audit, Client::LANGCHAIN_OPENAI);
     assert!(
         found(langchain, |f| matches!(
             f,
@@ -250,7 +250,7 @@ async fn langchain_is_warned_of_a_batch_limit_below_its_chunk_size() {
 #[tokio::test]
 async fn retry_storms_on_client_mistakes_are_a_warning() {
     let audit = common::audit(&personas::dynamo_vllm(), false).await;
-    let python = profile(&audit, Client::OpenAiPython);
+    let python = profile(&audit, Client::OPENAI_PYTHON);
     assert_eq!(python.works, Some(true), "{:#?}", python.because);
     assert!(
         found(
@@ -268,7 +268,7 @@ async fn retry_storms_on_client_mistakes_are_a_warning() {
 #[tokio::test]
 async fn aggressive_profiles_send_ids_beyond_the_vocabulary() {
     let audit = common::audit(&personas::reference(), true).await;
-    let langchain = profile(&audit, Client::LangChainOpenAi);
+    let langchain = profile(&audit, Client::LANGCHAIN_OPENAI);
     assert!(
         found(langchain, |f| matches!(
             f,
@@ -344,23 +344,23 @@ async fn speech_clients_read_each_deviation_as_their_sources_do() {
         assert_eq!(p.works, Some(false), "{client:?}: {:#?}", p.because);
     }
     let envelope = speech_audit(&breaker("SPS-002")).await;
-    let python = profile(&envelope, Client::OpenAiPythonAudio);
+    let python = profile(&envelope, Client::OPENAI_PYTHON_AUDIO);
     assert_eq!(python.works, Some(true));
     assert!(warns(python, "vllm#49095"), "{:#?}", python.because);
-    let node = profile(&envelope, Client::OpenAiNodeAudio);
+    let node = profile(&envelope, Client::OPENAI_NODE_AUDIO);
     assert!(warns(node, "parsed JSON, an object"), "{:#?}", node.because);
     let plain_refusals = speech_audit(&breaker("SPE-002")).await;
-    let webui = profile(&plain_refusals, Client::OpenWebUiStt);
+    let webui = profile(&plain_refusals, Client::OPEN_WEBUI_STT);
     assert_eq!(webui.works, Some(true));
     assert!(warns(webui, "not in error.message"), "{:#?}", webui.because);
     let faults = speech_audit(&breaker("SPE-001")).await;
-    let python = profile(&faults, Client::OpenAiPythonAudio);
+    let python = profile(&faults, Client::OPENAI_PYTHON_AUDIO);
     assert!(
         warns(python, "reaches the server 3 times"),
         "{:#?}",
         python.because
     );
-    assert!(!warns(profile(&faults, Client::OpenWebUiStt), "3 times"));
+    assert!(!warns(profile(&faults, Client::OPEN_WEBUI_STT), "3 times"));
 }
 
 /// `--speech-model` names the model of every speech request: a server answering that its speech route serves no such model (the reference

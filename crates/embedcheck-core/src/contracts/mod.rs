@@ -131,8 +131,8 @@ pub(crate) async fn profile(
         None => {
             let calls = embeddings::profiles::sdk::default_calls(s).await;
             vec![
-                embeddings::profiles::sdk::profile(Client::OpenAiPython, &calls, judged),
-                embeddings::profiles::sdk::profile(Client::OpenAiNode, &calls, judged),
+                embeddings::profiles::sdk::profile(Client::OPENAI_PYTHON, &calls, judged),
+                embeddings::profiles::sdk::profile(Client::OPENAI_NODE, &calls, judged),
                 embeddings::profiles::langchain::profile(s, &calls, judged).await,
             ]
         }
@@ -186,6 +186,25 @@ mod tests {
                 "http://h:8000/v1/audio/transcriptions"
             );
         }
+    }
+
+    /// Each folder names its own clients: no two share a name, and the report
+    /// schema's `client` enum lists exactly these.
+    #[test]
+    fn every_contracts_clients_are_distinct_and_in_the_report_schema() {
+        let clients = [&Client::EMBEDDINGS[..], &Client::RERANK, &Client::SPEECH].concat();
+        let names: BTreeSet<&str> = clients.iter().map(|c| c.name()).collect();
+        assert_eq!(names.len(), clients.len(), "two clients share a name");
+        let schema: serde_json::Value =
+            serde_json::from_str(crate::schemas::Schemas::report_schema_text()).unwrap();
+        let listed: BTreeSet<&str> =
+            schema["$defs"]["client_profile"]["properties"]["client"]["enum"]
+                .as_array()
+                .expect("the report schema lists the clients")
+                .iter()
+                .filter_map(|name| name.as_str())
+                .collect();
+        assert_eq!(names, listed);
     }
 
     #[test]

@@ -43,129 +43,37 @@ use serde::Serialize;
 /// so in behaviour snapshots), as clauses' exchanges are to their IDs.
 pub(crate) const STAGE: &str = "clients";
 
-/// A client whose default behaviour is profiled.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
-pub enum Client {
-    /// The OpenAI Python SDK (PyPI `openai`).
-    #[serde(rename = "openai-python")]
-    OpenAiPython,
-    /// The OpenAI Node SDK (npm `openai`).
-    #[serde(rename = "openai-node")]
-    OpenAiNode,
-    /// LangChain's `OpenAIEmbeddings` (PyPI `langchain-openai`), on the Python SDK.
-    #[serde(rename = "langchain-openai")]
-    LangChainOpenAi,
-    /// The Cohere Python SDK's `Client` (v1 rerank), with the server's root as base URL.
-    #[serde(rename = "cohere-v1")]
-    CohereV1,
-    /// The Cohere Python SDK's `ClientV2`. LlamaIndex's `CohereRerank` calls it, but sends
-    /// `top_n: 2` and reads scores and indices its own way: not profiled.
-    #[serde(rename = "cohere-v2")]
-    CohereV2,
-    /// LangChain's `CohereRerank` (PyPI `langchain-cohere`), on `ClientV2`.
-    #[serde(rename = "langchain-cohere")]
-    LangChainCohere,
-    /// Dify's OpenAI-API-compatible model plugin, its rerank model.
-    #[serde(rename = "dify-openai-compatible")]
-    Dify,
-    /// Open WebUI's external reranker.
-    #[serde(rename = "open-webui-external")]
-    OpenWebUi,
-    /// LlamaIndex's TEI reranker, `TextEmbeddingInference` (PyPI
-    /// `llama-index-postprocessor-tei-rerank`): TEI's dialect at `{base_url}/rerank`.
-    #[serde(rename = "llama-index-tei-rerank")]
-    LlamaIndexTei,
-    /// Haystack's `HuggingFaceTEIRanker` (PyPI `haystack-ai`): TEI's dialect at
-    /// `/rerank` of its `url`.
-    #[serde(rename = "haystack-tei-ranker")]
-    HaystackTei,
-    /// NVIDIA's `NVIDIARerank` (PyPI `langchain-nvidia-ai-endpoints`): NIM's dialect at
-    /// `{base_url}/ranking`, the base URL ending in `/v1`.
-    #[serde(rename = "langchain-nvidia-rerank")]
-    NvidiaRerank,
-    /// Voyage's own Python client (PyPI `voyageai`), `Client(base_url=…).rerank()`:
-    /// Voyage's dialect at `{base_url}/rerank`, the base URL ending in `/v1`.
-    #[serde(rename = "voyageai-python")]
-    VoyageAi,
-    /// The OpenAI Python SDK's `audio.transcriptions.create`.
-    #[serde(rename = "openai-python-audio")]
-    OpenAiPythonAudio,
-    /// The OpenAI Node SDK's `audio.transcriptions.create`.
-    #[serde(rename = "openai-node-audio")]
-    OpenAiNodeAudio,
-    /// Open WebUI's speech-to-text with its engine "openai"
-    /// (`backend/open_webui/routers/audio.py`).
-    #[serde(rename = "open-webui-stt")]
-    OpenWebUiStt,
+/// A client whose default behaviour is profiled: its package's name and the release
+/// whose source the profile follows. Each contract's folder names its own clients, as
+/// constants of this type (`Client::OPENAI_PYTHON` in `contracts/embeddings/profiles/`),
+/// and lists them in the order reports show them (`Client::EMBEDDINGS`); the report
+/// schema's `client` enum names every one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Client {
+    name: &'static str,
+    version: &'static str,
 }
 
 impl Client {
-    /// Every profiled embeddings client, in the order reports show them.
-    pub const EMBEDDINGS: [Client; 3] = [
-        Client::OpenAiPython,
-        Client::OpenAiNode,
-        Client::LangChainOpenAi,
-    ];
-
-    /// Every profiled rerank client, in the order reports show them (after the
-    /// embeddings clients, and only for a server that serves rerank).
-    pub const RERANK: [Client; 9] = [
-        Client::CohereV1,
-        Client::CohereV2,
-        Client::LangChainCohere,
-        Client::Dify,
-        Client::OpenWebUi,
-        Client::LlamaIndexTei,
-        Client::HaystackTei,
-        Client::NvidiaRerank,
-        Client::VoyageAi,
-    ];
-
-    /// Every profiled speech-to-text client, in the order reports show them (after the
-    /// rerank clients, and only for a server that offers speech-to-text).
-    pub const SPEECH: [Client; 3] = [
-        Client::OpenAiPythonAudio,
-        Client::OpenAiNodeAudio,
-        Client::OpenWebUiStt,
-    ];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Client::OpenAiPython => "openai-python",
-            Client::OpenAiNode => "openai-node",
-            Client::LangChainOpenAi => "langchain-openai",
-            Client::CohereV1 => "cohere-v1",
-            Client::CohereV2 => "cohere-v2",
-            Client::LangChainCohere => "langchain-cohere",
-            Client::Dify => "dify-openai-compatible",
-            Client::OpenWebUi => "open-webui-external",
-            Client::LlamaIndexTei => "llama-index-tei-rerank",
-            Client::HaystackTei => "haystack-tei-ranker",
-            Client::NvidiaRerank => "langchain-nvidia-rerank",
-            Client::VoyageAi => "voyageai-python",
-            Client::OpenAiPythonAudio => "openai-python-audio",
-            Client::OpenAiNodeAudio => "openai-node-audio",
-            Client::OpenWebUiStt => "open-webui-stt",
-        }
+    pub(crate) const fn new(name: &'static str, version: &'static str) -> Self {
+        Client { name, version }
     }
 
-    /// The release whose source the profile follows.
+    pub fn name(self) -> &'static str {
+        self.name
+    }
+
+    /// The release whose source the profile follows (a commit where no release names
+    /// the code read).
     pub fn version(self) -> &'static str {
-        match self {
-            Client::OpenAiPython | Client::OpenAiPythonAudio => "3.57.0",
-            Client::OpenAiNode | Client::OpenAiNodeAudio => "7.55.0",
-            Client::LangChainOpenAi => "1.7.4",
-            Client::CohereV1 | Client::CohereV2 => "5.21.1",
-            Client::LangChainCohere => "0.6.0",
-            Client::Dify => "0.0.63",
-            // No release names the code read: its commit.
-            Client::OpenWebUi => "ab233f82",
-            Client::OpenWebUiStt => "6adde203",
-            Client::LlamaIndexTei => "0.6.0",
-            Client::HaystackTei => "2.29.0",
-            Client::NvidiaRerank => "1.4.3",
-            Client::VoyageAi => "0.5.0",
-        }
+        self.version
+    }
+}
+
+/// A client is written as its name (`"openai-python"`), as the report schema lists it.
+impl Serialize for Client {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.name)
     }
 }
 
@@ -292,7 +200,7 @@ mod tests {
                 },
             },
         ];
-        let profile = ClientProfile::of(Client::OpenAiNode, findings, Vec::new());
+        let profile = ClientProfile::of(Client::new("a-client", "1.0"), findings, Vec::new());
         assert_eq!(profile.works, Some(false));
         assert!(profile.because[0].contains("500"), "{:?}", profile.because);
         assert_eq!(profile.warnings(), 1);

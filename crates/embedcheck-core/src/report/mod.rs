@@ -234,7 +234,7 @@ pub(crate) mod sample {
         );
         vec![
             ClientProfile::of(
-                Client::OpenAiPython,
+                Client::OPENAI_PYTHON,
                 vec![
                     decoded(Call::One),
                     decoded(Call::Batch),
@@ -246,9 +246,9 @@ pub(crate) mod sample {
                 ],
                 Vec::new(),
             ),
-            ClientProfile::of(Client::OpenAiNode, vec![decoded(Call::One)], Vec::new()),
+            ClientProfile::of(Client::OPENAI_NODE, vec![decoded(Call::One)], Vec::new()),
             ClientProfile::of(
-                Client::LangChainOpenAi,
+                Client::LANGCHAIN_OPENAI,
                 vec![
                     EmbeddingsFinding::ForeignVocabulary {
                         text: "hello world",

@@ -35,6 +35,46 @@ use crate::session::Session;
 use crate::session::facts::ScoreScale;
 use serde_json::{Value, json};
 
+impl Client {
+    /// The Cohere Python SDK's `Client` (v1 rerank), with the server's root as base URL.
+    pub const COHERE_V1: Client = Client::new("cohere-v1", "5.21.1");
+    /// The Cohere Python SDK's `ClientV2`. LlamaIndex's `CohereRerank` calls it, but sends
+    /// `top_n: 2` and reads scores and indices its own way: not profiled.
+    pub const COHERE_V2: Client = Client::new("cohere-v2", "5.21.1");
+    /// LangChain's `CohereRerank` (PyPI `langchain-cohere`), on `ClientV2`.
+    pub const LANGCHAIN_COHERE: Client = Client::new("langchain-cohere", "0.6.0");
+    /// Dify's OpenAI-API-compatible model plugin, its rerank model.
+    pub const DIFY: Client = Client::new("dify-openai-compatible", "0.0.63");
+    /// Open WebUI's external reranker (no release names the code read: its commit).
+    pub const OPEN_WEBUI: Client = Client::new("open-webui-external", "ab233f82");
+    /// LlamaIndex's TEI reranker, `TextEmbeddingInference` (PyPI
+    /// `llama-index-postprocessor-tei-rerank`): TEI's dialect at `{base_url}/rerank`.
+    pub const LLAMA_INDEX_TEI: Client = Client::new("llama-index-tei-rerank", "0.6.0");
+    /// Haystack's `HuggingFaceTEIRanker` (PyPI `haystack-ai`): TEI's dialect at
+    /// `/rerank` of its `url`.
+    pub const HAYSTACK_TEI: Client = Client::new("haystack-tei-ranker", "2.29.0");
+    /// NVIDIA's `NVIDIARerank` (PyPI `langchain-nvidia-ai-endpoints`): NIM's dialect at
+    /// `{base_url}/ranking`, the base URL ending in `/v1`.
+    pub const NVIDIA_RERANK: Client = Client::new("langchain-nvidia-rerank", "1.4.3");
+    /// Voyage's own Python client (PyPI `voyageai`), `Client(base_url=…).rerank()`:
+    /// Voyage's dialect at `{base_url}/rerank`, the base URL ending in `/v1`.
+    pub const VOYAGE_AI: Client = Client::new("voyageai-python", "0.5.0");
+
+    /// Every profiled rerank client, in the order reports show them (after the
+    /// embeddings clients, and only for a server that serves rerank).
+    pub const RERANK: [Client; 9] = [
+        Client::COHERE_V1,
+        Client::COHERE_V2,
+        Client::LANGCHAIN_COHERE,
+        Client::DIFY,
+        Client::OPEN_WEBUI,
+        Client::LLAMA_INDEX_TEI,
+        Client::HAYSTACK_TEI,
+        Client::NVIDIA_RERANK,
+        Client::VOYAGE_AI,
+    ];
+}
+
 /// What a rerank client sends and how it reads the answer.
 struct Profile {
     client: Client,
@@ -56,63 +96,63 @@ pub(crate) enum Read {
 
 const PROFILES: [Profile; 9] = [
     Profile {
-        client: Client::CohereV1,
+        client: Client::COHERE_V1,
         route: RerankRoute::V1,
         dialect: RerankDialect::Cohere,
         extra: |_| Vec::new(),
         read: read_cohere,
     },
     Profile {
-        client: Client::CohereV2,
+        client: Client::COHERE_V2,
         route: RerankRoute::V2,
         dialect: RerankDialect::Cohere,
         extra: |_| Vec::new(),
         read: read_cohere,
     },
     Profile {
-        client: Client::LangChainCohere,
+        client: Client::LANGCHAIN_COHERE,
         route: RerankRoute::V2,
         dialect: RerankDialect::Cohere,
         extra: |_| vec![("top_n", json!(3)), ("max_tokens_per_doc", Value::Null)],
         read: read_langchain,
     },
     Profile {
-        client: Client::Dify,
+        client: Client::DIFY,
         route: RerankRoute::V1,
         dialect: RerankDialect::Cohere,
         extra: |n| vec![("top_n", json!(n))],
         read: read_dify,
     },
     Profile {
-        client: Client::OpenWebUi,
+        client: Client::OPEN_WEBUI,
         route: RerankRoute::V1,
         dialect: RerankDialect::Cohere,
         extra: |n| vec![("top_n", json!(n))],
         read: read_open_webui,
     },
     Profile {
-        client: Client::LlamaIndexTei,
+        client: Client::LLAMA_INDEX_TEI,
         route: RerankRoute::Bare,
         dialect: RerankDialect::Tei,
         extra: |_| Vec::new(),
         read: read_llama_index_tei,
     },
     Profile {
-        client: Client::HaystackTei,
+        client: Client::HAYSTACK_TEI,
         route: RerankRoute::Bare,
         dialect: RerankDialect::Tei,
         extra: |_| vec![("raw_scores", json!(false))],
         read: read_haystack_tei,
     },
     Profile {
-        client: Client::NvidiaRerank,
+        client: Client::NVIDIA_RERANK,
         route: RerankRoute::Ranking,
         dialect: RerankDialect::Nim,
         extra: |_| Vec::new(),
         read: read_nvidia,
     },
     Profile {
-        client: Client::VoyageAi,
+        client: Client::VOYAGE_AI,
         route: RerankRoute::V1,
         dialect: RerankDialect::Voyage,
         extra: |_| vec![("top_k", Value::Null), ("truncation", json!(true))],
@@ -476,7 +516,7 @@ async fn profile_one(s: &Session, profile: &Profile, scale: Option<ScoreScale>) 
     let mut findings: Vec<Finding> = vec![judge(profile, path, &reply, n).into()];
     // Dify filters on `score_threshold` and Open WebUI on its relevance threshold, both
     // set on Cohere's [0, 1] scale.
-    let thresholds = matches!(profile.client, Client::Dify | Client::OpenWebUi);
+    let thresholds = matches!(profile.client, Client::DIFY | Client::OPEN_WEBUI);
     if let Some(scale) = scale.filter(|&s| thresholds && s != ScoreScale::Probability) {
         findings.push(RerankFinding::Threshold { scale }.into());
     }

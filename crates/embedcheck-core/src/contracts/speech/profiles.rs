@@ -21,6 +21,25 @@ use crate::profiles::{
 use crate::session::Session;
 use serde_json::Value;
 
+impl Client {
+    /// The OpenAI Python SDK's `audio.transcriptions.create`.
+    pub const OPENAI_PYTHON_AUDIO: Client = Client::new("openai-python-audio", "3.57.0");
+    /// The OpenAI Node SDK's `audio.transcriptions.create`.
+    pub const OPENAI_NODE_AUDIO: Client = Client::new("openai-node-audio", "7.55.0");
+    /// Open WebUI's speech-to-text with its engine "openai"
+    /// (`backend/open_webui/routers/audio.py`; no release names the code read: its
+    /// commit).
+    pub const OPEN_WEBUI_STT: Client = Client::new("open-webui-stt", "6adde203");
+
+    /// Every profiled speech-to-text client, in the order reports show them (after the
+    /// rerank clients, and only for a server that offers speech-to-text).
+    pub const SPEECH: [Client; 3] = [
+        Client::OPENAI_PYTHON_AUDIO,
+        Client::OPENAI_NODE_AUDIO,
+        Client::OPEN_WEBUI_STT,
+    ];
+}
+
 /// How a client turns a transcription answer into what its caller gets.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Reader {
@@ -38,8 +57,8 @@ enum Reader {
 impl Reader {
     fn of(client: Client) -> Reader {
         match client {
-            Client::OpenAiNodeAudio => Reader::Node,
-            Client::OpenWebUiStt => Reader::OpenWebUi,
+            Client::OPENAI_NODE_AUDIO => Reader::Node,
+            Client::OPEN_WEBUI_STT => Reader::OpenWebUi,
             _ => Reader::Python,
         }
     }

@@ -233,7 +233,7 @@ impl ContractFinding for EmbeddingsFinding {
             EmbeddingsFinding::Overlength { policy, tokens } => {
                 let limit = tokens.map_or("the limit".to_owned(), |t| format!("{t} tokens"));
                 let cut = match client {
-                    Client::LangChainOpenAi => "LangChain splits only at 8191 cl100k tokens",
+                    Client::LANGCHAIN_OPENAI => "LangChain splits only at 8191 cl100k tokens",
                     _ => "the SDK sends inputs as given",
                 };
                 match policy {
@@ -255,7 +255,7 @@ impl ContractFinding for EmbeddingsFinding {
             }
             EmbeddingsFinding::ThroughSdk { finding } => format!(
                 "through the Python SDK it calls: {}",
-                finding.describe(Client::OpenAiPython)
+                finding.describe(Client::OPENAI_PYTHON)
             ),
             EmbeddingsFinding::NotProbed { call, why } => {
                 format!("{}: no verdict, {why}", call.describe())

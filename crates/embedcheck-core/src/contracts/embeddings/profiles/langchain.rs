@@ -130,7 +130,7 @@ pub(crate) async fn profile(
     let (shared, exchanges) = sdk::shared_warnings(judged);
     findings.extend(shared);
     add_evidence(&mut evidence, &exchanges);
-    ClientProfile::of(Client::LangChainOpenAi, findings, evidence)
+    ClientProfile::of(Client::LANGCHAIN_OPENAI, findings, evidence)
 }
 
 /// `embed_query(text)` against the same text as a string.

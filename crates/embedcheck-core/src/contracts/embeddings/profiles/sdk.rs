@@ -275,7 +275,7 @@ const FORWARDED: [(&str, &str); 3] = [
 pub(crate) fn profile(client: Client, calls: &DefaultCalls, judged: &Judged<'_>) -> ClientProfile {
     // Only the OpenAI SDKs are profiled here: Node's decoder, else Python's.
     let decoder = match client {
-        Client::OpenAiNode => Decoder::Node,
+        Client::OPENAI_NODE => Decoder::Node,
         _ => Decoder::Python,
     };
     let mut findings = Vec::new();

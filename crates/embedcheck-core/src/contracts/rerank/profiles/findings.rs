@@ -46,7 +46,7 @@ impl ContractFinding for RerankFinding {
                 "rerank of 5 documents: POST {path} answered {}; {release} {} (its documented base URL gives this path)",
                 answered(*status, message),
                 match client {
-                    Client::OpenWebUi =>
+                    Client::OPEN_WEBUI =>
                         "catches the error and returns the documents unreranked, without an error",
                     _ => "raises",
                 }
