@@ -24,6 +24,7 @@
 
 use super::behaviour::{Answer, BehaviourDiff};
 use crate::contracts::embeddings::clauses::TEMPLATE_COSINE;
+use crate::contracts::embeddings::facts::OverlengthPolicy;
 use crate::contracts::embeddings::facts::{
     self as embeddings_facts, BareIs, Base64, EmbeddingsFacts, FieldHandling, InputLimit,
 };
@@ -31,10 +32,10 @@ use crate::contracts::embeddings::requests::{self, QUERY, SENTENCE, body, words}
 use crate::contracts::rerank::RerankDialect;
 use crate::contracts::rerank::RerankRoute;
 use crate::contracts::rerank::facts::RerankFacts;
+use crate::contracts::rerank::facts::ScoreScale;
 use crate::contracts::rerank::requests as rerank_requests;
 use crate::contracts::speech::requests as speech_requests;
 use crate::http::{Body, Encoding, Exchange, Probe, Reply};
-use crate::session::facts::{OverlengthPolicy, ScoreScale};
 use crate::session::{Facts, Session};
 use crate::vectors::cosine;
 use serde::Serialize;

@@ -80,28 +80,6 @@ pub enum ModelSource {
     InfoPage,
 }
 
-/// How an over-length input is treated.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(tag = "policy", content = "status", rename_all = "snake_case")]
-pub enum OverlengthPolicy {
-    /// Refused with this 4xx.
-    Reject(u16),
-    /// Answered 200.
-    Truncate,
-    /// Answered with this status, neither 200 nor a 4xx.
-    Neither(u16),
-}
-
-impl fmt::Display for OverlengthPolicy {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            OverlengthPolicy::Reject(status) => write!(f, "reject ({status})"),
-            OverlengthPolicy::Truncate => f.write_str("truncate"),
-            OverlengthPolicy::Neither(status) => write!(f, "neither: answered {status}"),
-        }
-    }
-}
-
 /// What the server did with unknown top-level fields it did not choke on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(tag = "kind", content = "status", rename_all = "snake_case")]
@@ -171,33 +149,6 @@ impl fmt::Display for UsageUnit {
             ),
             UsageUnit::Absent => f.write_str("absent (no usage.prompt_tokens)"),
         }
-    }
-}
-
-/// The scale a reranker's scores are on.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ScoreScale {
-    /// In [0, 1], spread out: Cohere's documented scale.
-    Probability,
-    /// Raw classifier outputs: some outside [-1, 1], or below 0 beside others above 1.
-    Logit,
-    /// Cosine similarities: all in [-1, 1], some negative.
-    Cosine,
-    /// Every score within [0.5, 0.74]: a sigmoid applied to probabilities again.
-    Squeezed,
-}
-
-impl fmt::Display for ScoreScale {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            ScoreScale::Probability => "probabilities in [0, 1]",
-            ScoreScale::Logit => "raw logits (scores outside [0, 1])",
-            ScoreScale::Cosine => "cosine similarities in [-1, 1]",
-            ScoreScale::Squeezed => {
-                "probabilities squeezed into [0.5, 0.74] (a sigmoid applied twice)"
-            }
-        })
     }
 }
 

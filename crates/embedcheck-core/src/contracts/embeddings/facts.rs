@@ -3,7 +3,8 @@
 //! OpenAI's contract leaves open. The session keeps them among each contract's facts;
 //! the report shows them at the top level of `facts`, where schema 1.0 put them.
 
-use crate::session::facts::{Fact, Facts, OverlengthPolicy, UnknownField};
+use crate::session::facts::{Fact, Facts, UnknownField};
+
 use serde::Serialize;
 use std::fmt;
 
@@ -749,6 +750,28 @@ pub(crate) fn token_counts(bare_tokens: Option<u64>, tokens: Option<u64>) -> Str
 fn token_id_line(form: &TokenIdForm) -> String {
     let how = if form.embedded { "embedded" } else { "refused" };
     format!("{} {how} ({})", form.input, form.status)
+}
+
+/// How an over-length input is treated.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "policy", content = "status", rename_all = "snake_case")]
+pub enum OverlengthPolicy {
+    /// Refused with this 4xx.
+    Reject(u16),
+    /// Answered 200.
+    Truncate,
+    /// Answered with this status, neither 200 nor a 4xx.
+    Neither(u16),
+}
+
+impl fmt::Display for OverlengthPolicy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            OverlengthPolicy::Reject(status) => write!(f, "reject ({status})"),
+            OverlengthPolicy::Truncate => f.write_str("truncate"),
+            OverlengthPolicy::Neither(status) => write!(f, "neither: answered {status}"),
+        }
+    }
 }
 
 #[cfg(test)]

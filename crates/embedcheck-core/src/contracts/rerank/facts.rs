@@ -4,7 +4,7 @@
 
 use crate::contracts::rerank::RerankRoute;
 use crate::contracts::rerank::reply::{RerankDialect, RerankShape};
-use crate::session::facts::{Fact, Facts, ScoreScale, UnknownField};
+use crate::session::facts::{Fact, Facts, UnknownField};
 use serde::Serialize;
 use std::fmt;
 
@@ -204,5 +204,32 @@ impl RerankFacts {
             "rerank_unknown_model",
             self.unknown_model.as_ref().map(|f| f.value.to_string()),
         );
+    }
+}
+
+/// The scale a reranker's scores are on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ScoreScale {
+    /// In [0, 1], spread out: Cohere's documented scale.
+    Probability,
+    /// Raw classifier outputs: some outside [-1, 1], or below 0 beside others above 1.
+    Logit,
+    /// Cosine similarities: all in [-1, 1], some negative.
+    Cosine,
+    /// Every score within [0.5, 0.74]: a sigmoid applied to probabilities again.
+    Squeezed,
+}
+
+impl fmt::Display for ScoreScale {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            ScoreScale::Probability => "probabilities in [0, 1]",
+            ScoreScale::Logit => "raw logits (scores outside [0, 1])",
+            ScoreScale::Cosine => "cosine similarities in [-1, 1]",
+            ScoreScale::Squeezed => {
+                "probabilities squeezed into [0.5, 0.74] (a sigmoid applied twice)"
+            }
+        })
     }
 }

@@ -2,7 +2,7 @@
 //! `/v2/rerank` in Cohere's dialect and in the dialects of TEI, NVIDIA NIM and Voyage.
 
 pub(crate) mod clauses;
-pub(crate) mod facts;
+pub mod facts;
 pub(crate) mod profiles;
 pub mod reference;
 pub(crate) mod reply;

@@ -25,6 +25,7 @@ mod findings;
 pub use findings::RerankFinding;
 
 use crate::contracts::rerank::RerankRoute;
+use crate::contracts::rerank::facts::ScoreScale;
 use crate::contracts::rerank::learned;
 use crate::contracts::rerank::reference::{RERANK_DOCUMENTS as DOCUMENTS, RERANK_QUERY as QUERY};
 use crate::contracts::rerank::reply::RerankDialect;
@@ -32,7 +33,6 @@ use crate::contracts::rerank::requests as rerank;
 use crate::http::Reply;
 use crate::profiles::{Client, ClientProfile, Finding, no_answer};
 use crate::session::Session;
-use crate::session::facts::ScoreScale;
 use serde_json::{Value, json};
 
 impl Client {

@@ -228,7 +228,7 @@ fn vectors(doc: &mut String, v: &VectorEquivalence, b: &ServerAudit, c: &ServerA
 /// likely cause in one sentence, from those facts alone.
 fn overlength_cause(v: &VectorEquivalence, b: &ServerAudit, c: &ServerAudit) -> Option<String> {
     use crate::contracts::embeddings::facts::EmbeddingsFacts;
-    use crate::session::facts::OverlengthPolicy;
+    use crate::contracts::embeddings::facts::OverlengthPolicy;
     if v.failures_candidate.is_empty() || !v.failures_baseline.is_empty() {
         return None;
     }
@@ -623,9 +623,10 @@ fn remediation(doc: &mut String, m: &Migration) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::contracts::embeddings::facts::OverlengthPolicy;
     use crate::contracts::embeddings::facts::{EmbeddingsFacts, InputLimit, LimitEvidence};
     use crate::report::sample;
-    use crate::session::facts::{Fact, OverlengthPolicy};
+    use crate::session::facts::Fact;
 
     fn with_overlength(policy: OverlengthPolicy) -> ServerAudit {
         let mut audit = sample::audit();

@@ -14,13 +14,14 @@
 use super::{consistency, usage};
 use crate::clauses::{Check, CheckResult, check};
 use crate::contracts::embeddings;
+use crate::contracts::embeddings::facts::OverlengthPolicy as Policy;
 use crate::contracts::embeddings::facts::{EmbeddingsFacts, InputLimit, LimitEvidence, Noise};
 use crate::contracts::embeddings::requests::{self, BATCH, OTHER_COMMON, TAIL, body, words};
 use crate::contracts::embeddings::settings;
 use crate::declared::Overlength;
 use crate::http::{Body, Probe, Reply};
 use crate::property::{Case, Property};
-use crate::session::facts::{OverlengthPolicy as Policy, describe_request};
+use crate::session::facts::describe_request;
 use crate::session::{Fact, Facts, ProbeError, Session};
 use crate::vectors::cosine;
 use crate::verdict::Verdict;

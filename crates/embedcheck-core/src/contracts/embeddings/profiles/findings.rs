@@ -1,10 +1,10 @@
 //! The embeddings clients' findings, as data, and the sentence each reads as.
 
 use super::decode::Wrong;
+use crate::contracts::embeddings::facts::OverlengthPolicy;
 use crate::http::Encoding;
 use crate::profiles::findings::{answered, release, retried};
 use crate::profiles::{Client, ContractFinding, SDK_RETRIES, Severity};
-use crate::session::facts::OverlengthPolicy;
 
 /// Which of a client's default calls a finding is about.
 #[derive(Clone, Copy, Debug, PartialEq)]

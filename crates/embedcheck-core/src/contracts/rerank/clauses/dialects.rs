@@ -10,11 +10,11 @@ use super::limits::{empty_list_probe, long_document_probe, many_documents_probe}
 use super::scores::{BOUND, largest_difference, scale_of, scores, span};
 use super::shape::answered;
 use crate::clauses::{Check, CheckResult, check};
+use crate::contracts::rerank::facts::ScoreScale;
 use crate::contracts::rerank::reply::{ErrorBody, RerankDialect, TruncationSwitch};
 use crate::contracts::rerank::requests::{self as rerank, DOCUMENTS, QUERY};
 use crate::http::Reply;
 use crate::session::Session;
-use crate::session::facts::ScoreScale;
 use crate::verdict::Verdict;
 use serde_json::{Value, json};
 use std::sync::Arc;

@@ -1,8 +1,8 @@
 //! The rerank clients' findings, as data, and the sentence each reads as.
 
+use crate::contracts::rerank::facts::ScoreScale;
 use crate::profiles::findings::{answered, release};
 use crate::profiles::{Client, ContractFinding, Severity};
-use crate::session::facts::ScoreScale;
 
 /// One thing a rerank client's profile found.
 #[derive(Clone, Debug)]
