@@ -14,6 +14,7 @@ use crate::session::facts::{Facts, ModelSource};
 use crate::session::{Hooks, Session};
 use crate::verdict::Verdict;
 use serde::Serialize;
+use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 
 pub mod embeddings;
@@ -109,6 +110,13 @@ pub(crate) fn as_judged(s: &Session, clause: &Clause, verdict: Verdict) -> Verdi
         ContractId::Rerank => rerank::clauses::in_the_servers_dialect(s, verdict),
         ContractId::Embeddings | ContractId::Speech => verdict,
     }
+}
+
+/// A short description of a JSON request to `path`, in the words of the contract
+/// whose route it is (`rerank at /rerank: 5 documents, …`, `8 strings, dimensions: 128`).
+pub(crate) fn describe_request(path: &str, fields: &Map<String, Value>, model: &str) -> String {
+    rerank::requests::describe(path, fields, model)
+        .unwrap_or_else(|| embeddings::requests::describe(fields, model))
 }
 
 /// The client profiles when the audit could not start, each "not probed" for `why`:

@@ -105,6 +105,20 @@ pub(crate) fn cut(text: &str, max: usize) -> String {
     format!("{kept}…(+{} chars)", total - max)
 }
 
+/// The length of an array before excerpting cut it (`…(+2045 more items)`).
+pub(crate) fn array_len(items: &[Value]) -> usize {
+    let more = items
+        .last()
+        .and_then(Value::as_str)
+        .and_then(|s| s.strip_prefix("…(+"))
+        .and_then(|s| s.strip_suffix(" more items)"))
+        .and_then(|n| n.parse::<usize>().ok());
+    match more {
+        Some(n) => items.len() - 1 + n,
+        None => items.len(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -15,6 +15,7 @@
 
 use crate::audit::ServerAudit;
 use crate::catalogue::Level;
+use crate::contracts::{self, embeddings, rerank};
 use crate::http::{Encoding, Reply, Validity, excerpt};
 use crate::session::{Logged, Session};
 use crate::vectors::decode_base64;
@@ -125,7 +126,7 @@ impl Answer {
         let first = reply
             .json
             .as_ref()
-            .and_then(|j| j.pointer("/data/0/embedding"));
+            .and_then(embeddings::reply::first_embedding);
         let (encoding, dimensions) = match first {
             Some(Value::Array(values)) => (Some(Encoding::Float), Some(values.len())),
             Some(Value::String(text)) => (
@@ -233,13 +234,9 @@ fn shape(json: Option<&Value>, empty: bool) -> Shape {
     let Some(json) = json else {
         return if empty { Shape::Empty } else { Shape::NotJson };
     };
-    let bare_results = json
-        .as_array()
-        .and_then(|items| items.first())
-        .is_some_and(|item| item.get("index").is_some());
-    if json.get("data").is_some_and(Value::is_array) {
+    if embeddings::reply::is_list(json) {
         Shape::Embeddings
-    } else if json.get("results").is_some_and(Value::is_array) || bare_results {
+    } else if rerank::reply::is_ranking(json) {
         Shape::Rerank
     } else if json.pointer("/error/message").is_some() {
         Shape::OpenaiError
@@ -356,14 +353,7 @@ pub(crate) fn describe(logged: &Logged, model: &str) -> String {
         return format!("{} {}", exchange.method, exchange.path);
     };
     match serde_json::from_str::<Value>(body) {
-        Ok(Value::Object(fields)) if exchange.path.ends_with("/rerank") => {
-            format!(
-                "rerank at {}: {}",
-                exchange.path,
-                describe_rerank(&fields, model)
-            )
-        }
-        Ok(Value::Object(fields)) => describe_fields(&fields, model),
+        Ok(Value::Object(fields)) => contracts::describe_request(&exchange.path, &fields, model),
         Ok(other) => format!("JSON body {}", excerpt::cut(&other.to_string(), 40)),
         Err(_) => match body.strip_prefix(FORM_EXCERPT) {
             Some(parts) => format!("form at {}: {}", exchange.path, describe_form(parts, model)),
@@ -397,83 +387,6 @@ fn describe_form(parts: &str, model: &str) -> String {
         shown.insert(0, "no file".to_owned());
     }
     excerpt::cut(&shown.join("; "), 80)
-}
-
-fn describe_fields(fields: &serde_json::Map<String, Value>, model: &str) -> String {
-    let mut parts = vec![match fields.get("input") {
-        Some(input) => describe_input(input),
-        None => "no input".to_owned(),
-    }];
-    match fields.get("model") {
-        Some(Value::String(m)) if m == model => {}
-        Some(other) => parts.push(format!("model: {}", excerpt::cut(&other.to_string(), 40))),
-        None => parts.push("no model".to_owned()),
-    }
-    for (name, value) in fields {
-        if name != "input" && name != "model" {
-            parts.push(format!("{name}: {}", excerpt::cut(&value.to_string(), 40)));
-        }
-    }
-    parts.join(", ")
-}
-
-/// `5 documents, query "What is the capital…"`, then every other field but the model.
-fn describe_rerank(fields: &serde_json::Map<String, Value>, model: &str) -> String {
-    let mut parts = vec![match fields.get("documents") {
-        Some(Value::Array(documents)) => format!("{} documents", array_len(documents)),
-        Some(other) => format!("documents: {}", excerpt::cut(&other.to_string(), 40)),
-        None => "no documents".to_owned(),
-    }];
-    match fields.get("query") {
-        Some(Value::String(q)) => parts.push(format!("query \"{}\"", excerpt::cut(q, 32))),
-        Some(other) => parts.push(format!("query: {}", excerpt::cut(&other.to_string(), 40))),
-        None => parts.push("no query".to_owned()),
-    }
-    for (name, value) in fields {
-        let shown = match name.as_str() {
-            "documents" | "query" => false,
-            "model" => value.as_str() != Some(model),
-            _ => true,
-        };
-        if shown {
-            parts.push(format!("{name}: {}", excerpt::cut(&value.to_string(), 40)));
-        }
-    }
-    parts.join(", ")
-}
-
-/// `"The quick brown fox…"`, `8 strings`, `4 token ids`, `2 token-id lists`.
-fn describe_input(input: &Value) -> String {
-    match input {
-        Value::String(text) => format!("\"{}\"", excerpt::cut(text, 32)),
-        Value::Array(items) => {
-            let count = array_len(items);
-            match items.first() {
-                Some(Value::String(text)) if count == 1 => {
-                    format!("[\"{}\"]", excerpt::cut(text, 32))
-                }
-                Some(Value::String(_)) => format!("{count} strings"),
-                Some(Value::Number(_)) => format!("{count} token ids"),
-                Some(Value::Array(_)) => format!("{count} token-id lists"),
-                _ => excerpt::cut(&input.to_string(), 40),
-            }
-        }
-        other => format!("input: {}", excerpt::cut(&other.to_string(), 40)),
-    }
-}
-
-/// The length of an array before excerpting cut it (`…(+2045 more items)`).
-fn array_len(items: &[Value]) -> usize {
-    let more = items
-        .last()
-        .and_then(Value::as_str)
-        .and_then(|s| s.strip_prefix("…(+"))
-        .and_then(|s| s.strip_suffix(" more items)"))
-        .and_then(|n| n.parse::<usize>().ok());
-    match more {
-        Some(n) => items.len() - 1 + n,
-        None => items.len(),
-    }
 }
 
 fn verdict_rows(b: &ServerAudit, c: &ServerAudit) -> Vec<VerdictRow> {
@@ -566,12 +479,5 @@ mod tests {
         assert_eq!(rows.len(), 2);
         assert!(!rows[0].differs);
         assert!(rows[1].baseline.is_none() && !rows[1].differs);
-    }
-
-    #[test]
-    fn cut_batches_are_counted_whole() {
-        let input = excerpt::of_json(&json!({"input": vec!["x"; 2048]}));
-        let value: Value = serde_json::from_str(&input).unwrap();
-        assert_eq!(describe_input(&value["input"]), "2048 strings");
     }
 }

@@ -28,7 +28,7 @@ use crate::contracts::embeddings::facts::OverlengthPolicy;
 use crate::contracts::embeddings::facts::{
     self as embeddings_facts, BareIs, Base64, EmbeddingsFacts, FieldHandling, InputLimit,
 };
-use crate::contracts::embeddings::requests::{self, QUERY, SENTENCE, body, words};
+use crate::contracts::embeddings::requests::{self, body, words};
 use crate::contracts::rerank::RerankDialect;
 use crate::contracts::rerank::RerankRoute;
 use crate::contracts::rerank::facts::RerankFacts;
@@ -244,12 +244,6 @@ fn expectation(
     }
 }
 
-/// The single-string probe with `dimensions: d`, as DIM-001 … DIM-005 send it.
-/// The old client's `dimensions` request, as DIM-002 sent it.
-pub(crate) fn dimensions_probe(s: &Session, d: usize) -> Probe {
-    requests::probe(body(s, json!(SENTENCE), &[("dimensions", json!(d))]))
-}
-
 async fn matryoshka(b: Side<'_>, c: Side<'_>) -> Expectation {
     let native = b.embeddings.native_dimension.as_ref().map(|f| f.value);
     let Some(n) = native.filter(|&n| n >= 2) else {
@@ -268,12 +262,12 @@ async fn matryoshka(b: Side<'_>, c: Side<'_>) -> Expectation {
         .as_ref()
         .is_some_and(|f| f.value.honoured);
     let (b_reduced, b_native) = (
-        replay(b.session, dimensions_probe(b.session, d)).await,
-        replay(b.session, dimensions_probe(b.session, n)).await,
+        replay(b.session, requests::sentence_with_dimensions(b.session, d)).await,
+        replay(b.session, requests::sentence_with_dimensions(b.session, n)).await,
     );
     let (c_reduced, c_native) = (
-        replay(c.session, dimensions_probe(c.session, d)).await,
-        replay(c.session, dimensions_probe(c.session, n)).await,
+        replay(c.session, requests::sentence_with_dimensions(c.session, d)).await,
+        replay(c.session, requests::sentence_with_dimensions(c.session, n)).await,
     );
     let both = |reduced: &Option<Arc<Reply>>, native: &Option<Arc<Reply>>| {
         format!(
@@ -319,11 +313,8 @@ async fn matryoshka(b: Side<'_>, c: Side<'_>) -> Expectation {
 
 /// The query with `input_type: "query"`, as UNK-003 and UNK-004 send it.
 fn input_type_probe(s: &Session) -> Probe {
-    let request = body(s, json!(QUERY), &[("input_type", json!("query"))]);
-    requests::invalid(
-        Body::Json(request),
-        "vendor field input_type outside the OpenAI schema",
-    )
+    let (field, value) = requests::as_query();
+    requests::instruction_probe(s, field, value)
 }
 
 /// UNK-003's finding in words: `200, instruction prepended (28 tokens; 9 without)`.
@@ -515,14 +506,9 @@ fn encoding(b: Side<'_>, c: Side<'_>) -> Expectation {
     e
 }
 
-/// A body without `input`, as ERR-002 sends it.
-fn missing_input(s: &Session) -> Probe {
-    requests::invalid(Body::Json(json!({"model": s.model()})), "input is missing")
-}
-
 async fn error_shape(b: Side<'_>, c: Side<'_>) -> Expectation {
-    let b_reply = replay(b.session, missing_input(b.session)).await;
-    let c_reply = replay(c.session, missing_input(c.session)).await;
+    let b_reply = replay(b.session, requests::missing_input(b.session)).await;
+    let c_reply = replay(c.session, requests::missing_input(c.session)).await;
     let shape = |r: &Option<Arc<Reply>>| r.as_deref().map(|r| (r.status, summary(r).shape));
     let (b_shape, c_shape) = (shape(&b_reply), shape(&c_reply));
     let relies_on = match b_shape {
@@ -729,10 +715,6 @@ async fn rerank(b: Side<'_>, c: Side<'_>) -> Expectation {
     e
 }
 
-/// The formats a speech client may ask for beside the default JSON, as the speech
-/// clauses send them.
-const SPEECH_FORMATS: [&str; 4] = ["text", "srt", "vtt", "verbose_json"];
-
 /// A speech client of the baseline (Open WebUI, the SDKs' default call) sends the clip
 /// with `file` and `model` and reads JSON `text`; its users may ask for the formats the
 /// baseline answers. The candidate must transcribe the same clip and answer each of
@@ -762,7 +744,7 @@ async fn speech(b: Side<'_>, c: Side<'_>) -> Expectation {
     let mut served = Vec::new();
     let mut lost = Vec::new();
     let mut evidence_of_lost = None;
-    for format in SPEECH_FORMATS {
+    for format in speech_requests::OTHER_FORMATS {
         let b_reply = replay(b.session, speech_requests::in_format(b.session, format)).await;
         if !b_reply.as_deref().is_some_and(Reply::is_success) {
             continue;

@@ -21,7 +21,7 @@
 //! rankings: overlap@5 1.00 · top hit changed for none of 14 queries
 //! ```
 
-use super::contract::{self, Expectation, Judgement, Topic};
+use super::contract::{Expectation, Judgement, Topic};
 use super::corpus::Corpus;
 use super::retrieval::{self, QueryResult, QueryVectors, Scenario};
 use super::vectors::{self, DocumentCosine, Embedded, Fields, Judged, Spread};
@@ -420,7 +420,7 @@ fn migrated_queries(q: &QueryVectors, judged: Judged<'_>) -> (QueryResult, Query
 /// The old client's reduced-size request on the baseline (its cached answer), and the
 /// same text without `dimensions` on the candidate, cut and re-normalised.
 async fn dimensions_fix(b: &Session, c: &Session, d: usize) -> DimensionsFix {
-    let old = b.send(contract::dimensions_probe(b, d)).await;
+    let old = b.send(requests::sentence_with_dimensions(b, d)).await;
     let new = c
         .send(requests::probe(body(c, json!(SENTENCE), &[])))
         .await

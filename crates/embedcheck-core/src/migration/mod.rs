@@ -440,7 +440,7 @@ pub async fn load_alone(
 /// The suite's own token estimate of one corpus batch.
 fn estimated(s: &Session, batch: &[corpus::Document]) -> u64 {
     let texts: Vec<&str> = batch.iter().map(|d| d.text.as_str()).collect();
-    requests::probe(json!({"model": s.model(), "input": texts})).estimated_tokens()
+    requests::probe(requests::body(s, json!(texts), &[])).estimated_tokens()
 }
 
 /// The full corpus batches both servers embedded: a load of requests one server
@@ -479,7 +479,7 @@ fn loaded(
         .filter(|(i, _)| answered.contains(i))
         .map(|(_, batch)| {
             let texts: Vec<&str> = batch.iter().map(|d| d.text.as_str()).collect();
-            let body = json!({"model": s.model(), "input": texts});
+            let body = requests::body(s, json!(texts), &[]);
             transport
                 .access()
                 .fields

@@ -25,11 +25,11 @@
 
 use super::corpus::Corpus;
 use super::vectors::{Embedded, Fields, Spread, embed};
+use crate::contracts::embeddings::requests;
 use crate::declared::QueryTemplate;
 use crate::session::Session;
 use crate::vectors::cosine;
 use serde::Serialize;
-use serde_json::json;
 use std::collections::BTreeSet;
 
 /// How the client prefixes the query instruction itself once the server stops doing
@@ -76,8 +76,7 @@ pub(crate) async fn embed_queries(
     let bare: Vec<&str> = corpus.queries.iter().map(|q| q.text.as_str()).collect();
     let prefixed: Vec<String> = bare.iter().map(|t| instruction.prefixed(t)).collect();
     let vectors = |r: Result<(Vec<Vec<f64>>, Option<u64>), String>| r.map(|(v, _)| v);
-    let baseline_instructed =
-        vectors(embed(baseline, &bare, &[("input_type", json!("query"))]).await);
+    let baseline_instructed = vectors(embed(baseline, &bare, &[requests::as_query()]).await);
     let baseline_bare = vectors(embed(baseline, &bare, &[]).await);
     let prefixed: Vec<&str> = prefixed.iter().map(String::as_str).collect();
     let (candidate_bare, candidate_prefixed) = if prefixed_fields.is_empty() {

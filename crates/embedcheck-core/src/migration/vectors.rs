@@ -196,7 +196,7 @@ pub(crate) async fn embed_with(
     fields: &Map<String, Value>,
     fresh: bool,
 ) -> Result<(Vec<Vec<f64>>, Option<u64>, Option<String>), String> {
-    let mut body = json!({"model": s.model(), "input": texts});
+    let mut body = requests::body(s, json!(texts), &[]);
     for (name, value) in fields {
         body[name] = value.clone();
     }

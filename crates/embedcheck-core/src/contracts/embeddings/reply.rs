@@ -130,6 +130,16 @@ fn float_vector(item: &Value) -> Result<Vec<f64>, String> {
         .collect()
 }
 
+/// The first item's `embedding`, as it came (an array, or a base64 string).
+pub(crate) fn first_embedding(json: &Value) -> Option<&Value> {
+    json.pointer("/data/0/embedding")
+}
+
+/// Whether a body is an embeddings list: a `data` array.
+pub(crate) fn is_list(json: &Value) -> bool {
+    json.get("data").is_some_and(Value::is_array)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -8,10 +8,11 @@
 
 use crate::catalogue::ContractId;
 use crate::contracts::embeddings;
+use crate::http::excerpt::{self, array_len};
 use crate::http::route::estimate;
 use crate::http::{Anchor, Body, Probe, Reply, Route, Work};
 use crate::session::{ProbeError, Session};
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 use std::sync::Arc;
 
 /// `POST {base}/embeddings`. Its usage counts are charged where USE-005 found them to
@@ -103,6 +104,32 @@ pub(crate) fn body(s: &Session, input: Value, extra: &[(&str, Value)]) -> Value 
         body[*key] = value.clone();
     }
     body
+}
+
+/// A body without `input` (ERR-002's request, replayed by the migration audit).
+pub(crate) fn missing_input(s: &Session) -> Probe {
+    invalid(Body::Json(json!({"model": s.model()})), "input is missing")
+}
+
+/// The single string with `dimensions: d`, as the migration audit sends it to both
+/// servers (the old client's `dimensions` request).
+pub(crate) fn sentence_with_dimensions(s: &Session, d: usize) -> Probe {
+    probe(body(s, json!(SENTENCE), &[("dimensions", json!(d))]))
+}
+
+/// The vendor field by which a client asks for a query's vector, `input_type:
+/// "query"` (Cohere's, Voyage's and NVIDIA's), beside `input`.
+pub(crate) fn as_query() -> (&'static str, Value) {
+    ("input_type", json!("query"))
+}
+
+/// The query with a vendor field outside the OpenAI schema (UNK-003's requests, and
+/// the migration audit's with [`as_query`]).
+pub(crate) fn instruction_probe(s: &Session, field: &str, value: Value) -> Probe {
+    invalid(
+        Body::Json(body(s, json!(QUERY), &[(field, value)])),
+        format!("vendor field {field} outside the OpenAI schema"),
+    )
 }
 
 /// The single-string probe without credentials (AUTH-001's request).
@@ -294,9 +321,56 @@ pub(crate) fn words(n: usize) -> String {
         .join(" ")
 }
 
+/// A short description of an embeddings request for the migration audit's side-by-side
+/// view: its input (`8 strings`), then every field but the run's model.
+pub(crate) fn describe(fields: &Map<String, Value>, model: &str) -> String {
+    let mut parts = vec![match fields.get("input") {
+        Some(input) => describe_input(input),
+        None => "no input".to_owned(),
+    }];
+    match fields.get("model") {
+        Some(Value::String(m)) if m == model => {}
+        Some(other) => parts.push(format!("model: {}", excerpt::cut(&other.to_string(), 40))),
+        None => parts.push("no model".to_owned()),
+    }
+    for (name, value) in fields {
+        if name != "input" && name != "model" {
+            parts.push(format!("{name}: {}", excerpt::cut(&value.to_string(), 40)));
+        }
+    }
+    parts.join(", ")
+}
+
+/// `"The quick brown fox…"`, `8 strings`, `4 token ids`, `2 token-id lists`.
+fn describe_input(input: &Value) -> String {
+    match input {
+        Value::String(text) => format!("\"{}\"", excerpt::cut(text, 32)),
+        Value::Array(items) => {
+            let count = array_len(items);
+            match items.first() {
+                Some(Value::String(text)) if count == 1 => {
+                    format!("[\"{}\"]", excerpt::cut(text, 32))
+                }
+                Some(Value::String(_)) => format!("{count} strings"),
+                Some(Value::Number(_)) => format!("{count} token ids"),
+                Some(Value::Array(_)) => format!("{count} token-id lists"),
+                _ => excerpt::cut(&input.to_string(), 40),
+            }
+        }
+        other => format!("input: {}", excerpt::cut(&other.to_string(), 40)),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cut_batches_are_counted_whole() {
+        let input = excerpt::of_json(&json!({"input": vec!["x"; 2048]}));
+        let value: Value = serde_json::from_str(&input).unwrap();
+        assert_eq!(describe_input(&value["input"]), "2048 strings");
+    }
 
     #[test]
     fn shorter_inputs_are_prefixes_of_longer_ones() {

@@ -408,6 +408,16 @@ fn item_of(item: &Value, score_key: &str) -> Option<RerankItem> {
     })
 }
 
+/// Whether a body is a ranking in one of the dialects: a `results` array, or a bare
+/// array whose items carry an `index`.
+pub(crate) fn is_ranking(json: &Value) -> bool {
+    let bare_results = json
+        .as_array()
+        .and_then(|items| items.first())
+        .is_some_and(|item| item.get("index").is_some());
+    json.get("results").is_some_and(Value::is_array) || bare_results
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -12,9 +12,10 @@ use crate::contracts::rerank::RerankRoute;
 use crate::contracts::rerank::facts::{RerankRoutes, RouteAnswer};
 use crate::contracts::rerank::reply::{RerankDialect, RerankShape};
 use crate::contracts::rerank::{learn, learned};
+use crate::http::excerpt::{self, array_len};
 use crate::http::{Body, Probe, Reply};
 use crate::session::{ProbeError, Session};
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 use std::sync::Arc;
 
 pub(crate) use crate::contracts::rerank::reference::{
@@ -268,4 +269,36 @@ pub(crate) fn tried(s: &Session) -> String {
         [] => statuses,
         _ => format!("{statuses}; the server says: {}", said.join(", ")),
     }
+}
+
+/// A short description of a rerank request for the migration audit's side-by-side
+/// view, when `path` is a rerank route: `rerank at /rerank: 5 documents, query "What
+/// is the capital…"`, then every other field but the run's model.
+pub(crate) fn describe(path: &str, fields: &Map<String, Value>, model: &str) -> Option<String> {
+    path.ends_with("/rerank")
+        .then(|| format!("rerank at {path}: {}", describe_fields(fields, model)))
+}
+
+fn describe_fields(fields: &Map<String, Value>, model: &str) -> String {
+    let mut parts = vec![match fields.get("documents") {
+        Some(Value::Array(documents)) => format!("{} documents", array_len(documents)),
+        Some(other) => format!("documents: {}", excerpt::cut(&other.to_string(), 40)),
+        None => "no documents".to_owned(),
+    }];
+    match fields.get("query") {
+        Some(Value::String(q)) => parts.push(format!("query \"{}\"", excerpt::cut(q, 32))),
+        Some(other) => parts.push(format!("query: {}", excerpt::cut(&other.to_string(), 40))),
+        None => parts.push("no query".to_owned()),
+    }
+    for (name, value) in fields {
+        let shown = match name.as_str() {
+            "documents" | "query" => false,
+            "model" => value.as_str() != Some(model),
+            _ => true,
+        };
+        if shown {
+            parts.push(format!("{name}: {}", excerpt::cut(&value.to_string(), 40)));
+        }
+    }
+    parts.join(", ")
 }

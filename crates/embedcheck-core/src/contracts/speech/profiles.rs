@@ -215,14 +215,11 @@ fn shown(reply: &Reply) -> String {
 /// The default call in words.
 const DEFAULT_CALL: &str = "transcribe speech.wav (file and model)";
 
-/// The options the SDKs' users pass, each a call of its own.
-const FORMATS: [&str; 4] = ["text", "srt", "vtt", "verbose_json"];
-
 /// The profiles of the speech clients, for a server that offers speech-to-text.
 pub(crate) async fn profile_all(s: &Session, judged: &Judged<'_>) -> Vec<ClientProfile> {
     let default = s.send(requests::minimal(s)).await;
     let mut formats = Vec::new();
-    for format in FORMATS {
+    for format in requests::OTHER_FORMATS {
         formats.push((format, s.send(requests::in_format(s, format)).await));
     }
     let refusal = not_audio(s).await;

@@ -139,6 +139,11 @@ pub(crate) fn minimal(s: &Session) -> Probe {
     Probe::form(ROUTE, form(s, clip()))
 }
 
+/// The `response_format`s beside the default JSON that OpenAI lists and clients ask
+/// for: what the SDKs' users pass, each a call of its own, and what the migration audit
+/// asks both servers for.
+pub(crate) const OTHER_FORMATS: [&str; 4] = ["text", "srt", "vtt", "verbose_json"];
+
 /// The canonical clip asked for in `response_format` `format`.
 pub(crate) fn in_format(s: &Session, format: &str) -> Probe {
     Probe::form(ROUTE, form(s, clip()).text("response_format", format))

@@ -56,10 +56,6 @@ fn malformed_json_probe(s: &Session) -> Probe {
     )
 }
 
-fn missing_input_probe(s: &Session) -> Probe {
-    requests::invalid(Body::Json(json!({"model": s.model()})), "input is missing")
-}
-
 /// ERR-001: "A body that is not valid JSON is answered with a 4xx."
 async fn malformed_json(s: &Session) -> CheckResult {
     let reply = s.send(malformed_json_probe(s)).await?;
@@ -68,7 +64,7 @@ async fn malformed_json(s: &Session) -> CheckResult {
 
 /// ERR-002: "A request without input is answered with a 4xx."
 async fn missing_input(s: &Session) -> CheckResult {
-    let reply = s.send(missing_input_probe(s)).await?;
+    let reply = s.send(requests::missing_input(s)).await?;
     Ok(expect_client_error(&reply, "missing input"))
 }
 
@@ -165,7 +161,7 @@ fn embeddings_throttled(s: &Session) -> Vec<Throttled> {
 /// sent (so these clauses also judge something when run alone).
 async fn error_replies(s: &Session) -> Result<Vec<Arc<Reply>>, ProbeError> {
     s.send(malformed_json_probe(s)).await?;
-    s.send(missing_input_probe(s)).await?;
+    s.send(requests::missing_input(s)).await?;
     Ok(embeddings_log(s)
         .into_iter()
         .filter_map(|logged| logged.reply)
@@ -234,7 +230,7 @@ async fn error_bodies_are_openai_shaped(s: &Session) -> CheckResult {
 /// `encoding_format` …) and answered 5xx is named, with what made it invalid.
 async fn no_retry_hazard(s: &Session) -> CheckResult {
     s.send(malformed_json_probe(s)).await?;
-    s.send(missing_input_probe(s)).await?;
+    s.send(requests::missing_input(s)).await?;
     let log = embeddings_log(s);
     let invalid: Vec<(&str, &Arc<Reply>)> = log
         .iter()
@@ -402,7 +398,7 @@ fn status_of(exchange: &Exchange) -> String {
 /// never succeed) or gave up waiting out.
 async fn no_retryable_status_for_mistakes(s: &Session) -> CheckResult {
     s.send(malformed_json_probe(s)).await?;
-    s.send(missing_input_probe(s)).await?;
+    s.send(requests::missing_input(s)).await?;
     let log = embeddings_log(s);
     let mut invalid = 0usize;
     let mut retried: Vec<(String, Arc<Reply>)> = Vec::new();

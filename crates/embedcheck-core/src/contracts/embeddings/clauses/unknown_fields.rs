@@ -239,13 +239,6 @@ fn instruction_probes(s: &Session) -> Vec<InstructionProbe> {
         .collect()
 }
 
-fn instruction_probe(s: &Session, field: &str, value: Value) -> Probe {
-    requests::invalid(
-        Body::Json(body(s, json!(QUERY), &[(field, value)])),
-        format!("vendor field {field} outside the OpenAI schema"),
-    )
-}
-
 fn bare_query_probe(s: &Session) -> Probe {
     requests::probe(body(s, json!(QUERY), &[]))
 }
@@ -310,7 +303,7 @@ async fn probe_field(
     {
         for value in values {
             let reply = s
-                .send(instruction_probe(s, probe.field, value.clone()))
+                .send(requests::instruction_probe(s, probe.field, value.clone()))
                 .await?;
             let (answer, vector) = bare.answer(&reply);
             exchanges.push(reply.exchange.clone());
@@ -527,7 +520,10 @@ async fn query_instruction_applied(s: &Session) -> CheckResult {
         Err(verdict) => return Ok(verdict),
     };
     let reply = s
-        .send(instruction_probe(s, "input_type", json!("query")))
+        .send({
+            let (field, value) = requests::as_query();
+            requests::instruction_probe(s, field, value)
+        })
         .await?;
     if !reply.is_success() {
         return Ok(Verdict::fail(format!(
