@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the lab's pieces, each into its own venv under the state dir.
-# Usage: lab/install.sh [model|infinity|vllm|dynamo|llamacpp|litellm|clients|llamaserver|litserve|portkey|qwen3tiny|rerank-clients ...]
+# Usage: lab/install.sh [model|infinity|vllm|dynamo|llamacpp|litellm|clients|llamaserver|litserve|portkey|qwen3tiny|whispertiny|rerank-clients ...]
 # With no argument, installs all of them in the order the README gives (rerank-clients only when named).
 # Idempotent: a piece whose venv carries a matching marker is skipped.
 set -euo pipefail
@@ -477,9 +477,55 @@ install_qwen3tiny() {
   log "qwen3tiny: installed in $QWEN3TINY_DIR and $QWEN3TINY_NOEOS_DIR"
 }
 
+# The openai-whisper sdist (sha256 pinned), unpacked once under the downloads.
+fetch_whisper_sdist() {
+  local sdist="$DL_DIR/openai_whisper-$OPENAI_WHISPER_VERSION.tar.gz"
+  WHISPER_SRC="$DL_DIR/openai_whisper-$OPENAI_WHISPER_VERSION"
+  if [ ! -s "$sdist" ]; then
+    log "whispertiny: downloading the openai-whisper $OPENAI_WHISPER_VERSION sdist from PyPI"
+    pip_download --no-deps --no-binary :all: "openai-whisper==$OPENAI_WHISPER_VERSION" -d "$DL_DIR"
+  fi
+  echo "$OPENAI_WHISPER_SDIST_SHA256  $sdist" | sha256sum --check --quiet \
+    || die "whispertiny: $sdist sha256 mismatch"
+  [ -d "$WHISPER_SRC" ] || tar xzf "$sdist" -C "$DL_DIR"
+  echo "$OPENAI_WHISPER_TIKTOKEN_SHA256  $WHISPER_SRC/whisper/assets/multilingual.tiktoken" \
+    | sha256sum --check --quiet || die "whispertiny: multilingual.tiktoken sha256 mismatch"
+}
+
+# The tiny Whisper with random weights and the real architecture and multilingual tokenizer:
+# built by libexec/build_tiny_whisper.py from the openai-whisper sdist's tiktoken file in the
+# gguf-convert venv (torch, transformers), every file checked against its pinned sha256. The
+# builder refuses weights whose greedy decoding has narrow margins or no varied text.
+install_whispertiny() {
+  local spec="whispertiny files=$WHISPERTINY_FILES_SHA256"
+  if [ -f "$WHISPERTINY_MARKER" ] && [ "$(cat "$WHISPERTINY_MARKER")" = "$spec" ] && [ -d "$WHISPERTINY_DIR" ]; then
+    log "whispertiny: already installed in $WHISPERTINY_DIR"
+    return
+  fi
+  ensure_uv
+  fetch_whisper_sdist
+  ensure_convert_venv
+  rm -f "$WHISPERTINY_MARKER"
+  local tmp="$WHISPERTINY_DIR.build" got
+  rm -rf "$tmp" "$WHISPERTINY_DIR"
+  log "whispertiny: building $(basename "$WHISPERTINY_DIR")"
+  (
+    export_server_env
+    run_nice "$(venv_dir gguf-convert)/bin/python" "$LAB_DIR/libexec/build_tiny_whisper.py" "$WHISPER_SRC" "$tmp"
+  )
+  (cd "$tmp" && find . -type f | LC_ALL=C sort | xargs sha256sum) >&2
+  printf '%s  %s\n' "$WHISPERTINY_SAFETENSORS_SHA256" "$tmp/model.safetensors" "$WHISPERTINY_TOKENIZER_SHA256" "$tmp/tokenizer.json" \
+    | sha256sum --check --quiet || die "whispertiny: model.safetensors or tokenizer.json sha256 mismatch"
+  got="$(files_sha256 "$tmp")"
+  [ "$got" = "$WHISPERTINY_FILES_SHA256" ] || die "whispertiny: the files have sha256 $got, pinned $WHISPERTINY_FILES_SHA256 (lib.sh)"
+  mv "$tmp" "$WHISPERTINY_DIR"
+  echo "$spec" >"$WHISPERTINY_MARKER"
+  log "whispertiny: installed in $WHISPERTINY_DIR (files sha256 $got, as pinned)"
+}
+
 # ---------------------------------------------------------------- main
 
-ORDER=(model infinity clients vllm dynamo litellm llamacpp llamaserver litserve portkey qwen3tiny)
+ORDER=(model infinity clients vllm dynamo litellm llamacpp llamaserver litserve portkey qwen3tiny whispertiny)
 if [ "$#" -eq 0 ]; then
   set -- "${ORDER[@]}"
 fi
@@ -498,6 +544,7 @@ for piece in "$@"; do
     litserve) install_litserve ;;
     portkey) install_portkey ;;
     qwen3tiny) install_qwen3tiny ;;
+    whispertiny) install_whispertiny ;;
     rerank-clients) install_rerank_clients ;;
     *) die "unknown piece '$piece' (one of: ${ORDER[*]})" ;;
   esac

@@ -21,6 +21,11 @@ QWEN3TINY_GGUF="$STATE_DIR/model/qwen3-embedding-tiny-f32.gguf"
 QWEN3TINY_NOEOS_DIR="$STATE_DIR/model/qwen3-embedding-tiny-noeos"
 QWEN3TINY_NOEOS_GGUF="$STATE_DIR/model/qwen3-embedding-tiny-noeos-f32.gguf"
 QWEN3TINY_MARKER="$STATE_DIR/model/.qwen3tiny-installed"
+# The tiny Whisper (random weights, the real architecture and multilingual tokenizer) that
+# lab/install.sh whispertiny builds, for the speech servers.
+WHISPERTINY_DIR="$STATE_DIR/model/whisper-tiny-random"
+WHISPERTINY_MARKER="$STATE_DIR/model/.whispertiny-installed"
+WHISPERTINY_NAME="embedcheck/whisper-tiny-random"
 # llama.cpp's own llama-server, built from the sources vendored in the llama-cpp-python sdist.
 LLAMASERVER_DIR="$STATE_DIR/llama-server"
 LLAMASERVER_BIN="$LLAMASERVER_DIR/bin/llama-server"
@@ -93,6 +98,14 @@ QWEN3TINY_NOEOS_FILES_SHA256=a8c7e3c8db6bdda42416196fb28e9386d111386d967a3392a9c
 QWEN3TINY_GGUF_SHA256=24436150b289563314be09bf6a929f2ab43385c68557ff821e0d586dc789d0bf
 QWEN3TINY_NOEOS_GGUF_SHA256=324a6481600f1a3f5b87566d7cb96674ee36e7ec2551f7ccaeb2cb5a3904ceef
 TORCH_VERSION=2.13.0
+# The openai-whisper sdist: its multilingual.tiktoken is the tiny Whisper's tokenizer, its
+# mel_filters.npz whisper.cpp's converter's filters.
+OPENAI_WHISPER_VERSION=20250625
+OPENAI_WHISPER_SDIST_SHA256=37a91a3921809d9f44748ffc73c0a55c9f366c85a3ef5c2ae0cc09540432eb96
+OPENAI_WHISPER_TIKTOKEN_SHA256=b34b360dbb493e781e479794586d661700670d65564001f23024971d1f2fa126
+WHISPERTINY_SAFETENSORS_SHA256=6d542e4688dbbd1aff9465ebe3ac7f7f87ae4e393568c7ae1c271c987e088fc6
+WHISPERTINY_TOKENIZER_SHA256=7e146198186d5e3b9ce7d9d7f131b69b44569eaed9ad64a5516629a6c6a865c4
+WHISPERTINY_FILES_SHA256=7a76dd56982038572fc43ed6e613b777b92b34fb2cf21ee6e40730d5b76849f3
 TORCHVISION_VERSION=0.28.0
 INFINITY_VERSION=0.0.78
 VLLM_VERSION=0.32.0
