@@ -202,6 +202,7 @@ static BREAKERS: &[Breaker] = &[
     ("SPS-005", || quirks(&[Quirk::Speech(SpeechQuirk::NegativeCueTimes)])),
     // vLLM 0.32 without PyAV refuses 8 kHz stereo as an unsupported file.
     ("SPS-006", || quirks(&[Quirk::Speech(SpeechQuirk::SixteenKilohertzMonoOnly)])),
+    ("SPS-007", || quirks(&[Quirk::Speech(SpeechQuirk::ChatChunkStream)])),
     // faster-whisper-server answers 500 to a file it cannot decode.
     ("SPE-001", || quirks(&[Quirk::Speech(SpeechQuirk::RefusalsAs500)])),
     // whisper.cpp's server refuses with 400 text/plain "Invalid request".

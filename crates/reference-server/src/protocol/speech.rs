@@ -33,6 +33,8 @@ const SEGMENT_WORDS: usize = 8;
 struct Request<'a> {
     audio: &'a [u8],
     format: Format,
+    /// `stream: true`: the JSON transcript as OpenAI's server-sent events.
+    stream: bool,
 }
 
 #[derive(Clone, Copy, PartialEq)]
@@ -48,7 +50,10 @@ impl Engine {
     pub(super) fn transcribe(&self, request: &HttpRequest<'_>) -> Result<HttpResponse, ApiError> {
         let read = self.read_transcription(request)?;
         let heard = audio::hear(read.audio)?;
-        Ok(answer(&heard, read.format))
+        Ok(match (read.stream, read.format) {
+            (true, Format::Json | Format::Text) => streamed(&heard),
+            _ => answer(&heard, read.format),
+        })
     }
 
     fn read_transcription<'a>(&self, request: &HttpRequest<'a>) -> Result<Request<'a>, ApiError> {
@@ -116,9 +121,21 @@ impl Engine {
                 });
             }
         };
+        let stream = match text("stream")?.as_deref() {
+            None | Some("false") => false,
+            Some("true") => true,
+            Some(other) => {
+                return Err(ApiError::UnsupportedValue {
+                    param: "stream",
+                    value: other.to_owned(),
+                    supported: "true or false",
+                });
+            }
+        };
         Ok(Request {
             audio: file.body,
             format,
+            stream,
         })
     }
 }
@@ -188,6 +205,27 @@ fn answer(heard: &audio::Heard, format: Format) -> HttpResponse {
         ),
         Format::Vtt => plain("text/vtt; charset=utf-8", cues(heard, Format::Vtt)),
     }
+}
+
+/// The transcript as OpenAI streams it (`stream: true`, for json and text): one
+/// `transcript.text.delta` event a word, then one `transcript.text.done` with the whole
+/// text and the usage, as server-sent events. The deltas joined are the done text.
+fn streamed(heard: &audio::Heard) -> HttpResponse {
+    let text = heard.words.join(" ");
+    let usage = json!({"type": "duration", "seconds": heard.seconds.ceil() as u64});
+    let mut events = String::new();
+    for (i, word) in heard.words.iter().enumerate() {
+        let delta = if i == 0 {
+            (*word).to_owned()
+        } else {
+            format!(" {word}")
+        };
+        let event = json!({"type": "transcript.text.delta", "delta": delta});
+        events.push_str(&format!("data: {event}\n\n"));
+    }
+    let done = json!({"type": "transcript.text.done", "text": text, "usage": usage});
+    events.push_str(&format!("data: {done}\n\n"));
+    plain("text/event-stream; charset=utf-8", events)
 }
 
 /// The transcript as SubRip or WebVTT cues, one a segment.
@@ -298,6 +336,33 @@ mod tests {
         ]);
         assert_eq!(plain.content_type, "text/plain; charset=utf-8");
         assert_eq!(String::from_utf8(plain.body).unwrap(), format!("{text}\n"));
+    }
+
+    #[test]
+    fn a_stream_is_deltas_then_one_done_event_with_their_text() {
+        let clip = clip();
+        let json = send(&[("file", &clip), ("model", b"embedcheck-reference")]);
+        let text = serde_json::from_slice::<Value>(&json.body).unwrap()["text"].clone();
+        let streamed = send(&[
+            ("file", &clip),
+            ("model", b"embedcheck-reference"),
+            ("stream", b"true"),
+        ]);
+        assert_eq!(streamed.content_type, "text/event-stream; charset=utf-8");
+        let body = String::from_utf8(streamed.body).unwrap();
+        let events: Vec<Value> = body
+            .split("\n\n")
+            .filter_map(|e| e.strip_prefix("data: "))
+            .map(|e| serde_json::from_str(e).unwrap())
+            .collect();
+        let (done, deltas) = events.split_last().unwrap();
+        assert_eq!(done["type"], "transcript.text.done");
+        assert_eq!(done["text"], text);
+        let joined: String = deltas
+            .iter()
+            .map(|d| d["delta"].as_str().unwrap())
+            .collect();
+        assert_eq!(joined, text.as_str().unwrap());
     }
 
     #[test]

@@ -1,5 +1,5 @@
 //! The one reader of transcription answers beyond `text`: `verbose_json`'s documented
-//! fields, and SubRip and WebVTT cues.
+//! fields, SubRip and WebVTT cues, and a stream's server-sent events.
 
 use serde_json::Value;
 
@@ -195,9 +195,101 @@ fn cut(text: &str) -> String {
     text.chars().take(60).collect()
 }
 
+/// A stream's events: the JSON of each server-sent event's `data` (its lines joined),
+/// up to a `[DONE]`; an event whose data is not JSON is an error naming it.
+pub(crate) fn stream_events(body: &str) -> Result<Vec<Value>, String> {
+    let mut events = Vec::new();
+    for block in body.replace("\r\n", "\n").split("\n\n") {
+        let data: Vec<&str> = block
+            .lines()
+            .filter_map(|line| line.strip_prefix("data:"))
+            .map(|data| data.strip_prefix(' ').unwrap_or(data))
+            .collect();
+        if data.is_empty() {
+            continue;
+        }
+        let data = data.join("\n");
+        if data == "[DONE]" {
+            break;
+        }
+        let event = serde_json::from_str(&data).map_err(|_| {
+            format!(
+                "an event's data is not JSON: {}",
+                crate::http::excerpt::cut(&data, 80)
+            )
+        })?;
+        events.push(event);
+    }
+    Ok(events)
+}
+
+/// The text of OpenAI's transcription stream: `transcript.text.delta` events, then
+/// exactly one `transcript.text.done`, last, whose `text` is the deltas joined (other
+/// typed events, such as diarisation's `transcript.text.segment`, pass through).
+/// Otherwise why the SDKs' typed events do not give a caller the text.
+pub(crate) fn streamed_text(events: &[Value]) -> Result<String, String> {
+    let mut deltas = String::new();
+    let mut done = None;
+    for (i, event) in events.iter().enumerate() {
+        let kind = event.get("type").and_then(Value::as_str);
+        match (kind, done.is_some()) {
+            (_, true) => return Err(format!("event {i} comes after transcript.text.done")),
+            (None, _) => {
+                return Err(format!(
+                    "event {i} has no type: {}",
+                    crate::http::excerpt::cut(&event.to_string(), 120)
+                ));
+            }
+            (Some("transcript.text.delta"), _) => {
+                match event.get("delta").and_then(Value::as_str) {
+                    Some(delta) => deltas.push_str(delta),
+                    None => {
+                        return Err(format!(
+                            "transcript.text.delta event {i} has no string delta"
+                        ));
+                    }
+                }
+            }
+            (Some("transcript.text.done"), _) => match event.get("text").and_then(Value::as_str) {
+                Some(text) => done = Some(text.to_owned()),
+                None => return Err(format!("transcript.text.done event {i} has no string text")),
+            },
+            (Some(_), _) => {}
+        }
+    }
+    let text =
+        done.ok_or_else(|| format!("{} events and no transcript.text.done", events.len()))?;
+    if text != deltas {
+        return Err(format!(
+            "the deltas join to {} characters, but transcript.text.done's text has {}",
+            deltas.chars().count(),
+            text.chars().count()
+        ));
+    }
+    Ok(text)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_stream_gives_its_text_only_as_openais_typed_events() {
+        let openai = "data: {\"type\":\"transcript.text.delta\",\"delta\":\"a\"}\n\n\
+                      data: {\"type\":\"transcript.text.delta\",\"delta\":\" b\"}\n\n\
+                      data: {\"type\":\"transcript.text.done\",\"text\":\"a b\"}\n\n";
+        let events = stream_events(openai).unwrap();
+        assert_eq!(streamed_text(&events).unwrap(), "a b");
+        let chunks = "data: {\"object\":\"transcription.chunk\",\"choices\":[{\"delta\":{\"content\":\"a\"}}]}\n\ndata: [DONE]\n\n";
+        let events = stream_events(chunks).unwrap();
+        assert_eq!(events.len(), 1);
+        assert!(streamed_text(&events).unwrap_err().contains("no type"));
+        let short = "data: {\"type\":\"transcript.text.delta\",\"delta\":\"a\"}\n\n\
+                     data: {\"type\":\"transcript.text.done\",\"text\":\"a b\"}\n\n";
+        let events = stream_events(short).unwrap();
+        assert!(streamed_text(&events).unwrap_err().contains("deltas join"));
+        assert!(stream_events("data: {oops\n\n").is_err());
+    }
     use serde_json::json;
 
     #[test]

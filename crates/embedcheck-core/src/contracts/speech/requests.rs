@@ -149,6 +149,11 @@ pub(crate) fn in_format(s: &Session, format: &str) -> Probe {
     Probe::form(ROUTE, form(s, clip()).text("response_format", format))
 }
 
+/// The minimal request with `stream: true` (SPS-007).
+pub(crate) fn streamed(s: &Session) -> Probe {
+    Probe::form(ROUTE, form(s, clip()).text("stream", "true"))
+}
+
 /// Whether a refusal is about the model named: a JSON error that names it, or says
 /// `model_not_found` or `param: "model"` as OpenAI's does. A plain "Not Found" is the
 /// route's absence, whatever the model is called.

@@ -39,6 +39,11 @@ pub enum SpeechQuirk {
     /// unsupported audio file.", as vLLM 0.32 does when PyAV (`av`), which it resamples
     /// with, is not installed (measured in the lab: speech-notes.md §3.1).
     SixteenKilohertzMonoOnly,
+    /// Streams `stream: true` as chat-completion chunks (`object:
+    /// "transcription.chunk"`, the text in `choices[0].delta.content`, then `[DONE]`)
+    /// instead of OpenAI's `transcript.text.delta`/`done` events, as vLLM 0.32 does
+    /// (vllm#49116; measured in the lab on 2026-12-05 with the tiny Whisper).
+    ChatChunkStream,
 }
 
 impl SpeechQuirk {
@@ -76,13 +81,19 @@ impl SpeechQuirk {
             return;
         }
         let format = form_field(request, "response_format");
+        if *self == SpeechQuirk::ChatChunkStream
+            && form_field(request, "stream").as_deref() == Some("true")
+        {
+            *answer = chat_chunks(answer);
+            return;
+        }
         match self {
             SpeechQuirk::NotServed => {}
             SpeechQuirk::TextAsJson if format.as_deref() == Some("text") => {
                 let text = String::from_utf8_lossy(&answer.body).trim_end().to_owned();
                 *answer = Answer::json_body(200, &json!({"text": text}));
             }
-            SpeechQuirk::JsonAsPlainText if format.is_none() => {
+            SpeechQuirk::JsonAsPlainText if format.is_none() && answer.json().is_some() => {
                 let text = answer
                     .json()
                     .and_then(|j| j.get("text").and_then(|t| t.as_str().map(str::to_owned)))
@@ -113,7 +124,8 @@ impl SpeechQuirk {
             | SpeechQuirk::NullNoSpeechProb
             | SpeechQuirk::RefusalsAs500
             | SpeechQuirk::PlainTextRefusals
-            | SpeechQuirk::SixteenKilohertzMonoOnly => {}
+            | SpeechQuirk::SixteenKilohertzMonoOnly
+            | SpeechQuirk::ChatChunkStream => {}
         }
     }
 
@@ -126,6 +138,37 @@ impl SpeechQuirk {
             SpeechQuirk::PlainTextRefusals => *answer = Answer::plain_text(400, "Invalid request"),
             _ => {}
         }
+    }
+}
+
+/// A stream of OpenAI's events rewritten as vLLM 0.32 streams a transcription: one
+/// chat-completion chunk a delta, a last chunk with `finish_reason`, then `[DONE]`.
+fn chat_chunks(answer: &Answer) -> Answer {
+    let body = String::from_utf8_lossy(&answer.body);
+    let chunk = |delta: serde_json::Value, finish: serde_json::Value| {
+        let chunk = json!({
+            "id": "transcribe-0",
+            "object": "transcription.chunk",
+            "created": 0,
+            "model": "whisper",
+            "choices": [{"delta": delta, "finish_reason": finish}],
+        });
+        format!("data: {chunk}\n\n")
+    };
+    let mut events: String = body
+        .split("\n\n")
+        .filter_map(|event| event.strip_prefix("data: "))
+        .filter_map(|data| serde_json::from_str::<serde_json::Value>(data).ok())
+        .filter_map(|event| event.get("delta").cloned())
+        .map(|delta| chunk(json!({"content": delta}), serde_json::Value::Null))
+        .collect();
+    events.push_str(&chunk(json!({}), json!("stop")));
+    events.push_str("data: [DONE]\n\n");
+    Answer {
+        status: 200,
+        content_type: "text/event-stream; charset=utf-8".to_owned(),
+        headers: Vec::new(),
+        body: events.into_bytes(),
     }
 }
 

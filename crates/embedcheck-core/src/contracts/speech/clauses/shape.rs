@@ -16,6 +16,7 @@ pub(crate) fn checks() -> Vec<Check> {
         check!("SPS-004", srt),
         check!("SPS-005", vtt),
         check!("SPS-006", other_rates),
+        check!("SPS-007", stream),
     ]
 }
 
@@ -98,9 +99,12 @@ async fn verbose_json(s: &Session) -> CheckResult {
             .and_then(|j| j.get("segments"))
             .and_then(serde_json::Value::as_array)
             .map_or(0, Vec::len);
+        let segments = match segments {
+            0 => "no segments (optional in OpenAI's types)".to_owned(),
+            n => format!("{} with every required field", counted(n, "segment")),
+        };
         return Ok(Verdict::pass(format!(
-            "language, duration and text as documented, and {} with every required field",
-            counted(segments, "segment")
+            "language, duration and text as documented, and {segments}"
         ))
         .with(&reply.exchange));
     }
@@ -214,4 +218,58 @@ async fn other_rates(s: &Session) -> CheckResult {
         wrong.join("; ")
     ))
     .with_all(exchanges))
+}
+
+/// SPS-007: "The minimal request with stream=true is answered with the JSON transcript
+/// as without it …, refused with a 4xx, or answered 200 text/event-stream whose events
+/// are … transcript.text.delta events …, then exactly one transcript.text.done, last,
+/// whose text is the deltas joined."
+async fn stream(s: &Session) -> CheckResult {
+    let reply = s.send(requests::streamed(s)).await?;
+    if !reply.is_success() {
+        let verdict = if reply.is_client_error() {
+            Verdict::pass(format!(
+                "stream=true refused with {}: the server does not stream, and says so",
+                reply.summary()
+            ))
+        } else {
+            Verdict::fail(format!(
+                "stream=true was answered {}: stream, answer as without it (OpenAI ignores stream for whisper-1), or refuse it with a 4xx",
+                reply.summary()
+            ))
+        };
+        return Ok(verdict.with(&reply.exchange));
+    }
+    let streamed = reply
+        .content_type
+        .as_deref()
+        .is_some_and(|c| c.starts_with("text/event-stream"));
+    if !streamed {
+        return Ok(match json_text(&reply) {
+            Some(_) => Verdict::pass(
+                "stream=true ignored: answered with the JSON transcript, as OpenAI answers it for whisper-1",
+            ),
+            None => Verdict::fail(format!(
+                "stream=true was answered 200 {} that is neither a stream nor JSON text: {}",
+                reply.content_type.as_deref().unwrap_or("without a content type"),
+                shown(&reply.body)
+            )),
+        }
+        .with(&reply.exchange));
+    }
+    let body = String::from_utf8_lossy(&reply.body);
+    Ok(
+        match reply::stream_events(&body).and_then(|events| {
+            reply::streamed_text(&events).map(|text| (events.len(), text))
+        }) {
+            Ok((events, text)) => Verdict::pass(format!(
+                "streamed as OpenAI's events: {events} events, the deltas joined equal to transcript.text.done's text ({} characters)",
+                text.chars().count()
+            )),
+            Err(why) => Verdict::fail(format!(
+                "stream=true was answered with server-sent events, but {why}: the OpenAI SDKs read a transcription stream by event.type (transcript.text.delta, transcript.text.done), so the caller gets no text and no error (vLLM 0.32 streams chat-completion chunks: vllm#49116)"
+            )),
+        }
+        .with(&reply.exchange),
+    )
 }
