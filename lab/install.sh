@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the lab's pieces, each into its own venv under the state dir.
-# Usage: lab/install.sh [model|infinity|vllm|dynamo|llamacpp|litellm|clients|llamaserver|litserve|portkey|qwen3tiny|whispertiny|rerank-clients ...]
+# Usage: lab/install.sh [model|infinity|vllm|dynamo|llamacpp|litellm|clients|llamaserver|litserve|portkey|qwen3tiny|whispertiny|fwserver|rerank-clients ...]
 # With no argument, installs all of them in the order the README gives (rerank-clients only when named).
 # Idempotent: a piece whose venv carries a matching marker is skipped.
 set -euo pipefail
@@ -526,9 +526,35 @@ install_whispertiny() {
   log "whispertiny: installed in $WHISPERTINY_DIR (files sha256 $got, as pinned)"
 }
 
+# faster-whisper-server 0.0.3 from PyPI (faster-whisper 1.2.1, CTranslate2 4.8.5), serving
+# the tiny Whisper converted by CTranslate2's own converter, which needs torch and
+# transformers in the same venv; the converted files are pinned by sha256.
+install_fwserver() {
+  local spec="faster-whisper-server==$FWSERVER_VERSION torch==$TORCH_VERSION transformers==$TRANSFORMERS_VERSION ct2=$WHISPERTINY_CT2_FILES_SHA256"
+  is_done fwserver "$spec" && [ -d "$WHISPERTINY_CT2_DIR" ] && { log "fwserver: already installed"; return; }
+  ensure_uv
+  install_whispertiny
+  log "fwserver: installing faster-whisper-server==$FWSERVER_VERSION"
+  make_venv fwserver
+  uv_install fwserver "faster-whisper-server==$FWSERVER_VERSION" "torch==$TORCH_VERSION" "transformers==$TRANSFORMERS_VERSION"
+  write_lock fwserver
+  local tmp="$WHISPERTINY_CT2_DIR.build" got
+  rm -rf "$tmp" "$WHISPERTINY_CT2_DIR"
+  log "fwserver: converting the tiny Whisper for CTranslate2"
+  run_nice "$(venv_dir fwserver)/bin/ct2-transformers-converter" --model "$WHISPERTINY_DIR" --output_dir "$tmp" \
+    --copy_files tokenizer.json preprocessor_config.json >&2
+  echo "$WHISPERTINY_CT2_MODEL_SHA256  $tmp/model.bin" | sha256sum --check --quiet \
+    || die "fwserver: model.bin sha256 mismatch"
+  got="$(files_sha256 "$tmp")"
+  [ "$got" = "$WHISPERTINY_CT2_FILES_SHA256" ] || die "fwserver: the converted files have sha256 $got, pinned $WHISPERTINY_CT2_FILES_SHA256 (lib.sh)"
+  mv "$tmp" "$WHISPERTINY_CT2_DIR"
+  mark_done fwserver "$spec"
+  log "fwserver: installed"
+}
+
 # ---------------------------------------------------------------- main
 
-ORDER=(model infinity clients vllm dynamo litellm llamacpp llamaserver litserve portkey qwen3tiny whispertiny)
+ORDER=(model infinity clients vllm dynamo litellm llamacpp llamaserver litserve portkey qwen3tiny whispertiny fwserver)
 if [ "$#" -eq 0 ]; then
   set -- "${ORDER[@]}"
 fi
@@ -548,6 +574,7 @@ for piece in "$@"; do
     portkey) install_portkey ;;
     qwen3tiny) install_qwen3tiny ;;
     whispertiny) install_whispertiny ;;
+    fwserver) install_fwserver ;;
     rerank-clients) install_rerank_clients ;;
     *) die "unknown piece '$piece' (one of: ${ORDER[*]})" ;;
   esac

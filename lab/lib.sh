@@ -26,6 +26,8 @@ QWEN3TINY_MARKER="$STATE_DIR/model/.qwen3tiny-installed"
 WHISPERTINY_DIR="$STATE_DIR/model/whisper-tiny-random"
 WHISPERTINY_MARKER="$STATE_DIR/model/.whispertiny-installed"
 WHISPERTINY_NAME="embedcheck/whisper-tiny-random"
+# The tiny Whisper converted for CTranslate2 (faster-whisper-server), by lab/install.sh fwserver.
+WHISPERTINY_CT2_DIR="$STATE_DIR/model/whisper-tiny-random-ct2"
 # llama.cpp's own llama-server, built from the sources vendored in the llama-cpp-python sdist.
 LLAMASERVER_DIR="$STATE_DIR/llama-server"
 LLAMASERVER_BIN="$LLAMASERVER_DIR/bin/llama-server"
@@ -113,6 +115,9 @@ OPENAI_WHISPER_TIKTOKEN_SHA256=b34b360dbb493e781e479794586d661700670d65564001f23
 WHISPERTINY_SAFETENSORS_SHA256=6d542e4688dbbd1aff9465ebe3ac7f7f87ae4e393568c7ae1c271c987e088fc6
 WHISPERTINY_TOKENIZER_SHA256=7e146198186d5e3b9ce7d9d7f131b69b44569eaed9ad64a5516629a6c6a865c4
 WHISPERTINY_FILES_SHA256=7a76dd56982038572fc43ed6e613b777b92b34fb2cf21ee6e40730d5b76849f3
+FWSERVER_VERSION=0.0.3
+WHISPERTINY_CT2_MODEL_SHA256=96c83d778a14e821aad385f578a37620f5410e465c3aa312a7bce2ae5d4bf80a
+WHISPERTINY_CT2_FILES_SHA256=7b993005793ffc1a4de80c258932508ff2fc78297ef4d5305c01c5ca39336dc5
 TORCHVISION_VERSION=0.28.0
 INFINITY_VERSION=0.0.78
 VLLM_VERSION=0.32.0
@@ -135,6 +140,8 @@ TIKTOKEN_CL100K_URL=https://openaipublic.blob.core.windows.net/encodings/cl100k_
 TIKTOKEN_CL100K_SHA256=223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7
 
 ALL_SERVERS=(infinity vllm dynamo llamacpp litellm llamaserver litserve portkey)
+# The speech servers, each serving the tiny Whisper (fwserver serves nothing else).
+SPEECH_SERVERS=(vllm+whispertiny fwserver+whispertiny)
 # Misconfigured on purpose: a base server's command plus the options in variant_args.
 VARIANT_SERVERS=(vllm-cls vllm-matryoshka llamaserver-cls llamaserver-last llamaserver-mean)
 # The instances serving the tiny Qwen3-Embedding (and, last, its variant without the EOS).
@@ -161,6 +168,7 @@ default_port() {
     llamaserver) port=18006 ;;
     litserve) port=18007 ;;
     portkey) port=18008 ;;
+    fwserver) port=18009 ;;
     vllm-cls) port=18012 ;;
     llamaserver-cls) port=18016 ;;
     vllm-matryoshka) port=18022 ;;

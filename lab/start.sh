@@ -2,7 +2,8 @@
 # Starts one server on 127.0.0.1:PORT in its own session, with a PID file and a log in the
 # state dir, waits until it serves, and prints its base URL.
 # Usage: lab/start.sh SERVER[+MODEL] [PORT] [MODEL]
-#   SERVER: infinity | vllm | dynamo | llamacpp | litellm | llamaserver | litserve | portkey, or a
+#   SERVER: infinity | vllm | dynamo | llamacpp | litellm | llamaserver | litserve | portkey |
+#           fwserver (faster-whisper-server, speech only: fwserver+whispertiny), or a
 #           misconfigured variant (base server's command plus variant_args in lib.sh):
 #           vllm-cls | vllm-matryoshka | llamaserver-cls | llamaserver-last | llamaserver-mean
 #   MODEL:  minilm (the default: all-MiniLM-L6-v2) | qwen3tiny | qwen3tiny-noeos (lab/install.sh
@@ -110,6 +111,10 @@ YAML
   litserve)
     cmd=("$venv/bin/python" "$LAB_DIR/libexec/litserve_server.py" "$MODEL_DIR" "$port")
     ;;
+  fwserver)
+    [ "$LAB_MODEL" = whispertiny ] || die "fwserver serves speech only: start fwserver+whispertiny"
+    cmd=("$venv/bin/faster-whisper-server" "$WHISPERTINY_CT2_DIR" --host 127.0.0.1 --port "$port")
+    ;;
   portkey)
     backend="${PORTKEY_BACKEND:-infinity}"
     [ "$LAB_MODEL" = minilm ] || [[ "$backend" == *+* ]] || backend="$backend+$LAB_MODEL"
@@ -150,6 +155,11 @@ echo "$port" >"$(port_file "$server")"
 serves() {
   case "$piece" in
     vllm | llamaserver) curl_local -f -o /dev/null --max-time 5 "$base/health" 2>/dev/null || return 1 ;;
+    fwserver)
+      # No /v1/models: /health once it listens (the model is loaded before).
+      curl_local -f -o /dev/null --max-time 5 "$base/health" 2>/dev/null
+      return
+      ;;
     litellm) curl_local -f -o /dev/null --max-time 5 "$base/health/liveliness" 2>/dev/null || return 1 ;;
     litserve)
       # No /v1/models: /health answers 200 once the inference worker has loaded the model,
