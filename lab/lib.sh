@@ -26,6 +26,11 @@ QWEN3TINY_MARKER="$STATE_DIR/model/.qwen3tiny-installed"
 WHISPERTINY_DIR="$STATE_DIR/model/whisper-tiny-random"
 WHISPERTINY_MARKER="$STATE_DIR/model/.whispertiny-installed"
 WHISPERTINY_NAME="embedcheck/whisper-tiny-random"
+# whisper.cpp's server and the tiny Whisper as its ggml file (F16 weights: an F32 file aborts
+# on its first request), by lab/install.sh whispercpp.
+WHISPERCPP_DIR="$STATE_DIR/whisper-server"
+WHISPERCPP_BIN="$WHISPERCPP_DIR/bin/whisper-server"
+WHISPERTINY_GGML="$STATE_DIR/model/whisper-tiny-random-f16.bin"
 # The tiny Whisper converted for CTranslate2 (faster-whisper-server), by lab/install.sh fwserver.
 WHISPERTINY_CT2_DIR="$STATE_DIR/model/whisper-tiny-random-ct2"
 # llama.cpp's own llama-server, built from the sources vendored in the llama-cpp-python sdist.
@@ -116,6 +121,9 @@ WHISPERTINY_SAFETENSORS_SHA256=6d542e4688dbbd1aff9465ebe3ac7f7f87ae4e393568c7ae1
 WHISPERTINY_TOKENIZER_SHA256=7e146198186d5e3b9ce7d9d7f131b69b44569eaed9ad64a5516629a6c6a865c4
 WHISPERTINY_FILES_SHA256=7a76dd56982038572fc43ed6e613b777b92b34fb2cf21ee6e40730d5b76849f3
 FWSERVER_VERSION=0.0.3
+# whisper.cpp's whisper-server, built from the whisper.cpp vendored in the pywhispercpp sdist.
+PYWHISPERCPP_VERSION=1.5.1
+PYWHISPERCPP_SDIST_SHA256=5df897e5dd9d9f16804fc937bd85b9f5880a0b29a55f8843585e0e03d76195e5
 WHISPERTINY_CT2_MODEL_SHA256=96c83d778a14e821aad385f578a37620f5410e465c3aa312a7bce2ae5d4bf80a
 WHISPERTINY_CT2_FILES_SHA256=7b993005793ffc1a4de80c258932508ff2fc78297ef4d5305c01c5ca39336dc5
 TORCHVISION_VERSION=0.28.0
@@ -141,7 +149,7 @@ TIKTOKEN_CL100K_SHA256=223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe
 
 ALL_SERVERS=(infinity vllm dynamo llamacpp litellm llamaserver litserve portkey)
 # The speech servers, each serving the tiny Whisper (fwserver serves nothing else).
-SPEECH_SERVERS=(vllm+whispertiny fwserver+whispertiny)
+SPEECH_SERVERS=(vllm+whispertiny fwserver+whispertiny whispercpp+whispertiny)
 # Misconfigured on purpose: a base server's command plus the options in variant_args.
 VARIANT_SERVERS=(vllm-cls vllm-matryoshka llamaserver-cls llamaserver-last llamaserver-mean)
 # The instances serving the tiny Qwen3-Embedding (and, last, its variant without the EOS).
@@ -169,6 +177,7 @@ default_port() {
     litserve) port=18007 ;;
     portkey) port=18008 ;;
     fwserver) port=18009 ;;
+    whispercpp) port=18010 ;;
     vllm-cls) port=18012 ;;
     llamaserver-cls) port=18016 ;;
     vllm-matryoshka) port=18022 ;;
@@ -227,6 +236,7 @@ venv_dir() { echo "$VENVS_DIR/$1"; }
 piece_marker() {
   case "$1" in
     llamaserver) echo "$LLAMASERVER_DIR/.lab-installed" ;;
+    whispercpp) echo "$WHISPERCPP_DIR/.lab-installed" ;;
     portkey) echo "$PORTKEY_DIR/.lab-installed" ;;
     *) echo "$(venv_dir "$1")/.lab-installed" ;;
   esac

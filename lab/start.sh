@@ -3,7 +3,8 @@
 # state dir, waits until it serves, and prints its base URL.
 # Usage: lab/start.sh SERVER[+MODEL] [PORT] [MODEL]
 #   SERVER: infinity | vllm | dynamo | llamacpp | litellm | llamaserver | litserve | portkey |
-#           fwserver (faster-whisper-server, speech only: fwserver+whispertiny), or a
+#           fwserver (faster-whisper-server) | whispercpp (whisper.cpp's whisper-server), both
+#           speech only (fwserver+whispertiny, whispercpp+whispertiny), or a
 #           misconfigured variant (base server's command plus variant_args in lib.sh):
 #           vllm-cls | vllm-matryoshka | llamaserver-cls | llamaserver-last | llamaserver-mean
 #   MODEL:  minilm (the default: all-MiniLM-L6-v2) | qwen3tiny | qwen3tiny-noeos (lab/install.sh
@@ -111,6 +112,13 @@ YAML
   litserve)
     cmd=("$venv/bin/python" "$LAB_DIR/libexec/litserve_server.py" "$MODEL_DIR" "$port")
     ;;
+  whispercpp)
+    [ "$LAB_MODEL" = whispertiny ] || die "whispercpp serves speech only: start whispercpp+whispertiny"
+    [ -s "$WHISPERTINY_GGML" ] || die "no ggml model at $WHISPERTINY_GGML: run lab/install.sh whispercpp"
+    # OpenAI's route as its inference path, as its README suggests for OpenAI clients.
+    cmd=("$WHISPERCPP_BIN" -m "$WHISPERTINY_GGML" --host 127.0.0.1 --port "$port"
+      --inference-path /v1/audio/transcriptions -t 2)
+    ;;
   fwserver)
     [ "$LAB_MODEL" = whispertiny ] || die "fwserver serves speech only: start fwserver+whispertiny"
     cmd=("$venv/bin/faster-whisper-server" "$WHISPERTINY_CT2_DIR" --host 127.0.0.1 --port "$port")
@@ -155,7 +163,7 @@ echo "$port" >"$(port_file "$server")"
 serves() {
   case "$piece" in
     vllm | llamaserver) curl_local -f -o /dev/null --max-time 5 "$base/health" 2>/dev/null || return 1 ;;
-    fwserver)
+    fwserver | whispercpp)
       # No /v1/models: /health once it listens (the model is loaded before).
       curl_local -f -o /dev/null --max-time 5 "$base/health" 2>/dev/null
       return
