@@ -151,17 +151,34 @@ async fn subtitles(s: &Session, format: Subtitles) -> CheckResult {
 /// The verdict where a format's answer is not a 200: a 4xx is the server saying it
 /// does not offer the format (its policy), anything else fails.
 fn refused_or_failed(reply: &crate::http::Reply, format: &str) -> Option<Verdict> {
+    refused_or_answered(
+        reply,
+        &format!("response_format {format}"),
+        "does not offer it",
+        "answer it, or refuse a format not offered with a 4xx",
+    )
+}
+
+/// The verdict where the answer to an option (`asked`) is not a 200: a 4xx is the
+/// server saying it `declines` (its policy, which passes), anything else fails with
+/// `remedy`.
+fn refused_or_answered(
+    reply: &crate::http::Reply,
+    asked: &str,
+    declines: &str,
+    remedy: &str,
+) -> Option<Verdict> {
     if reply.is_success() {
         return None;
     }
     let verdict = if reply.is_client_error() {
         Verdict::pass(format!(
-            "response_format {format} refused with {}: the server does not offer it, and says so",
+            "{asked} refused with {}: the server {declines}, and says so",
             reply.summary()
         ))
     } else {
         Verdict::fail(format!(
-            "response_format {format} was answered {}: answer it, or refuse a format not offered with a 4xx",
+            "{asked} was answered {}: {remedy}",
             reply.summary()
         ))
     };
@@ -226,19 +243,13 @@ async fn other_rates(s: &Session) -> CheckResult {
 /// whose text is the deltas joined."
 async fn stream(s: &Session) -> CheckResult {
     let reply = s.send(requests::streamed(s)).await?;
-    if !reply.is_success() {
-        let verdict = if reply.is_client_error() {
-            Verdict::pass(format!(
-                "stream=true refused with {}: the server does not stream, and says so",
-                reply.summary()
-            ))
-        } else {
-            Verdict::fail(format!(
-                "stream=true was answered {}: stream, answer as without it (OpenAI ignores stream for whisper-1), or refuse it with a 4xx",
-                reply.summary()
-            ))
-        };
-        return Ok(verdict.with(&reply.exchange));
+    if let Some(verdict) = refused_or_answered(
+        &reply,
+        "stream=true",
+        "does not stream",
+        "stream, answer as without it (OpenAI ignores stream for whisper-1), or refuse it with a 4xx",
+    ) {
+        return Ok(verdict);
     }
     let streamed = reply
         .content_type
