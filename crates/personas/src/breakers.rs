@@ -203,10 +203,19 @@ static BREAKERS: &[Breaker] = &[
     // vLLM 0.32 without PyAV refuses 8 kHz stereo as an unsupported file.
     ("SPS-006", || quirks(&[Quirk::Speech(SpeechQuirk::SixteenKilohertzMonoOnly)])),
     ("SPS-007", || quirks(&[Quirk::Speech(SpeechQuirk::ChatChunkStream)])),
+    // vLLM 0.32 answers response_format text with the JSON envelope on translations
+    // as on transcriptions (measured in the lab, 2026-12-05).
+    ("SPS-008", || quirks(&[Quirk::Speech(SpeechQuirk::TextAsJson)])),
     // faster-whisper-server answers 500 to a file it cannot decode.
     ("SPE-001", || quirks(&[Quirk::Speech(SpeechQuirk::RefusalsAs500)])),
-    // whisper.cpp's server refuses with 400 text/plain "Invalid request".
-    ("SPE-002", || quirks(&[Quirk::Speech(SpeechQuirk::PlainTextRefusals)])),
+    // whisper.cpp's server refuses with 400 text/plain "Invalid request", and has no
+    // translations route.
+    ("SPE-002", || {
+        quirks(&[
+            Quirk::Speech(SpeechQuirk::PlainTextRefusals),
+            Quirk::Speech(SpeechQuirk::NoTranslations),
+        ])
+    }),
     // faster-whisper-server answers 500 to a 26 MiB upload.
     ("SPE-003", || quirks(&[Quirk::Speech(SpeechQuirk::RefusalsAs500)])),
     // faster-whisper-server 0.0.3 answers language=english (and xx) 500 text/plain

@@ -19,6 +19,7 @@ use serde::Serialize;
 pub use embeddings::KNOWN_FIELDS;
 pub use error::ApiError;
 pub use rerank::{RERANK_FIELDS, pair_logit, rerank_logit, rerank_score};
+use speech::Task;
 pub use speech::{MAX_AUDIO_BYTES, SPEECH_FIELDS};
 
 use crate::config::Config;
@@ -82,6 +83,7 @@ enum Route {
     Models,
     Rerank,
     Transcriptions,
+    Translations,
 }
 
 impl Route {
@@ -91,6 +93,7 @@ impl Route {
             "/v1/models" | "/models" => Some(Self::Models),
             "/v1/rerank" | "/rerank" | "/v2/rerank" => Some(Self::Rerank),
             "/v1/audio/transcriptions" | "/audio/transcriptions" => Some(Self::Transcriptions),
+            "/v1/audio/translations" | "/audio/translations" => Some(Self::Translations),
             _ => None,
         }
     }
@@ -100,14 +103,16 @@ impl Route {
     /// configured limit.
     fn max_body_bytes(self, config: &Config) -> usize {
         match self {
-            Self::Transcriptions => config.max_body_bytes.max(MAX_AUDIO_BYTES + 16 * 1024),
+            Self::Transcriptions | Self::Translations => {
+                config.max_body_bytes.max(MAX_AUDIO_BYTES + 16 * 1024)
+            }
             Self::Embeddings | Self::Models | Self::Rerank => config.max_body_bytes,
         }
     }
 
     fn method(self) -> &'static str {
         match self {
-            Self::Embeddings | Self::Rerank | Self::Transcriptions => "POST",
+            Self::Embeddings | Self::Rerank | Self::Transcriptions | Self::Translations => "POST",
             Self::Models => "GET",
         }
     }
@@ -153,7 +158,7 @@ impl Engine {
         if request.body.len() > route.max_body_bytes(&self.config) {
             // An upload is refused for its file's size, as OpenAI words it.
             let limit = match route {
-                Route::Transcriptions => MAX_AUDIO_BYTES,
+                Route::Transcriptions | Route::Translations => MAX_AUDIO_BYTES,
                 _ => route.max_body_bytes(&self.config),
             };
             return Err(ApiError::PayloadTooLarge { limit });
@@ -161,7 +166,8 @@ impl Engine {
         match route {
             Route::Embeddings => self.embeddings(request),
             Route::Rerank => self.rerank(request),
-            Route::Transcriptions => self.transcribe(request),
+            Route::Transcriptions => self.speech(request, Task::Transcribe),
+            Route::Translations => self.speech(request, Task::Translate),
             Route::Models => Ok(HttpResponse::json(200, &ModelList::of(&self.config))),
         }
     }

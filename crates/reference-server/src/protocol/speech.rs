@@ -1,5 +1,7 @@
-//! `POST /v1/audio/transcriptions`: OpenAI's speech-to-text, answered by a
-//! deterministic transcriber (`audio`) in each documented `response_format`.
+//! `POST /v1/audio/transcriptions` and `/v1/audio/translations`: OpenAI's
+//! speech-to-text, answered by a deterministic transcriber (`audio`) in each documented
+//! `response_format`. The transcriber hears English words, so a translation is the
+//! transcript.
 
 mod audio;
 mod form;
@@ -22,6 +24,36 @@ pub const SPEECH_FIELDS: [&str; 10] = [
     "chunking_strategy",
     "include[]",
 ];
+
+/// The form fields OpenAI's `CreateTranslationRequest` has: no `language` (the output
+/// is English), no streaming.
+const TRANSLATION_FIELDS: [&str; 5] = ["file", "model", "prompt", "response_format", "temperature"];
+
+/// What a speech route does with the clip. OpenAI's two audio routes take the same
+/// upload and answer in the same formats; translations take fewer fields.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Task {
+    Transcribe,
+    Translate,
+}
+
+impl Task {
+    /// The form fields the route accepts.
+    fn fields(self) -> &'static [&'static str] {
+        match self {
+            Task::Transcribe => &SPEECH_FIELDS,
+            Task::Translate => &TRANSLATION_FIELDS,
+        }
+    }
+
+    /// The `task` of a `verbose_json` answer.
+    fn name(self) -> &'static str {
+        match self {
+            Task::Transcribe => "transcribe",
+            Task::Translate => "translate",
+        }
+    }
+}
 
 /// OpenAI's upload limit: 25 MiB, refused with 413 above it.
 pub const MAX_AUDIO_BYTES: usize = 26_214_400;
@@ -47,20 +79,28 @@ enum Format {
 }
 
 impl Engine {
-    pub(super) fn transcribe(&self, request: &HttpRequest<'_>) -> Result<HttpResponse, ApiError> {
-        let read = self.read_transcription(request)?;
+    pub(super) fn speech(
+        &self,
+        request: &HttpRequest<'_>,
+        task: Task,
+    ) -> Result<HttpResponse, ApiError> {
+        let read = self.read_speech(request, task)?;
         let heard = audio::hear(read.audio)?;
         Ok(match (read.stream, read.format) {
             (true, Format::Json | Format::Text) => streamed(&heard),
-            _ => answer(&heard, read.format),
+            _ => answer(&heard, read.format, task),
         })
     }
 
-    fn read_transcription<'a>(&self, request: &HttpRequest<'a>) -> Result<Request<'a>, ApiError> {
+    fn read_speech<'a>(
+        &self,
+        request: &HttpRequest<'a>,
+        task: Task,
+    ) -> Result<Request<'a>, ApiError> {
         let parts = form::parts(request.content_type, request.body)?;
         if let Some(unknown) = parts
             .iter()
-            .find(|p| !SPEECH_FIELDS.contains(&p.name.as_str()))
+            .find(|p| !task.fields().contains(&p.name.as_str()))
         {
             return Err(ApiError::UnrecognizedArgument(unknown.name.clone()));
         }
@@ -182,7 +222,7 @@ fn round_ms(seconds: f64) -> f64 {
     (seconds * 1000.0).round() / 1000.0
 }
 
-fn answer(heard: &audio::Heard, format: Format) -> HttpResponse {
+fn answer(heard: &audio::Heard, format: Format, task: Task) -> HttpResponse {
     let text = heard.words.join(" ");
     let usage = json!({"type": "duration", "seconds": heard.seconds.ceil() as u64});
     match format {
@@ -191,7 +231,7 @@ fn answer(heard: &audio::Heard, format: Format) -> HttpResponse {
         Format::VerboseJson => HttpResponse::json(
             200,
             &json!({
-                "task": "transcribe",
+                "task": task.name(),
                 "language": "english",
                 "duration": heard.seconds,
                 "text": text,
@@ -297,6 +337,10 @@ mod tests {
     type Fields<'a> = &'a [(&'a str, &'a [u8])];
 
     fn send(fields: Fields<'_>) -> HttpResponse {
+        send_to("/v1/audio/transcriptions", fields)
+    }
+
+    fn send_to(path: &str, fields: Fields<'_>) -> HttpResponse {
         let mut body = Vec::new();
         for (name, value) in fields {
             let file = if *name == "file" {
@@ -314,7 +358,7 @@ mod tests {
         body.extend_from_slice(b"--B--\r\n");
         Engine::new(Config::default()).handle(&HttpRequest {
             method: "POST",
-            path: "/v1/audio/transcriptions",
+            path,
             authorization: None,
             content_type: Some("multipart/form-data; boundary=B"),
             body: &body,
@@ -419,6 +463,33 @@ mod tests {
                 (status, Some(param))
             );
         }
+    }
+
+    #[test]
+    fn a_translation_is_the_transcript_and_takes_no_language() {
+        let clip = clip();
+        let fields: Fields<'_> = &[
+            ("file", &clip),
+            ("model", b"embedcheck-reference"),
+            ("response_format", b"verbose_json"),
+        ];
+        let transcribed: Value = serde_json::from_slice(&send(fields).body).unwrap();
+        let translated = send_to("/v1/audio/translations", fields);
+        let translated: Value = serde_json::from_slice(&translated.body).unwrap();
+        assert_eq!(translated["text"], transcribed["text"]);
+        assert_eq!(
+            (&translated["task"], &translated["language"]),
+            (&"translate".into(), &"english".into())
+        );
+        let with_language = send_to(
+            "/v1/audio/translations",
+            &[
+                ("file", &clip),
+                ("model", b"embedcheck-reference"),
+                ("language", b"en"),
+            ],
+        );
+        assert_eq!(with_language.status, 400);
     }
 
     #[test]

@@ -23,6 +23,13 @@ pub const ROUTE: Route = Route {
     vendor_fields: false,
 };
 
+/// `POST {base}/audio/translations`: the same upload as a transcription, fewer fields
+/// (no `language`, no `stream`), the text in English. A server may not offer it.
+pub const TRANSLATIONS: Route = Route {
+    path: "audio/translations",
+    ..ROUTE
+};
+
 /// The clip every clause sends unless it needs another, made once.
 pub(crate) fn clip() -> &'static Clip {
     static CLIP: OnceLock<Clip> = OnceLock::new();
@@ -147,6 +154,17 @@ pub(crate) const OTHER_FORMATS: [&str; 4] = ["text", "srt", "vtt", "verbose_json
 /// The canonical clip asked for in `response_format` `format`.
 pub(crate) fn in_format(s: &Session, format: &str) -> Probe {
     Probe::form(ROUTE, form(s, clip()).text("response_format", format))
+}
+
+/// The canonical clip sent for translation, in `response_format` `format` where one is
+/// given (SPS-008): as openai-python's `audio.translations.create` sends it.
+pub(crate) fn translated(s: &Session, format: Option<&str>) -> Probe {
+    let form = form(s, clip());
+    let form = match format {
+        Some(format) => form.text("response_format", format),
+        None => form,
+    };
+    Probe::form(TRANSLATIONS, form)
 }
 
 /// The minimal request with `stream: true` (SPS-007).

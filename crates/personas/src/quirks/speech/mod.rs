@@ -1,5 +1,5 @@
-//! How real servers depart from OpenAI's speech-to-text route
-//! (`POST /v1/audio/transcriptions`), each with the source it was read or measured
+//! How real servers depart from OpenAI's speech-to-text routes
+//! (`POST /v1/audio/transcriptions` and `/translations`), each with the source it was read or measured
 //! from (`speech-notes.md` §3).
 
 use crate::wire::{Answer, Incoming};
@@ -12,8 +12,13 @@ pub enum SpeechQuirk {
     /// Infinity, llama.cpp's llama-server, Ollama, Dynamo 1.6.1, which has no batch
     /// route yet, and vLLM serving an embedding or rerank model).
     NotServed,
+    /// No translations route: 404, as whisper.cpp 1.8.5's `whisper-server`, which
+    /// translates on its one route when the form says `translate=true`
+    /// (speech-notes.md §3.3).
+    NoTranslations,
     /// Answers `response_format: text` with the JSON envelope as `application/json`,
-    /// as vLLM 0.32 does (vllm#49095, measured in the lab: speech-notes.md §3.1).
+    /// on both audio routes, as vLLM 0.32 does (vllm#49095; measured in the lab on
+    /// transcriptions and, on 2026-12-05, translations: speech-notes.md §3.1).
     TextAsJson,
     /// Answers the minimal request's JSON as plain text: what a client reading
     /// `["text"]` of a JSON answer cannot read.
@@ -49,8 +54,12 @@ pub enum SpeechQuirk {
 impl SpeechQuirk {
     /// Answers the request outright where the route is not served.
     pub(crate) fn before(&self, request: &Incoming) -> Option<Answer> {
-        (*self == SpeechQuirk::NotServed && is_speech(request))
-            .then(|| Answer::plain_text(404, "Not Found"))
+        let absent = match self {
+            SpeechQuirk::NotServed => is_speech(request),
+            SpeechQuirk::NoTranslations => request.path.ends_with("/audio/translations"),
+            _ => false,
+        };
+        absent.then(|| Answer::plain_text(404, "Not Found"))
     }
 
     /// Rewrites a speech answer.
@@ -88,7 +97,7 @@ impl SpeechQuirk {
             return;
         }
         match self {
-            SpeechQuirk::NotServed => {}
+            SpeechQuirk::NotServed | SpeechQuirk::NoTranslations => {}
             SpeechQuirk::TextAsJson if format.as_deref() == Some("text") => {
                 let text = String::from_utf8_lossy(&answer.body).trim_end().to_owned();
                 *answer = Answer::json_body(200, &json!({"text": text}));
@@ -135,7 +144,10 @@ impl SpeechQuirk {
             SpeechQuirk::RefusalsAs500 if has_file(request) => {
                 *answer = Answer::plain_text(500, "Internal Server Error");
             }
-            SpeechQuirk::PlainTextRefusals => *answer = Answer::plain_text(400, "Invalid request"),
+            // A route that is absent is not the handler's refusal.
+            SpeechQuirk::PlainTextRefusals if answer.status != 404 => {
+                *answer = Answer::plain_text(400, "Invalid request");
+            }
             _ => {}
         }
     }
@@ -188,9 +200,11 @@ fn has_file(request: &Incoming) -> bool {
     String::from_utf8_lossy(&request.body).contains("name=\"file\"")
 }
 
-/// Whether the request went to the speech-to-text route.
+/// Whether the request went to a speech-to-text route.
 fn is_speech(request: &Incoming) -> bool {
-    request.path.ends_with("/audio/transcriptions")
+    ["/audio/transcriptions", "/audio/translations"]
+        .iter()
+        .any(|route| request.path.ends_with(route))
 }
 
 /// A text field of a multipart request, found by its part's name.

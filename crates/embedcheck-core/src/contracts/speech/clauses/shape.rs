@@ -4,7 +4,7 @@
 use crate::clauses::{Check, CheckResult, check};
 use crate::contracts::speech::reply::{self, Subtitles};
 use crate::contracts::speech::requests::{self, json_text};
-use crate::http::excerpt;
+use crate::http::{Reply, excerpt};
 use crate::session::Session;
 use crate::verdict::Verdict;
 
@@ -17,6 +17,7 @@ pub(crate) fn checks() -> Vec<Check> {
         check!("SPS-005", vtt),
         check!("SPS-006", other_rates),
         check!("SPS-007", stream),
+        check!("SPS-008", translations),
     ]
 }
 
@@ -31,29 +32,33 @@ async fn minimal_request(s: &Session) -> CheckResult {
         ))
         .with(&reply.exchange));
     }
-    let what = match (&reply.json, json_text(&reply)) {
-        (_, Some(text)) => {
-            return Ok(Verdict::pass(format!(
-                "200 with a JSON object whose text is a string of {} characters",
-                text.chars().count()
-            ))
-            .with(&reply.exchange));
-        }
-        (None, None) => format!(
+    Ok(match json_text(&reply) {
+        Some(text) => Verdict::pass(format!(
+            "200 with a JSON object whose text is a string of {} characters",
+            text.chars().count()
+        )),
+        None => Verdict::fail(format!(
+            "answered 200 with {}: the OpenAI SDKs parse Transcription(text) and Open WebUI reads r.json()['text']",
+            not_json_text(&reply)
+        )),
+    }
+    .with(&reply.exchange))
+}
+
+/// What a 200 that should be JSON with a string `text` held instead.
+fn not_json_text(reply: &Reply) -> String {
+    match &reply.json {
+        None => format!(
             "a body that is not JSON ({}: {})",
             reply.content_type.as_deref().unwrap_or("no content type"),
             shown(&reply.body)
         ),
-        (Some(json), None) => format!(
+        Some(json) => format!(
             "JSON whose text is {}: {}",
             crate::json::kind(json.get("text")),
             shown(&reply.body)
         ),
-    };
-    Ok(Verdict::fail(format!(
-        "answered 200 with {what}: the OpenAI SDKs parse Transcription(text) and Open WebUI reads r.json()['text']"
-    ))
-    .with(&reply.exchange))
+    }
 }
 
 /// SPS-002: "response_format text is answered 200 with the transcript itself as the
@@ -150,7 +155,7 @@ async fn subtitles(s: &Session, format: Subtitles) -> CheckResult {
 
 /// The verdict where a format's answer is not a 200: a 4xx is the server saying it
 /// does not offer the format (its policy), anything else fails.
-fn refused_or_failed(reply: &crate::http::Reply, format: &str) -> Option<Verdict> {
+fn refused_or_failed(reply: &Reply, format: &str) -> Option<Verdict> {
     refused_or_answered(
         reply,
         &format!("response_format {format}"),
@@ -163,7 +168,7 @@ fn refused_or_failed(reply: &crate::http::Reply, format: &str) -> Option<Verdict
 /// server saying it `declines` (its policy, which passes), anything else fails with
 /// `remedy`.
 fn refused_or_answered(
-    reply: &crate::http::Reply,
+    reply: &Reply,
     asked: &str,
     declines: &str,
     remedy: &str,
@@ -283,4 +288,60 @@ async fn stream(s: &Session) -> CheckResult {
         }
         .with(&reply.exchange),
     )
+}
+
+/// SPS-008: "Where the server offers POST /v1/audio/translations, the translation of
+/// the clip with only file and model is answered 200 with a JSON object whose text is
+/// a string, and with response_format text the bare text or a 4xx; never the JSON
+/// envelope as text, never a 5xx. A route that is absent is not judged."
+async fn translations(s: &Session) -> CheckResult {
+    let json = s.send(requests::translated(s, None)).await?;
+    if json.is_absent() {
+        return Ok(Verdict::skip(format!(
+            "translations are not offered: the translation request to {} was answered {}",
+            s.transport().target().url(&requests::TRANSLATIONS).path(),
+            json.summary()
+        ))
+        .with(&json.exchange));
+    }
+    if let Some(verdict) = refused_or_answered(
+        &json,
+        "the translation of the clip (file and model)",
+        "does not translate with this model",
+        "answer it as OpenAI's Translation, or refuse it with a 4xx",
+    ) {
+        return Ok(verdict);
+    }
+    let Some(translated) = json_text(&json) else {
+        return Ok(Verdict::fail(format!(
+            "the translation was answered 200 with {}: openai-python's audio.translations.create parses Translation(text)",
+            not_json_text(&json)
+        ))
+        .with(&json.exchange));
+    };
+    let chars = translated.chars().count();
+    let text = s.send(requests::translated(s, Some("text"))).await?;
+    let exchanges = [&json.exchange, &text.exchange];
+    if text.is_success() && json_text(&text).is_some() {
+        return Ok(Verdict::fail(format!(
+            "translations answer response_format text with the JSON envelope {}: the OpenAI SDKs return a text answer's body as the translation, so every user gets that JSON as their text (vLLM does so on both audio routes, vllm#49095)",
+            shown(&text.body)
+        ))
+        .with_all(exchanges));
+    }
+    let plain = if text.is_success() {
+        "response_format text as the bare text".to_owned()
+    } else if text.is_client_error() {
+        format!("response_format text refused with {}", text.summary())
+    } else {
+        return Ok(Verdict::fail(format!(
+            "the translation was answered as JSON, but with response_format text {}: answer it, or refuse a format not offered with a 4xx",
+            text.summary()
+        ))
+        .with_all(exchanges));
+    };
+    Ok(Verdict::pass(format!(
+        "translated as JSON whose text is a string ({chars} characters), and {plain}"
+    ))
+    .with_all(exchanges))
 }
