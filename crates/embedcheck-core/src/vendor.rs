@@ -1,5 +1,6 @@
-//! Vendor profiles: what a hosted API documents about its embeddings endpoint, each
-//! fact with its source (`specs/vendors/NAME.toml`, shipped in the binary).
+//! Vendor profiles: what a hosted API documents about its embeddings endpoint, and
+//! where it serves speech-to-text, each fact with its source
+//! (`specs/vendors/NAME.toml`, shipped in the binary).
 //!
 //! A profile changes how a run *addresses* the vendor: the header that carries the
 //! key, whether `model` is sent, the vendor's names for `dimensions` and
@@ -14,6 +15,7 @@
 //! ```
 
 use crate::contracts::embeddings::EmbeddingsSettings;
+use crate::contracts::speech::SpeechSettings;
 use crate::expectations::{Expectation, Expectations};
 use crate::http::{AccessError, Fields, KeyHeader};
 use crate::session::Settings;
@@ -23,8 +25,9 @@ use std::path::Path;
 use thiserror::Error;
 
 /// The profiles shipped with the suite, by name.
-const SHIPPED: [(&str, &str); 13] = [
+const SHIPPED: [(&str, &str); 14] = [
     ("openai", include_str!("../specs/vendors/openai.toml")),
+    ("groq", include_str!("../specs/vendors/groq.toml")),
     ("azure", include_str!("../specs/vendors/azure.toml")),
     ("azure-v1", include_str!("../specs/vendors/azure-v1.toml")),
     (
@@ -105,6 +108,13 @@ pub struct Profile {
     pub sources: Vec<String>,
     #[serde(default)]
     pub notes: Vec<String>,
+    /// The URL of the vendor's speech-to-text route to give `--endpoint`, placeholders
+    /// in braces, where it serves one: on Azure a deployment of its own, so speech is
+    /// a run of its own there.
+    pub speech_endpoint: Option<String>,
+    /// The documented model the speech clauses name unless `--speech-model` does:
+    /// a vendor's models route lists chat models first.
+    pub speech_model: Option<String>,
     /// Deviations from the contract the vendor documents, by clause ID.
     #[serde(default)]
     pub documented: BTreeMap<String, Expectation>,
@@ -187,13 +197,18 @@ impl Profile {
     /// The run's settings for this vendor: off this machine, the large batch never
     /// exceeds the documented batch limit (a larger one is refused for its size and
     /// billed for nothing); the documented per-input limit stands in for a declared
-    /// one, so the limit search does not pay to find it.
+    /// one, so the limit search does not pay to find it; the documented speech model
+    /// stands in for `--speech-model`.
     pub fn adjust(&self, settings: &mut Settings, loopback: bool) {
         let embeddings = settings.contracts.get_mut::<EmbeddingsSettings>();
         if let (false, Some(max)) = (loopback, self.max_inputs) {
             embeddings.large_batch = embeddings.large_batch.min(max as usize);
         }
         embeddings.max_input_tokens = embeddings.max_input_tokens.or(self.max_input_tokens);
+        let speech = settings.contracts.get_mut::<SpeechSettings>();
+        if speech.model.is_none() {
+            speech.model.clone_from(&self.speech_model);
+        }
     }
 
     /// The documented deviations, shown as `fail (documented)` with their links.
@@ -232,6 +247,9 @@ impl Profile {
             parts.push(format!("encodings {}", encodings.join("|")));
         }
         parts.push(format!("error bodies {:?}", self.error_shape).to_lowercase());
+        if let Some(model) = &self.speech_model {
+            parts.push(format!("speech model {model}"));
+        }
         format!(
             "vendor profile {} ({}): {}; {} documented deviations",
             self.name,
@@ -314,6 +332,46 @@ mod tests {
         voyage.adjust(&mut remote, false);
         assert_eq!(embeddings(&remote).large_batch, 1000);
         assert_eq!(voyage.fields().name("dimensions"), "output_dimension");
+    }
+
+    /// A vendor's models route lists chat models first: its profile names the speech
+    /// model, which `--speech-model` overrides.
+    #[test]
+    fn a_profile_names_the_speech_model_unless_the_user_does() {
+        let groq = Profile::named("groq").unwrap();
+        let speech = |settings: &Settings| {
+            settings
+                .contracts
+                .get::<SpeechSettings>()
+                .and_then(|s| s.model.clone())
+        };
+        let mut settings = Settings::default();
+        groq.adjust(&mut settings, false);
+        assert_eq!(speech(&settings).as_deref(), Some("whisper-large-v3"));
+        let mut named = Settings::default();
+        named.contracts.get_mut::<SpeechSettings>().model = Some("whisper-large-v3-turbo".into());
+        groq.adjust(&mut named, false);
+        assert_eq!(speech(&named).as_deref(), Some("whisper-large-v3-turbo"));
+        assert!(groq.summary().contains("speech model whisper-large-v3"));
+    }
+
+    /// Each speech URL a profile gives is one `--endpoint` reads as the speech route.
+    #[test]
+    fn every_speech_endpoint_is_a_speech_route() {
+        for name in Profile::names() {
+            let profile = Profile::named(name).unwrap();
+            let Some(url) = &profile.speech_endpoint else {
+                continue;
+            };
+            let url = url.replace(['{', '}'], "");
+            let target = crate::contracts::target(&url).unwrap_or_else(|e| panic!("{name}: {e}"));
+            let route = target.url(&crate::contracts::speech::requests::ROUTE);
+            assert_eq!(
+                route.as_str(),
+                url.as_str(),
+                "{name}: the speech clauses would not reach the documented route"
+            );
+        }
     }
 
     #[test]

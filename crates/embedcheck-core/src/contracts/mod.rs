@@ -37,9 +37,16 @@ pub(crate) fn checks() -> Vec<Check> {
 }
 
 /// The endpoint the user gave (`--endpoint`): a base URL, or the full URL of the
-/// embeddings route (which reports show as the endpoint) or of the speech route.
+/// embeddings route (which reports show as the endpoint) or of a speech route.
 pub fn target(raw: &str) -> Result<Target, TargetError> {
-    Target::parse(raw, &[embeddings::ROUTE, speech::requests::ROUTE])
+    Target::parse(
+        raw,
+        &[
+            embeddings::ROUTE,
+            speech::requests::ROUTE,
+            speech::requests::TRANSLATIONS,
+        ],
+    )
 }
 
 /// The model the user named for one contract (`--rerank-model`, `--speech-model`),
@@ -186,6 +193,7 @@ mod tests {
             "http://h:8000/v1",
             "http://h:8000/v1/embeddings",
             "http://h:8000/v1/audio/transcriptions/",
+            "http://h:8000/v1/audio/translations",
         ] {
             let target = target(raw).unwrap();
             assert_eq!(target.display(), "http://h:8000/v1/embeddings", "{raw}");

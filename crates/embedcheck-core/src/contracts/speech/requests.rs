@@ -71,11 +71,14 @@ fn form(s: &Session, clip: &Clip) -> Form {
     with_file(s, clip.file_name, clip.content_type, clip.upload.clone())
 }
 
-/// The form with these bytes as `file`, and the speech [`model`].
+/// The form with these bytes as `file`, and the speech [`model`] unless the vendor's
+/// URL names the deployment (Azure's: `--vendor` says so).
 fn with_file(s: &Session, name: &str, content_type: &str, upload: Upload) -> Form {
-    Form::default()
-        .file("file", name, content_type, upload)
-        .text("model", &model(s))
+    let form = Form::default().file("file", name, content_type, upload);
+    match s.transport().access().fields.send_model {
+        true => form.text("model", &model(s)),
+        false => form,
+    }
 }
 
 /// The model speech requests name: `--speech-model`, else the run's.
