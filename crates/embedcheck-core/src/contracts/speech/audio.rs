@@ -1,5 +1,8 @@
-//! Audio the suite makes itself, deterministically: nothing is downloaded or committed,
-//! and the same seed gives the same bytes on every machine.
+//! Audio the suite makes itself, deterministically: nothing is downloaded, and the same
+//! seed gives the same bytes on every machine. The compressed copies of the clip (MP3,
+//! Ogg Opus, FLAC: 87 KB in `fixtures/audio/`) are the one thing committed, since no
+//! encoder ships with the suite; `lab/libexec/encode_speech_clips.py` makes them again
+//! from the clip's own bytes, and their digests are pinned here.
 //!
 //! The clip is speech-like rather than speech: voiced syllables (a pitch between 110
 //! and 220 Hz with its harmonics, shaped by two vowel-like formants) between short
@@ -39,6 +42,44 @@ pub fn speech_wav_at(rate: u32, channels: u16, file_name: &'static str) -> Clip 
         upload: Upload::new(Arc::from(wav(&samples, rate, channels))),
         seconds: SECONDS,
     }
+}
+
+/// The clip in the compressed containers OpenAI lists and clients upload, each with
+/// what it is: MP3 (32 kbit/s, what LangChain's `OpenAIWhisperParser` uploads), Opus
+/// in Ogg (32 kbit/s, what Open WebUI compresses a large recording to) and FLAC.
+pub fn compressed() -> [(&'static str, Clip); 3] {
+    let clip = |file_name, content_type, bytes: &'static [u8]| Clip {
+        file_name,
+        content_type,
+        upload: Upload::new(Arc::from(bytes)),
+        seconds: 3.0,
+    };
+    [
+        (
+            "MP3",
+            clip(
+                "speech.mp3",
+                "audio/mpeg",
+                include_bytes!("../../../fixtures/audio/speech.mp3"),
+            ),
+        ),
+        (
+            "Ogg Opus",
+            clip(
+                "speech.ogg",
+                "audio/ogg",
+                include_bytes!("../../../fixtures/audio/speech.ogg"),
+            ),
+        ),
+        (
+            "FLAC",
+            clip(
+                "speech.flac",
+                "audio/flac",
+                include_bytes!("../../../fixtures/audio/speech.flac"),
+            ),
+        ),
+    ]
 }
 
 /// 820 s of silence at 16 kHz, mono, 16-bit PCM WAV: 26,240,044 bytes, past OpenAI's
@@ -188,6 +229,38 @@ mod tests {
         let rate = u32::from_le_bytes(bytes[24..28].try_into().unwrap());
         let data = u32::from_le_bytes(bytes[40..44].try_into().unwrap());
         assert_eq!(f64::from(data) / 2.0 / f64::from(rate), clip.seconds);
+    }
+
+    /// The compressed copies are the ones the lab script makes from this clip: their
+    /// digests are pinned, and each starts as its container does.
+    #[test]
+    fn the_compressed_copies_are_the_pinned_files() {
+        let clips = compressed();
+        let digests: Vec<(&str, &str)> = clips
+            .iter()
+            .map(|(what, clip)| (*what, clip.upload.digest()))
+            .collect();
+        assert_eq!(
+            digests,
+            [
+                (
+                    "MP3",
+                    "0d11e9f6a177a4015d908e1f7bb83d26184e69d8413bfdf6706080d7a3bc6104"
+                ),
+                (
+                    "Ogg Opus",
+                    "39e3cca76d5084bee3e5a3988a9d4a27f7769d17df153b3adf476cc19e8bb371"
+                ),
+                (
+                    "FLAC",
+                    "4f204f39fda79e75e8373871aaac1cf9f21ef99a68d664d125ebed5d54335808"
+                ),
+            ]
+        );
+        let [mp3, ogg, flac] = compressed().map(|(_, clip)| clip);
+        assert!(mp3.upload.bytes().starts_with(b"ID3") || mp3.upload.bytes()[0] == 0xFF);
+        assert!(ogg.upload.bytes().starts_with(b"OggS"));
+        assert!(flac.upload.bytes().starts_with(b"fLaC"));
     }
 
     /// The same clip on every run and machine: its digest is pinned.

@@ -60,6 +60,21 @@ pub(crate) fn at_other_rates(s: &Session) -> Vec<(&'static str, Probe)> {
         .collect()
 }
 
+/// The clip in the compressed containers clients upload, made once.
+fn compressed() -> &'static [(&'static str, Clip); 3] {
+    static CLIPS: OnceLock<[(&'static str, Clip); 3]> = OnceLock::new();
+    CLIPS.get_or_init(audio::compressed)
+}
+
+/// The minimal request with the clip in each compressed container, each with what it
+/// is (SPS-009).
+pub(crate) fn in_containers(s: &Session) -> Vec<(&'static str, Probe)> {
+    compressed()
+        .iter()
+        .map(|(what, clip)| (*what, Probe::form(ROUTE, form(s, clip))))
+        .collect()
+}
+
 /// The clip past OpenAI's upload limit, made once.
 fn oversize() -> &'static Clip {
     static CLIP: OnceLock<Clip> = OnceLock::new();

@@ -44,6 +44,10 @@ pub enum SpeechQuirk {
     /// unsupported audio file.", as vLLM 0.32 does when PyAV (`av`), which it resamples
     /// with, is not installed (measured in the lab: speech-notes.md §3.1).
     SixteenKilohertzMonoOnly,
+    /// Refuses an Ogg upload with 400 text/plain "Invalid request", as whisper.cpp
+    /// 1.8.5's `whisper-server` does: it decodes WAV, MP3 and FLAC, not Ogg (measured in
+    /// the lab on 2026-12-05 with the tiny Whisper).
+    NoOgg,
     /// Streams `stream: true` as chat-completion chunks (`object:
     /// "transcription.chunk"`, the text in `choices[0].delta.content`, then `[DONE]`)
     /// instead of OpenAI's `transcript.text.delta`/`done` events, as vLLM 0.32 does
@@ -80,6 +84,10 @@ impl SpeechQuirk {
                     "code": 400
                 }}),
             );
+            return;
+        }
+        if *self == SpeechQuirk::NoOgg && answer.status == 200 && uploads_ogg(request) {
+            *answer = Answer::plain_text(400, "Invalid request");
             return;
         }
         if answer.status >= 400 {
@@ -134,6 +142,7 @@ impl SpeechQuirk {
             | SpeechQuirk::RefusalsAs500
             | SpeechQuirk::PlainTextRefusals
             | SpeechQuirk::SixteenKilohertzMonoOnly
+            | SpeechQuirk::NoOgg
             | SpeechQuirk::ChatChunkStream => {}
         }
     }
@@ -193,6 +202,11 @@ fn wav_format(request: &Incoming) -> Option<(u16, u32)> {
     let channels = u16::from_le_bytes([fmt[2], fmt[3]]);
     let rate = u32::from_le_bytes([fmt[4], fmt[5], fmt[6], fmt[7]]);
     Some((channels, rate))
+}
+
+/// Whether the multipart request uploads an Ogg file: a part whose body starts `OggS`.
+fn uploads_ogg(request: &Incoming) -> bool {
+    request.body.windows(8).any(|w| w == b"\r\n\r\nOggS")
 }
 
 /// Whether the multipart request carries a `file` part.

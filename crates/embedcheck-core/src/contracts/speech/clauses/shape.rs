@@ -18,6 +18,7 @@ pub(crate) fn checks() -> Vec<Check> {
         check!("SPS-006", other_rates),
         check!("SPS-007", stream),
         check!("SPS-008", translations),
+        check!("SPS-009", containers),
     ]
 }
 
@@ -213,33 +214,75 @@ fn counted(n: usize, what: &str) -> String {
 /// answered 200 with a JSON object whose text is a string, as at 16 kHz mono: a valid
 /// file is never refused as unsupported."
 async fn other_rates(s: &Session) -> CheckResult {
+    same_clip(
+        s,
+        requests::at_other_rates(s),
+        "the same clip as a WAV at another rate",
+        "OpenAI accepts any WAV, and clients upload what they recorded (a phone call's 8 kHz): resample on the server (vLLM does with PyAV, av, installed: speech-notes §3.1)",
+    )
+    .await
+}
+
+/// SPS-009: "The same clip as MP3, as Opus in Ogg and as FLAC is answered 200 with a
+/// JSON object whose text is a string, as the WAV clip is."
+async fn containers(s: &Session) -> CheckResult {
+    same_clip(
+        s,
+        requests::in_containers(s),
+        "the same clip in a compressed container OpenAI lists",
+        "LangChain's OpenAIWhisperParser uploads only MP3 chunks (and skips a chunk it cannot get transcribed, without an error), Open WebUI forwards MP3 and Ogg uploads and compresses a recording over 25 MB to Opus: decode every container OpenAI lists (whisper.cpp's server decodes WAV, MP3 and FLAC, not Ogg)",
+    )
+    .await
+}
+
+/// The verdict on `probes`, the canonical clip in other files: each transcribed as
+/// JSON text where the 16 kHz mono WAV is, else what each was answered and `remedy`.
+async fn same_clip(
+    s: &Session,
+    probes: Vec<(&'static str, crate::http::Probe)>,
+    other: &str,
+    remedy: &str,
+) -> CheckResult {
     let minimal = s.send(requests::minimal(s)).await?;
     if !minimal.is_success() || json_text(&minimal).is_none() {
-        return Ok(Verdict::skip(
-            "the 16 kHz mono clip is not transcribed as JSON text (SPS-001 judges it): other rates are not judged against it",
-        ));
+        return Ok(Verdict::skip(format!(
+            "the 16 kHz mono WAV clip is not transcribed as JSON text (SPS-001 judges it): {other} is not judged against it"
+        )));
     }
     let mut evidence = Vec::new();
     let mut wrong = Vec::new();
-    for (what, probe) in requests::at_other_rates(s) {
+    let mut right = Vec::new();
+    for (what, probe) in probes {
         let reply = s.send(probe).await?;
-        if !reply.is_success() || json_text(&reply).is_none() {
+        if reply.is_success() && json_text(&reply).is_some() {
+            right.push(what);
+        } else {
             wrong.push(format!("{what} {}", reply.summary()));
         }
         evidence.push(reply);
     }
     let exchanges = evidence.iter().map(|r| &r.exchange);
     if wrong.is_empty() {
-        return Ok(Verdict::pass(
-            "the clip at 8 kHz stereo and at 44.1 kHz mono transcribed as at 16 kHz mono",
-        )
+        return Ok(Verdict::pass(format!(
+            "the clip as {} transcribed as the 16 kHz mono WAV",
+            listed(&right)
+        ))
         .with_all(exchanges));
     }
     Ok(Verdict::fail(format!(
-        "the 16 kHz mono clip was transcribed, but the same clip as a WAV at another rate was answered: {}; OpenAI accepts any WAV, and clients upload what they recorded (a phone call's 8 kHz): resample on the server (vLLM does with PyAV, av, installed: speech-notes §3.1)",
+        "the 16 kHz mono WAV clip was transcribed, but {other} was answered: {}; {remedy}",
         wrong.join("; ")
     ))
     .with_all(exchanges))
+}
+
+/// `a`, `a and b`, `a, b and c`.
+fn listed(items: &[&str]) -> String {
+    match items {
+        [] => String::new(),
+        [one] => (*one).to_owned(),
+        [init @ .., last] => format!("{} and {last}", init.join(", ")),
+    }
 }
 
 /// SPS-007: "The minimal request with stream=true is answered with the JSON transcript
