@@ -206,8 +206,8 @@ static BREAKERS: &[Breaker] = &[
     // vLLM 0.32 answers response_format text with the JSON envelope on translations
     // as on transcriptions (measured in the lab, 2026-12-05).
     ("SPS-008", || quirks(&[Quirk::Speech(SpeechQuirk::TextAsJson)])),
-    // whisper.cpp's server decodes WAV, MP3 and FLAC, and refuses Ogg with 400.
-    ("SPS-009", || quirks(&[Quirk::Speech(SpeechQuirk::NoOgg)])),
+    // audio.cpp reads every upload as WAV and answers an MP3 500 (audio.cpp#44).
+    ("SPS-009", || quirks(&[Quirk::Speech(SpeechQuirk::WavOnly)])),
     // faster-whisper-server answers 500 to a file it cannot decode.
     ("SPE-001", || quirks(&[Quirk::Speech(SpeechQuirk::RefusalsAs500)])),
     // whisper.cpp's server refuses with 400 text/plain "Invalid request", and has no

@@ -8,6 +8,7 @@
 //! | openai-python 3.57.0 `audio.transcriptions.create` | `file` and `model` | a JSON body (whatever its content type) as `Transcription`, built without validation; any other body returned as a `str`; `text`, `srt` and `vtt` returned as the body itself |
 //! | openai-node 7.55.0 `audio.transcriptions.create` | the same | JSON parsed only under a JSON content type, any other body returned as a string, for every format |
 //! | Open WebUI `6adde203` (engine "openai") | `file` and `model` (and `language` when the user set one) | `r.json()["text"]`; a refusal's `error.message`, else "Open WebUI: Server Connection Error" |
+//! | LangChain `OpenAIWhisperParser` (`langchain_community`, langchain-ai/langchain `31d8eadd`) | each 20-minute chunk as `part_N.mp3`, with `model` | openai-python's `Transcription.text`; a failed call tried three times, 5 s apart, then the chunk skipped with a print, no error |
 //!
 //! A profile breaks only on the default call (an error, or no transcript where one is
 //! read); an option that fails (`response_format` refused or misread) and a refusal
@@ -15,8 +16,10 @@
 
 use super::requests::{self, json_text};
 use crate::http::{Exchange, Reply};
+use crate::profiles::findings::{answered, release};
 use crate::profiles::{
-    Client, ClientProfile, Finding, Judged, Made, SDK_RETRIES, add_evidence, no_answer,
+    Client, ClientProfile, ContractFinding, Finding, Judged, Made, SDK_RETRIES, Severity,
+    add_evidence, no_answer,
 };
 use crate::session::Session;
 use serde_json::Value;
@@ -30,13 +33,18 @@ impl Client {
     /// (`backend/open_webui/routers/audio.py`; no release names the code read: its
     /// commit).
     pub const OPEN_WEBUI_STT: Client = Client::new("open-webui-stt", "6adde203");
+    /// LangChain's `OpenAIWhisperParser` (`langchain_community`'s
+    /// `document_loaders/parsers/audio.py`, read at langchain-ai/langchain's commit).
+    pub const LANGCHAIN_WHISPER: Client =
+        Client::new("langchain-openai-whisper-parser", "31d8eadd");
 
     /// Every profiled speech-to-text client, in the order reports show them (after the
     /// rerank clients, and only for a server that offers speech-to-text).
-    pub const SPEECH: [Client; 3] = [
+    pub const SPEECH: [Client; 4] = [
         Client::OPENAI_PYTHON_AUDIO,
         Client::OPENAI_NODE_AUDIO,
         Client::OPEN_WEBUI_STT,
+        Client::LANGCHAIN_WHISPER,
     ];
 }
 
@@ -52,6 +60,49 @@ enum Reader {
     /// Open WebUI: `r.raise_for_status()`, then `r.json()`, whose `["text"]` is joined
     /// into the transcript.
     OpenWebUi,
+    /// LangChain's `OpenAIWhisperParser`: openai-python's call with an MP3 chunk, its
+    /// `.text` the document; any exception caught, the call tried three times, then
+    /// the chunk skipped.
+    LangChain,
+}
+
+/// LangChain's attempts at one chunk before it skips it.
+const LANGCHAIN_ATTEMPTS: u32 = 3;
+
+/// What a speech client does that no other contract's clients do.
+#[derive(Clone, Debug)]
+pub enum SpeechFinding {
+    /// `call` was refused (`status`, `message`): the client tries `attempts` times, then
+    /// skips the chunk without an error, so the document lacks its text.
+    SkipsChunk {
+        call: &'static str,
+        status: u16,
+        message: Option<String>,
+        attempts: u32,
+    },
+}
+
+impl ContractFinding for SpeechFinding {
+    fn severity(&self) -> Severity {
+        match self {
+            SpeechFinding::SkipsChunk { .. } => Severity::Breaks,
+        }
+    }
+
+    fn describe(&self, client: Client) -> String {
+        match self {
+            SpeechFinding::SkipsChunk {
+                call,
+                status,
+                message,
+                attempts,
+            } => format!(
+                "{call}: answered {}; {} tries it {attempts} times, 5 s apart, then skips the chunk without an error: the document lacks that chunk's text",
+                answered(*status, message),
+                release(client)
+            ),
+        }
+    }
 }
 
 impl Reader {
@@ -59,6 +110,7 @@ impl Reader {
         match client {
             Client::OPENAI_NODE_AUDIO => Reader::Node,
             Client::OPEN_WEBUI_STT => Reader::OpenWebUi,
+            Client::LANGCHAIN_WHISPER => Reader::LangChain,
             _ => Reader::Python,
         }
     }
@@ -67,7 +119,11 @@ impl Reader {
     fn attempts(self, reply: &Reply) -> u32 {
         match self {
             Reader::Python | Reader::Node if reply.is_retried_by_sdks() => SDK_RETRIES + 1,
-            _ => 1,
+            Reader::LangChain if reply.is_retried_by_sdks() => {
+                LANGCHAIN_ATTEMPTS * (SDK_RETRIES + 1)
+            }
+            Reader::LangChain => LANGCHAIN_ATTEMPTS,
+            Reader::Python | Reader::Node | Reader::OpenWebUi => 1,
         }
     }
 
@@ -80,8 +136,8 @@ impl Reader {
             _ => None,
         };
         match (self, as_text) {
-            (Reader::Python, None) => python_model(reply),
-            (Reader::Python, Some(what)) => bare_text(reply, what),
+            (Reader::Python | Reader::LangChain, None) => python_model(reply),
+            (Reader::Python | Reader::LangChain, Some(what)) => bare_text(reply, what),
             (Reader::Node, None) => node_object(reply),
             (Reader::Node, Some(what)) => node_string(reply, what),
             (Reader::OpenWebUi, _) => open_webui(reply),
@@ -215,9 +271,16 @@ fn shown(reply: &Reply) -> String {
 /// The default call in words.
 const DEFAULT_CALL: &str = "transcribe speech.wav (file and model)";
 
+/// LangChain's call in words: a chunk as MP3 (SPS-009's MP3 clip).
+const CHUNK_CALL: &str = "transcribe a chunk uploaded as speech.mp3 (file and model)";
+
 /// The profiles of the speech clients, for a server that offers speech-to-text.
 pub(crate) async fn profile_all(s: &Session, judged: &Judged<'_>) -> Vec<ClientProfile> {
     let default = s.send(requests::minimal(s)).await;
+    let chunk = match requests::in_containers(s).into_iter().next() {
+        Some((_, mp3)) => Some(s.send(mp3).await),
+        None => None,
+    };
     let mut formats = Vec::new();
     for format in requests::OTHER_FORMATS {
         formats.push((format, s.send(requests::in_format(s, format)).await));
@@ -229,9 +292,15 @@ pub(crate) async fn profile_all(s: &Session, judged: &Judged<'_>) -> Vec<ClientP
             let mut findings = Vec::new();
             let mut evidence = Vec::new();
             let reader = Reader::of(client);
-            let call = called(reader, None, DEFAULT_CALL, &default, false);
+            let call = match (reader, &chunk) {
+                (Reader::LangChain, Some(chunk)) => called(reader, None, CHUNK_CALL, chunk, false),
+                _ => called(reader, None, DEFAULT_CALL, &default, false),
+            };
             findings.push(call.0);
             add_evidence(&mut evidence, call.1.iter());
+            if reader == Reader::LangChain {
+                return ClientProfile::of(client, findings, evidence);
+            }
             if reader != Reader::OpenWebUi {
                 for (format, answer) in &formats {
                     let words = format!("transcribe speech.wav with response_format {format:?}");
@@ -290,6 +359,14 @@ fn called(
                 reply.summary()
             ),
         }
+    } else if reader == Reader::LangChain {
+        let skips = SpeechFinding::SkipsChunk {
+            call: CHUNK_CALL,
+            status: reply.status,
+            message: reply.error_message(),
+            attempts: reader.attempts(reply),
+        };
+        return (skips.into(), Some(reply.exchange.clone()));
     } else {
         Made::Raises {
             status: reply.status,
@@ -327,7 +404,7 @@ fn refusal_wording(
             reply.summary(),
             SDK_RETRIES + 1
         ),
-        Reader::Python | Reader::Node => return None,
+        Reader::Python | Reader::Node | Reader::LangChain => return None,
     };
     let made = Made::Warn { why };
     Some((
@@ -419,6 +496,22 @@ mod tests {
         );
         assert!(open_webui_shows(&refused(r#"{"detail":"not audio"}"#)).is_err());
         assert!(open_webui_shows(&answer("text/plain", "Invalid request")).is_err());
+    }
+
+    /// LangChain catches the refusal of an MP3 chunk and skips it: a break, counted in
+    /// its own attempts times the SDK's where the SDK retries the status too.
+    #[test]
+    fn langchain_skips_a_refused_chunk_after_its_attempts() {
+        let mut refused = answer("text/plain", "Invalid request");
+        refused.status = 400;
+        let answer400 = Ok(std::sync::Arc::new(refused.clone()));
+        let (finding, _) = called(Reader::LangChain, None, CHUNK_CALL, &answer400, false);
+        assert_eq!(finding.severity(), Severity::Breaks);
+        let said = finding.describe(Client::LANGCHAIN_WHISPER);
+        assert!(said.contains("tries it 3 times"), "{said}");
+        assert!(said.contains("lacks that chunk's text"), "{said}");
+        refused.status = 500;
+        assert_eq!(Reader::LangChain.attempts(&refused), 9);
     }
 
     #[test]

@@ -44,10 +44,11 @@ pub enum SpeechQuirk {
     /// unsupported audio file.", as vLLM 0.32 does when PyAV (`av`), which it resamples
     /// with, is not installed (measured in the lab: speech-notes.md §3.1).
     SixteenKilohertzMonoOnly,
-    /// Refuses an Ogg upload with 400 text/plain "Invalid request", as whisper.cpp
-    /// 1.8.5's `whisper-server` does: it decodes WAV, MP3 and FLAC, not Ogg (measured in
-    /// the lab on 2026-12-05 with the tiny Whisper).
-    NoOgg,
+    /// Reads every upload as WAV: any other container answered 500 `server_error`
+    /// "invalid WAV RIFF header", as audio.cpp's `/v1/audio/transcriptions` answered an
+    /// MP3 in July 2026 (0xShug0/audio.cpp#44). whisper.cpp 1.8.5's server, measured
+    /// in the lab, refuses only Ogg, with 400 text/plain.
+    WavOnly,
     /// Streams `stream: true` as chat-completion chunks (`object:
     /// "transcription.chunk"`, the text in `choices[0].delta.content`, then `[DONE]`)
     /// instead of OpenAI's `transcript.text.delta`/`done` events, as vLLM 0.32 does
@@ -86,8 +87,14 @@ impl SpeechQuirk {
             );
             return;
         }
-        if *self == SpeechQuirk::NoOgg && answer.status == 200 && uploads_ogg(request) {
-            *answer = Answer::plain_text(400, "Invalid request");
+        if *self == SpeechQuirk::WavOnly && answer.status == 200 && !uploads_wav(request) {
+            *answer = Answer::json_body(
+                500,
+                &json!({"error": {
+                    "message": "invalid WAV RIFF header: /tmp/audiocpp_upload_3.mp3",
+                    "type": "server_error"
+                }}),
+            );
             return;
         }
         if answer.status >= 400 {
@@ -142,7 +149,7 @@ impl SpeechQuirk {
             | SpeechQuirk::RefusalsAs500
             | SpeechQuirk::PlainTextRefusals
             | SpeechQuirk::SixteenKilohertzMonoOnly
-            | SpeechQuirk::NoOgg
+            | SpeechQuirk::WavOnly
             | SpeechQuirk::ChatChunkStream => {}
         }
     }
@@ -204,9 +211,9 @@ fn wav_format(request: &Incoming) -> Option<(u16, u32)> {
     Some((channels, rate))
 }
 
-/// Whether the multipart request uploads an Ogg file: a part whose body starts `OggS`.
-fn uploads_ogg(request: &Incoming) -> bool {
-    request.body.windows(8).any(|w| w == b"\r\n\r\nOggS")
+/// Whether the multipart request uploads a WAV file: a part whose body starts `RIFF`.
+fn uploads_wav(request: &Incoming) -> bool {
+    request.body.windows(8).any(|w| w == b"\r\n\r\nRIFF")
 }
 
 /// Whether the multipart request carries a `file` part.

@@ -230,7 +230,7 @@ async fn containers(s: &Session) -> CheckResult {
         s,
         requests::in_containers(s),
         "the same clip in a compressed container OpenAI lists",
-        "LangChain's OpenAIWhisperParser uploads only MP3 chunks (and skips a chunk it cannot get transcribed, without an error), Open WebUI forwards MP3 and Ogg uploads and compresses a recording over 25 MB to Opus: decode every container OpenAI lists (whisper.cpp's server decodes WAV, MP3 and FLAC, not Ogg)",
+        "LangChain's OpenAIWhisperParser uploads only MP3 chunks (and skips a chunk it cannot get transcribed, without an error), Open WebUI forwards MP3 and Ogg uploads and compresses a recording over 25 MB to Opus: decode every container OpenAI lists (whisper.cpp's server decodes WAV, MP3 and FLAC, not Ogg; audio.cpp answered an MP3 500, audio.cpp#44)",
     )
     .await
 }
