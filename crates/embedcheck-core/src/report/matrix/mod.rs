@@ -723,14 +723,14 @@ mod tests {
     }
 
     /// The published tables of real servers (the embeddings servers' of each lab model,
-    /// the tiny Qwen3-Embedding's under `qwen3-embedding-tiny/`, and the rerank servers'
-    /// under `rerank/`) cannot drift from their data: each one's Markdown and
+    /// the tiny Qwen3-Embedding's under `qwen3-embedding-tiny/`, the rerank servers'
+    /// under `rerank/` and the speech servers' under `speech/`) cannot drift from their data: each one's Markdown and
     /// HTML are exactly what its JSON renders to. After a change to the views, run this
     /// test with `EMBEDCHECK_RENDER_PUBLISHED=1` to render them again from the JSON
     /// (the data stays as the lab measured it).
     #[test]
     fn the_published_compatibility_tables_are_what_their_json_renders_to() {
-        const TABLES: [(&str, &str, &str, &str); 3] = [
+        const TABLES: [(&str, &str, &str, &str); 4] = [
             (
                 "",
                 include_str!("../../../../../docs/compatibility/matrix.json"),
@@ -748,6 +748,12 @@ mod tests {
                 include_str!("../../../../../docs/compatibility/rerank/matrix.json"),
                 include_str!("../../../../../docs/compatibility/rerank/matrix.md"),
                 include_str!("../../../../../docs/compatibility/rerank/matrix.html"),
+            ),
+            (
+                "speech",
+                include_str!("../../../../../docs/compatibility/speech/matrix.json"),
+                include_str!("../../../../../docs/compatibility/speech/matrix.md"),
+                include_str!("../../../../../docs/compatibility/speech/matrix.html"),
             ),
         ];
         for (sub, json, md, page) in TABLES {
