@@ -364,13 +364,15 @@ async fn translations(s: &Session) -> CheckResult {
     };
     let chars = translated.chars().count();
     let text = s.send(requests::translated(s, Some("text"))).await?;
+    // The text request leads the evidence where it is the one judged wrong.
     let exchanges = [&json.exchange, &text.exchange];
+    let text_first = [&text.exchange, &json.exchange];
     if text.is_success() && json_text(&text).is_some() {
         return Ok(Verdict::fail(format!(
             "translations answer response_format text with the JSON envelope {}: the OpenAI SDKs return a text answer's body as the translation, so every user gets that JSON as their text (vLLM does so on both audio routes, vllm#49095)",
             shown(&text.body)
         ))
-        .with_all(exchanges));
+        .with_all(text_first));
     }
     let plain = if text.is_success() {
         "response_format text as the bare text".to_owned()
@@ -381,7 +383,7 @@ async fn translations(s: &Session) -> CheckResult {
             "the translation was answered as JSON, but with response_format text {}: answer it, or refuse a format not offered with a 4xx",
             text.summary()
         ))
-        .with_all(exchanges));
+        .with_all(text_first));
     };
     Ok(Verdict::pass(format!(
         "translated as JSON whose text is a string ({chars} characters), and {plain}"
