@@ -18,6 +18,7 @@
 //! rerank_model = "tiny-rerank-bert"   # the model /v1/rerank is asked for
 //! speech_model = "whisper-1"           # the model /v1/audio/transcriptions is asked for
 //! rerank_reference = "fixtures/reference/tiny-rerank-bert.jsonl"
+//! speech_reference = "fixtures/reference/whisper-tiny-random.jsonl"
 //!
 //! [[server]]
 //! label = "azure"
@@ -81,6 +82,9 @@ pub(crate) struct ServerSpec {
     pub speech_model: Option<String>,
     /// Its reranker's own scores (`--rerank-reference`), when they differ from the run's.
     pub rerank_reference: Option<PathBuf>,
+    /// Its speech model's own transcripts (`--speech-reference`), when they differ from
+    /// the run's.
+    pub speech_reference: Option<PathBuf>,
     /// Its reranker is listwise (`--listwise`).
     #[serde(default)]
     pub listwise: bool,
@@ -172,6 +176,9 @@ fn prepare(options: &Options, spec: &ServerSpec, seed: u64) -> Result<Prepared, 
     rerank.listwise |= spec.listwise;
     let speech = settings.contracts.get_mut::<SpeechSettings>();
     speech.model = spec.speech_model.clone().or(speech.model.take());
+    if let Some(path) = &spec.speech_reference {
+        speech.reference = Some(plan::speech_reference(path)?);
+    }
     settings.model = spec.model.clone().or(settings.model);
     let embeddings = settings.contracts.get_mut::<EmbeddingsSettings>();
     if let Some(path) = &spec.reference {

@@ -26,7 +26,7 @@ pub struct Options {
     /// A matrix of servers from a TOML file: [[server]] entries with label, endpoint and
     /// optionally model, api_key_env, matryoshka, overlength, max_input_tokens,
     /// query_instruction, expectations, reference, rerank_model, rerank_reference, listwise,
-    /// speech_model.
+    /// speech_model, speech_reference.
     #[arg(long, env = "EMBEDCHECK_SERVERS", value_name = "FILE", conflicts_with_all = ["endpoint", "baseline"])]
     pub servers: Option<PathBuf>,
 
@@ -191,6 +191,13 @@ pub struct Options {
     /// own library): the rerank-scores family holds the server's scores against them.
     #[arg(long, env = "EMBEDCHECK_RERANK_REFERENCE", value_name = "FILE")]
     pub rerank_reference: Option<PathBuf>,
+
+    /// The speech model's own transcripts of the suite's clip (JSON Lines: a header, then
+    /// {"clip", "sha256", "mode", "text", "tokens"} per decoding mode, as
+    /// lab/speech_reference.py writes them with a plain greedy loop over transformers):
+    /// SPR-001 holds the server's transcript against them.
+    #[arg(long, env = "EMBEDCHECK_SPEECH_REFERENCE", value_name = "FILE")]
+    pub speech_reference: Option<PathBuf>,
 
     /// The reranker is listwise: it scores each document among the others by design
     /// (jina-reranker-v3), so scores that move with position or neighbours are observed,

@@ -9,6 +9,7 @@ use embedcheck_core::contracts::embeddings::reference::Reference;
 use embedcheck_core::contracts::rerank::RerankSettings;
 use embedcheck_core::contracts::rerank::reference::RerankReference;
 use embedcheck_core::contracts::speech::SpeechSettings;
+use embedcheck_core::contracts::speech::reference::SpeechReference;
 use embedcheck_core::declared::QueryTemplate;
 use embedcheck_core::expectations::Expectations;
 use embedcheck_core::http::{Access, Header, KeyHeader, Secret, Target, Transport};
@@ -199,6 +200,11 @@ pub(crate) fn settings(options: &Options, seed: u64) -> Result<Settings, RunErro
             })
             .with(SpeechSettings {
                 model: options.speech_model.clone(),
+                reference: options
+                    .speech_reference
+                    .as_deref()
+                    .map(speech_reference)
+                    .transpose()?,
             }),
     })
 }
@@ -253,6 +259,11 @@ pub(crate) fn reference(path: &std::path::Path) -> Result<Arc<Reference>, RunErr
 /// A rerank reference file, read once and shared by every server that uses it.
 pub(crate) fn rerank_reference(path: &std::path::Path) -> Result<Arc<RerankReference>, RunError> {
     Ok(Arc::new(RerankReference::load(path)?))
+}
+
+/// A speech reference file, read once and shared by every server that uses it.
+pub(crate) fn speech_reference(path: &std::path::Path) -> Result<Arc<SpeechReference>, RunError> {
+    Ok(Arc::new(SpeechReference::load(path)?))
 }
 
 /// The baseline server, its known failures and the plan, when `--baseline` asks for

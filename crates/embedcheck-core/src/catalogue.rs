@@ -125,6 +125,7 @@ pub enum Family {
     RerankDialects,
     SpeechShape,
     SpeechErrors,
+    SpeechReference,
 }
 
 impl Family {
@@ -135,7 +136,9 @@ impl Family {
             | Family::RerankScores
             | Family::RerankLimits
             | Family::RerankDialects => ContractId::Rerank,
-            Family::SpeechShape | Family::SpeechErrors => ContractId::Speech,
+            Family::SpeechShape | Family::SpeechErrors | Family::SpeechReference => {
+                ContractId::Speech
+            }
             _ => ContractId::Embeddings,
         }
     }
@@ -160,6 +163,7 @@ impl Family {
             Family::RerankDialects => "rerank-dialects",
             Family::SpeechShape => "speech-shape",
             Family::SpeechErrors => "speech-errors",
+            Family::SpeechReference => "speech-reference",
         }
     }
 }

@@ -223,6 +223,9 @@ static BREAKERS: &[Breaker] = &[
     // faster-whisper-server 0.0.3 answers language=english (and xx) 500 text/plain
     // (speech-notes.md §3.2).
     ("SPE-004", || quirks(&[Quirk::Speech(SpeechQuirk::RefusalsAs500)])),
+    // faster-whisper-server 0.0.3 ignores `model` and transcribes with the model it
+    // started with (its form field is model_name).
+    ("SPR-001", || quirks(&[Quirk::Speech(SpeechQuirk::AnotherModel)])),
 ];
 
 /// The persona that breaks `clause_id`, named after it.

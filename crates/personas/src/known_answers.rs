@@ -6,8 +6,10 @@
 // ships them.
 use embedcheck_core::contracts::embeddings::reference::PROBE_TEXTS;
 use embedcheck_core::contracts::rerank::reference::{RERANK_DOCUMENTS, RERANK_QUERY};
-use reference_server::{Config, embed_tokens, rerank_logit, rerank_score, tokenize};
+use embedcheck_core::contracts::speech::audio;
+use reference_server::{Config, embed_tokens, rerank_logit, rerank_score, tokenize, transcript};
 use serde_json::{Value, json};
+use std::sync::OnceLock;
 
 /// The known answers of the engine under `config` for the probe texts, as the JSON
 /// Lines of a reference file (header first).
@@ -88,6 +90,44 @@ pub fn rerank_known_answers(config: &Config) -> String {
         .chain(cases)
         .map(|value| format!("{value}\n"))
         .collect()
+}
+
+/// The speech reference file of the engine under `config`, as `lab/speech_reference.py`
+/// writes one from a Whisper's own library: the transcriber's text of the suite's clip.
+pub fn speech_known_answers(config: &Config) -> String {
+    let header = json!({
+        "kind": "speech",
+        "model": config.model_id,
+        "library": "reference-server",
+        "version": env!("CARGO_PKG_VERSION"),
+        "language": "en",
+    });
+    let (file_name, sha256, text) = heard_clip();
+    let case = json!({
+        "id": "speech-notimestamps",
+        "clip": file_name,
+        "sha256": sha256,
+        "mode": "notimestamps",
+        "text": text,
+        // The transcriber chooses words, not tokens.
+        "tokens": [],
+    });
+    [header, case]
+        .iter()
+        .map(|value| format!("{value}\n"))
+        .collect()
+}
+
+/// The suite's clip as every persona's transcriber hears it: its name, its digest and
+/// its text, made once (synthesising the clip takes a while in a debug build, and
+/// every audit of the self-tests asks).
+fn heard_clip() -> &'static (&'static str, String, String) {
+    static HEARD: OnceLock<(&'static str, String, String)> = OnceLock::new();
+    HEARD.get_or_init(|| {
+        let clip = audio::speech_wav();
+        let text = transcript(clip.upload.bytes()).expect("the transcriber hears the suite's clip");
+        (clip.file_name, clip.upload.digest().to_owned(), text)
+    })
 }
 
 #[cfg(test)]

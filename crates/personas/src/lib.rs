@@ -43,7 +43,7 @@ pub mod vendors;
 mod wire;
 
 pub use breakers::{breaker, broken_clauses};
-pub use known_answers::{known_answers, rerank_known_answers};
+pub use known_answers::{known_answers, rerank_known_answers, speech_known_answers};
 pub use persona::{API_KEY, Persona, PersonaServer};
 pub use quirks::{Quirk, RerankQuirk, SpeechQuirk, Trigger};
 pub use real::{

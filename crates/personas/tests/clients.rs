@@ -372,6 +372,7 @@ async fn speech_requests_name_the_speech_model() {
     let settings = common::settings(&persona, false).with(
         embedcheck_core::contracts::speech::SpeechSettings {
             model: Some("whisper-tiny".to_owned()),
+            ..Default::default()
         },
     );
     let audit = speech_audit_with(&persona, settings).await;

@@ -169,3 +169,31 @@ fn render(audit: &ServerAudit) -> String {
     }
     table
 }
+
+/// SPR-001 holds no transcript a second identical request does not repeat: a server
+/// re-decoding at a higher temperature where 0 was asked for (whisper.cpp's default,
+/// which OpenAI documents temperature 0 may do) is not judged, while one answering with
+/// another model, twice alike, fails (its breaker).
+#[tokio::test]
+async fn a_transcript_that_is_not_repeated_is_not_held_to_the_known_answer() {
+    use personas::{Quirk, SpeechQuirk};
+    let mut persona = personas::reference();
+    persona
+        .quirks
+        .push(Quirk::Speech(SpeechQuirk::FallbackSampling));
+    let clause = embedcheck_core::catalogue::Catalogue::shipped()
+        .clauses
+        .iter()
+        .find(|c| c.id == "SPR-001")
+        .expect("SPR-001 is catalogued");
+    let settings = common::settings(&persona, false);
+    let audit = common::audit_with(&persona, settings, &[clause]).await;
+    let result = &audit.results[0];
+    assert_eq!(result.outcome, Outcome::Skip, "{}", result.reason);
+    assert!(
+        result.reason.contains("falls back to sampling"),
+        "{}",
+        result.reason
+    );
+    assert_eq!(result.evidence.len(), 2);
+}

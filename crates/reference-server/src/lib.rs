@@ -33,7 +33,7 @@ pub use config::{Config, DEFAULT_QUERY_INSTRUCTION, OverlengthPolicy, ParseOverl
 pub use embedding::{embed_tokens, truncate_dimensions};
 pub use protocol::{
     ApiError, Engine, HttpRequest, HttpResponse, KNOWN_FIELDS, RERANK_FIELDS, pair_logit,
-    rerank_logit, rerank_score,
+    rerank_logit, rerank_score, transcript,
 };
 pub use server::{RunningServer, router, spawn};
 pub use tokenizer::tokenize;

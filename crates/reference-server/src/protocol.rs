@@ -20,7 +20,7 @@ pub use embeddings::KNOWN_FIELDS;
 pub use error::ApiError;
 pub use rerank::{RERANK_FIELDS, pair_logit, rerank_logit, rerank_score};
 use speech::Task;
-pub use speech::{MAX_AUDIO_BYTES, SPEECH_FIELDS};
+pub use speech::{MAX_AUDIO_BYTES, SPEECH_FIELDS, transcript};
 
 use crate::config::Config;
 

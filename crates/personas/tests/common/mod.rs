@@ -16,6 +16,8 @@ use embedcheck_core::contracts::embeddings::facts::{EmbeddingsFacts, InputLimit}
 use embedcheck_core::contracts::embeddings::reference::Reference;
 use embedcheck_core::contracts::rerank::RerankSettings;
 use embedcheck_core::contracts::rerank::reference::RerankReference;
+use embedcheck_core::contracts::speech::SpeechSettings;
+use embedcheck_core::contracts::speech::reference::SpeechReference;
 use embedcheck_core::declared::{Overlength, QueryTemplate};
 use embedcheck_core::http::Reply;
 use embedcheck_core::http::{Secret, Transport};
@@ -72,6 +74,10 @@ pub fn settings(persona: &Persona, aggressive: bool) -> Settings {
                     .contains(&personas::Quirk::NoModelsRoute)
                     .then(|| persona.config.model_id.clone()),
                 listwise: false,
+            })
+            .with(SpeechSettings {
+                reference: Some(speech_known_answers(persona)),
+                model: None,
             }),
         ..Settings::default()
     }
@@ -265,6 +271,16 @@ pub fn rerank_known_answers(persona: &Persona) -> Arc<RerankReference> {
     Arc::new(
         RerankReference::parse(&file, "the persona's rerank known answers")
             .expect("a valid rerank reference"),
+    )
+}
+
+/// The persona's transcriber's own text of the suite's clip, as `--speech-reference`
+/// would read it.
+pub fn speech_known_answers(persona: &Persona) -> Arc<SpeechReference> {
+    let file = personas::speech_known_answers(&persona.config);
+    Arc::new(
+        SpeechReference::parse(&file, "the persona's speech known answers")
+            .expect("a valid speech reference"),
     )
 }
 

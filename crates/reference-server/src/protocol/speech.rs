@@ -222,6 +222,12 @@ fn round_ms(seconds: f64) -> f64 {
     (seconds * 1000.0).round() / 1000.0
 }
 
+/// What the transcriber hears in an upload, as its JSON answer's `text`: the known
+/// answer a persona's speech reference file holds.
+pub fn transcript(upload: &[u8]) -> Result<String, ApiError> {
+    audio::hear(upload).map(|heard| heard.words.join(" "))
+}
+
 fn answer(heard: &audio::Heard, format: Format, task: Task) -> HttpResponse {
     let text = heard.words.join(" ");
     let usage = json!({"type": "duration", "seconds": heard.seconds.ceil() as u64});

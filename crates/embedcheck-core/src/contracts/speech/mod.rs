@@ -5,6 +5,7 @@
 pub mod audio;
 pub(crate) mod clauses;
 pub(crate) mod profiles;
+pub mod reference;
 pub(crate) mod reply;
 pub(crate) mod requests;
 pub mod settings;

@@ -185,6 +185,17 @@ pub(crate) fn translated(s: &Session, format: Option<&str>) -> Probe {
     Probe::form(TRANSLATIONS, form)
 }
 
+/// The canonical clip as a known answer is asked for (SPR-001): in English, at
+/// temperature 0, as the model's own library decoded it.
+pub(crate) fn known_answer(s: &Session) -> Probe {
+    Probe::form(
+        ROUTE,
+        form(s, clip())
+            .text("language", "en")
+            .text("temperature", "0"),
+    )
+}
+
 /// The minimal request with `stream: true` (SPS-007).
 pub(crate) fn streamed(s: &Session) -> Probe {
     Probe::form(ROUTE, form(s, clip()).text("stream", "true"))

@@ -1,7 +1,9 @@
 //! What the user declares about a speech-to-text server, which the session keeps among
 //! each contract's settings.
 
+use super::reference::SpeechReference;
 use crate::session::Session;
+use std::sync::Arc;
 
 /// The speech contract's settings.
 #[derive(Clone, Debug, Default)]
@@ -10,6 +12,8 @@ pub struct SpeechSettings {
     /// serves embeddings and speech (the study's, a LiteLLM proxy) names a model for
     /// each.
     pub model: Option<String>,
+    /// The model's own transcripts of the suite's clip (`--speech-reference`).
+    pub reference: Option<Arc<SpeechReference>>,
 }
 
 /// The run's speech settings (the defaults where the user declared none).

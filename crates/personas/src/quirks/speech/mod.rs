@@ -54,6 +54,36 @@ pub enum SpeechQuirk {
     /// instead of OpenAI's `transcript.text.delta`/`done` events, as vLLM 0.32 does
     /// (vllm#49116; measured in the lab on 2026-12-05 with the tiny Whisper).
     ChatChunkStream,
+    /// Transcribes with the model it was started with, whatever `model` names, as
+    /// faster-whisper-server 0.0.3 does: it reads the model from a form field of its
+    /// own, `model_name`, and ignores the SDKs' `model` (its api.py; speech-notes.md
+    /// §3.2). Its JSON text is another model's words.
+    AnotherModel,
+    /// Re-decodes at a higher temperature where temperature 0 was asked for, as
+    /// whisper.cpp 1.8.5's server does by default (`temperature_inc` 0.2: two identical
+    /// requests at temperature 0 answered different text, speech-notes.md §3.3) and
+    /// as OpenAI documents temperature 0 may. Each JSON answer's words differ.
+    FallbackSampling,
+}
+
+/// Words another model says (none of the reference transcriber's).
+const OTHER_WORDS: [&str; 16] = [
+    "granite", "meadow", "violet", "thunder", "copper", "lantern", "orchard", "falcon", "harbor",
+    "velvet", "glacier", "ember", "willow", "canyon", "saffron", "marble",
+];
+
+/// How many answers [`SpeechQuirk::FallbackSampling`] has sampled: each draws other
+/// words.
+static SAMPLED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// `text` as another model says it: as many words, from [`OTHER_WORDS`], chosen by
+/// `draw`.
+fn other_words(text: &str, draw: usize) -> String {
+    text.split(' ')
+        .enumerate()
+        .map(|(i, word)| OTHER_WORDS[(i * 5 + word.len() + draw) % OTHER_WORDS.len()])
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 impl SpeechQuirk {
@@ -113,6 +143,20 @@ impl SpeechQuirk {
         }
         match self {
             SpeechQuirk::NotServed | SpeechQuirk::NoTranslations => {}
+            SpeechQuirk::AnotherModel | SpeechQuirk::FallbackSampling => {
+                let draw = match self {
+                    SpeechQuirk::FallbackSampling => {
+                        SAMPLED.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1
+                    }
+                    _ => 0,
+                };
+                if let Some(mut body) = answer.json()
+                    && let Some(text) = body["text"].as_str()
+                {
+                    body["text"] = json!(other_words(text, draw));
+                    answer.set_json(&body);
+                }
+            }
             SpeechQuirk::TextAsJson if format.as_deref() == Some("text") => {
                 let text = String::from_utf8_lossy(&answer.body).trim_end().to_owned();
                 *answer = Answer::json_body(200, &json!({"text": text}));
