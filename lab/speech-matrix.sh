@@ -8,8 +8,8 @@
 #
 # Every server serves the tiny random-weight Whisper (lab/install.sh whispertiny). The
 # timeout is 900 s: whisper.cpp's server transcribes the 26 MB upload past OpenAI's limit
-# in about 350 s on two cores. No known answers yet: the table judges the contract's
-# shape, formats and errors.
+# in about 350 s on two cores. The known answers are the tiny Whisper's own transcripts of
+# the suite's clip (fixtures/reference/whisper-tiny-random.jsonl, lab/speech-reference.sh).
 set -euo pipefail
 # shellcheck source=lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -19,6 +19,7 @@ OUT_DIR="${OUT_DIR:-$REPO_DIR/docs/compatibility/speech}"
 REPORTS_DIR_MATRIX="$LAB_DIR/reports/speech-matrix"
 read -r -a SERVERS <<<"${SERVERS:-vllm+whispertiny fwserver+whispertiny whispercpp+whispertiny}"
 SEED=7
+SPEECH_REFERENCE="$REPO_DIR/fixtures/reference/whisper-tiny-random.jsonl"
 TIMEOUT=900
 
 version() {
@@ -52,6 +53,7 @@ for server in "${SERVERS[@]}"; do
     echo "label = \"$server\""
     echo "endpoint = \"http://127.0.0.1:$(cat "$(port_file "$server")")/v1\""
     echo "speech_model = \"$(speech_model "$server")\""
+    echo "speech_reference = \"$SPEECH_REFERENCE\""
     echo
   } >>"$servers_file"
 done
@@ -60,7 +62,7 @@ versions="$(for server in "${SERVERS[@]}"; do printf '%s: %s; ' "$server" "$(ver
 versions="${versions%; }"
 note="Real speech-to-text servers on 127.0.0.1, CPU only, serving $WHISPERTINY_NAME (random weights, the Whisper architecture at tiny sizes with the real multilingual tokenizer, built by lab/install.sh whispertiny), audited on the speech contract on $(date -u +%Y-%m-%d) with seed $SEED.
 Versions: $versions.
-Known answers: none yet (the contract's shape, formats and errors are judged).
+Known answers: fixtures/reference/whisper-tiny-random.jsonl (transformers 4.57.6, a plain greedy loop at temperature 0, with and without timestamps; SPR-001).
 Produced by lab/speech-matrix.sh: cargo test --test conformance -- --servers SERVERS.toml --seed $SEED --parallel 1 --timeout $TIMEOUT speech"
 
 mkdir -p "$OUT_DIR" "$LAB_DIR/reports"

@@ -1,8 +1,11 @@
 //! The client profiles checked against the real clients: the lab's openai-python,
 //! langchain-openai and openai-node, with their default settings
-//! (`lab/clients/profile_check.py` and `.mjs`), run against persona servers, and the
-//! audit run against the same servers; every profile's `works` must be what the real
-//! client experienced.
+//! (`lab/clients/profile_check.py` and `.mjs`), and the two SDKs' audio calls with the
+//! suite's clip (`lab/clients/speech_check.py` and `.mjs`), run against persona servers,
+//! and the audit run against the same servers; every profile's `works` must be what the
+//! real client experienced in its default call (the rerank clients are checked by the
+//! dialect test below; Open WebUI and LangChain's `OpenAIWhisperParser` are not installed
+//! in the lab).
 //!
 //! Needs the lab's client installs (`lab/install.sh clients`: the `clients` venv under
 //! `lab/.state/`, or `$EMBEDCHECK_LAB_DIR`, and `lab/clients/node_modules`) and `node`;
@@ -54,11 +57,16 @@ impl Lab {
         })
     }
 
-    /// Every real client's outcome against `base_url`, one JSON object each.
-    fn run(&self, base_url: &str, model: &str) -> Vec<Value> {
+    /// Every real client's outcome against `base_url`, one JSON object each (a speech
+    /// client's default call first), the speech calls uploading `clip`.
+    fn run(&self, base_url: &str, model: &str, clip: &Path) -> Vec<Value> {
         let python = self.command(&self.python, "profile_check.py", base_url, model);
         let node = self.command(Path::new("node"), "profile_check.mjs", base_url, model);
-        [python, node]
+        let mut speech_python = self.command(&self.python, "speech_check.py", base_url, model);
+        speech_python.arg(clip);
+        let mut speech_node = self.command(Path::new("node"), "speech_check.mjs", base_url, model);
+        speech_node.arg(clip);
+        [python, node, speech_python, speech_node]
             .into_iter()
             .flat_map(|mut command| {
                 let out = command.output().expect("the client script runs");
@@ -91,6 +99,11 @@ impl Lab {
     }
 }
 
+/// The speech clients whose real calls run here: the two SDKs. The rerank clients have
+/// their own check (the dialect test below, `lab/clients/rerank_check.py`); Open WebUI
+/// and LangChain's `OpenAIWhisperParser` are not installed in the lab.
+const SPEECH_SDKS: [Client; 2] = [Client::OPENAI_PYTHON_AUDIO, Client::OPENAI_NODE_AUDIO];
+
 /// The audit of the server already running at `base_url`, as `common::audit` does it.
 async fn audit_running(persona: &Persona, base_url: &str) -> ServerAudit {
     let target = contracts::target(base_url).expect("a persona URL is valid");
@@ -120,7 +133,8 @@ async fn audit_running(persona: &Persona, base_url: &str) -> ServerAudit {
 
 /// The servers: one where every client works (OpenAI's vocabulary), one with another
 /// vocabulary (the reference server), two that ignore `encoding_format`, one whose
-/// base64 is float64, and one that answers the SDKs' default request 500.
+/// base64 is float64, one that answers the SDKs' default request 500, and one that
+/// answers a transcript as plain text where JSON is due.
 fn servers() -> Vec<Persona> {
     vec![
         personas::openai(),
@@ -129,6 +143,8 @@ fn servers() -> Vec<Persona> {
         personas::old_fastapi(),
         personas::breaker("ENC-002").expect("ENC-002 has a breaker"),
         personas::litellm(),
+        // A transcript answered as plain text where JSON is due.
+        personas::breaker("SPS-001").expect("SPS-001 has a breaker"),
     ]
 }
 
@@ -141,6 +157,14 @@ async fn every_profile_says_what_the_real_client_experiences() {
             return;
         }
     };
+    let clip = std::env::temp_dir().join(format!("embedcheck-speech-{}.wav", std::process::id()));
+    std::fs::write(
+        &clip,
+        embedcheck_core::contracts::speech::audio::speech_wav()
+            .upload
+            .bytes(),
+    )
+    .expect("the clip is written");
     let mut disagreements = Vec::new();
     for persona in servers() {
         let server = persona.start().await;
@@ -148,11 +172,17 @@ async fn every_profile_says_what_the_real_client_experiences() {
         let model = persona.config.model_id.clone();
         let runner = lab.clone();
         let url = base_url.clone();
-        let real = tokio::task::spawn_blocking(move || runner.run(&url, &model))
+        let at = clip.clone();
+        let real = tokio::task::spawn_blocking(move || runner.run(&url, &model, &at))
             .await
             .expect("the clients ran");
         let audit = audit_running(&persona, &base_url).await;
         for profile in &audit.clients {
+            if !Client::EMBEDDINGS.contains(&profile.client)
+                && !SPEECH_SDKS.contains(&profile.client)
+            {
+                continue;
+            }
             let name = profile.client.name();
             let outcome = real
                 .iter()
@@ -193,6 +223,7 @@ async fn every_profile_says_what_the_real_client_experiences() {
             .count();
         assert_eq!(embeddings, Client::EMBEDDINGS.len());
     }
+    std::fs::remove_file(&clip).ok();
     assert!(disagreements.is_empty(), "{disagreements:#?}");
 }
 

@@ -66,6 +66,24 @@ enum Reader {
     LangChain,
 }
 
+/// A call a profile makes: the default one, one `response_format`, or `stream: true`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Call<'a> {
+    Default,
+    Format(&'a str),
+    Stream,
+}
+
+impl Call<'_> {
+    /// What the user asked for, as a refusal's warning says it.
+    fn asked(self) -> &'static str {
+        match self {
+            Call::Stream => "a stream",
+            Call::Default | Call::Format(_) => "this format",
+        }
+    }
+}
+
 /// LangChain's attempts at one chunk before it skips it.
 const LANGCHAIN_ATTEMPTS: u32 = 3;
 
@@ -127,13 +145,13 @@ impl Reader {
         }
     }
 
-    /// What the caller gets from a 2xx answer to a call asking for `format` (`None`:
-    /// the default, JSON): the transcript, or why not.
-    fn read(self, format: Option<&str>, reply: &Reply) -> Result<String, String> {
-        let as_text = match format {
-            Some("text") => Some("the transcript"),
-            Some("srt" | "vtt") => Some("the subtitles"),
-            _ => None,
+    /// What the caller gets from a 2xx answer to `call`: the transcript, or why not.
+    fn read(self, call: Call<'_>, reply: &Reply) -> Result<String, String> {
+        let as_text = match call {
+            Call::Stream => return sdk_stream(reply),
+            Call::Format("text") => Some("the transcript"),
+            Call::Format("srt" | "vtt") => Some("the subtitles"),
+            Call::Default | Call::Format(_) => None,
         };
         match (self, as_text) {
             (Reader::Python | Reader::LangChain, None) => python_model(reply),
@@ -142,6 +160,33 @@ impl Reader {
             (Reader::Node, Some(what)) => node_string(reply, what),
             (Reader::OpenWebUi, _) => open_webui(reply),
         }
+    }
+}
+
+/// What both SDKs' `Stream` yields a caller iterating a `stream: true` call: the
+/// server-sent events by their `type` (`transcript.text.delta`, `.done`). A body
+/// without events (a JSON answer) yields none, without an error, and events without a
+/// `type` carry no text (both measured with openai-python 3.57.0 and openai-node
+/// 7.55.0 in the lab: faster-whisper-server's JSON, 0 events; vLLM's chat chunks, 434
+/// events of no type).
+fn sdk_stream(reply: &Reply) -> Result<String, String> {
+    let body = String::from_utf8_lossy(&reply.body);
+    let streamed = reply
+        .content_type
+        .as_deref()
+        .is_some_and(|c| c.starts_with("text/event-stream"));
+    if !streamed {
+        return Err(format!(
+            "iterates a Stream that finds no events in the {} answer: no text and no error (OpenAI documents that whisper-1 ignores stream, so its users get the same)",
+            content_type(reply)
+        ));
+    }
+    match super::reply::stream_events(&body).and_then(|events| super::reply::streamed_text(&events))
+    {
+        Ok(text) => Ok(format!("{}, streamed", transcript(&text))),
+        Err(why) => Err(format!(
+            "iterates the events by type, but {why}: no text and no error"
+        )),
     }
 }
 
@@ -283,8 +328,17 @@ pub(crate) async fn profile_all(s: &Session, judged: &Judged<'_>) -> Vec<ClientP
     };
     let mut formats = Vec::new();
     for format in requests::OTHER_FORMATS {
-        formats.push((format, s.send(requests::in_format(s, format)).await));
+        formats.push((
+            Call::Format(format),
+            format!("transcribe speech.wav with response_format {format:?}"),
+            s.send(requests::in_format(s, format)).await,
+        ));
     }
+    formats.push((
+        Call::Stream,
+        "transcribe speech.wav with stream true, iterating the events".to_owned(),
+        s.send(requests::streamed(s)).await,
+    ));
     let refusal = not_audio(s).await;
     Client::SPEECH
         .into_iter()
@@ -293,8 +347,10 @@ pub(crate) async fn profile_all(s: &Session, judged: &Judged<'_>) -> Vec<ClientP
             let mut evidence = Vec::new();
             let reader = Reader::of(client);
             let call = match (reader, &chunk) {
-                (Reader::LangChain, Some(chunk)) => called(reader, None, CHUNK_CALL, chunk, false),
-                _ => called(reader, None, DEFAULT_CALL, &default, false),
+                (Reader::LangChain, Some(chunk)) => {
+                    called(reader, Call::Default, CHUNK_CALL, chunk, false)
+                }
+                _ => called(reader, Call::Default, DEFAULT_CALL, &default, false),
             };
             findings.push(call.0);
             add_evidence(&mut evidence, call.1.iter());
@@ -302,9 +358,8 @@ pub(crate) async fn profile_all(s: &Session, judged: &Judged<'_>) -> Vec<ClientP
                 return ClientProfile::of(client, findings, evidence);
             }
             if reader != Reader::OpenWebUi {
-                for (format, answer) in &formats {
-                    let words = format!("transcribe speech.wav with response_format {format:?}");
-                    let call = called(reader, Some(format), &words, answer, true);
+                for (option, words, answer) in &formats {
+                    let call = called(reader, *option, words, answer, true);
                     findings.push(call.0);
                     add_evidence(&mut evidence, call.1.iter());
                 }
@@ -330,7 +385,7 @@ async fn not_audio(s: &Session) -> Option<std::sync::Arc<Reply>> {
 /// One call and what `reader` makes of its answer; a failing option is a warning.
 fn called(
     reader: Reader,
-    format: Option<&str>,
+    call: Call<'_>,
     words: &str,
     answer: &Result<std::sync::Arc<Reply>, crate::session::ProbeError>,
     option: bool,
@@ -345,7 +400,7 @@ fn called(
         }
     };
     let made = if reply.is_success() {
-        match reader.read(format, reply) {
+        match reader.read(call, reply) {
             Ok(what) => Made::Read { what },
             Err(why) if option => Made::Warn {
                 why: format!("answered {}, but the client {why}", reply.status),
@@ -355,8 +410,9 @@ fn called(
     } else if option {
         Made::Warn {
             why: format!(
-                "answered {}: the client raises where its user asks for this format",
-                reply.summary()
+                "answered {}: the client raises where its user asks for {}",
+                reply.summary(),
+                call.asked()
             ),
         }
     } else if reader == Reader::LangChain {
@@ -449,7 +505,7 @@ mod tests {
     fn the_default_call_reads_text_from_a_json_object() {
         let good = answer("application/json", ENVELOPE);
         for reader in [Reader::Python, Reader::Node, Reader::OpenWebUi] {
-            let read = reader.read(None, &good).expect("a transcript");
+            let read = reader.read(Call::Default, &good).expect("a transcript");
             assert!(read.contains("11 characters"), "{read}");
         }
     }
@@ -457,9 +513,9 @@ mod tests {
     #[test]
     fn json_labelled_as_text_is_read_by_python_alone() {
         let mislabelled = answer("text/plain", ENVELOPE);
-        assert!(Reader::Python.read(None, &mislabelled).is_ok());
-        assert!(Reader::OpenWebUi.read(None, &mislabelled).is_ok());
-        let node = Reader::Node.read(None, &mislabelled).unwrap_err();
+        assert!(Reader::Python.read(Call::Default, &mislabelled).is_ok());
+        assert!(Reader::OpenWebUi.read(Call::Default, &mislabelled).is_ok());
+        let node = Reader::Node.read(Call::Default, &mislabelled).unwrap_err();
         assert!(node.contains("undefined"), "{node}");
     }
 
@@ -467,20 +523,48 @@ mod tests {
     fn a_plain_text_answer_to_the_default_call_breaks_every_reader() {
         let plain = answer("text/plain", "hello there");
         for reader in [Reader::Python, Reader::Node, Reader::OpenWebUi] {
-            assert!(reader.read(None, &plain).is_err(), "{reader:?}");
+            assert!(reader.read(Call::Default, &plain).is_err(), "{reader:?}");
         }
     }
 
     #[test]
     fn the_json_envelope_for_text_is_returned_as_the_transcript() {
         let envelope = answer("text/plain", ENVELOPE);
-        let python = Reader::Python.read(Some("text"), &envelope).unwrap_err();
+        let python = Reader::Python
+            .read(Call::Format("text"), &envelope)
+            .unwrap_err();
         assert!(python.contains("vllm#49095"), "{python}");
         let labelled = answer("application/json", ENVELOPE);
-        let node = Reader::Node.read(Some("srt"), &labelled).unwrap_err();
+        let node = Reader::Node
+            .read(Call::Format("srt"), &labelled)
+            .unwrap_err();
         assert!(node.contains("parsed JSON, an object"), "{node}");
         let bare = answer("text/plain", "hello there\n");
-        assert!(Reader::Node.read(Some("text"), &bare).is_ok());
+        assert!(Reader::Node.read(Call::Format("text"), &bare).is_ok());
+    }
+
+    /// Both SDKs read a stream by its events' types: OpenAI's events give the text, a
+    /// JSON answer (faster-whisper-server ignoring stream) and typeless chunks (vLLM's)
+    /// give nothing and raise nothing.
+    #[test]
+    fn a_stream_is_read_by_its_event_types() {
+        let events = "data: {\"type\":\"transcript.text.delta\",\"delta\":\"hello\"}\n\ndata: {\"type\":\"transcript.text.done\",\"text\":\"hello\"}\n\n";
+        for reader in [Reader::Python, Reader::Node] {
+            let read = reader
+                .read(Call::Stream, &answer("text/event-stream", events))
+                .expect("a streamed transcript");
+            assert!(read.contains("5 characters"), "{read}");
+            let json = reader
+                .read(Call::Stream, &answer("application/json", ENVELOPE))
+                .unwrap_err();
+            assert!(json.contains("finds no events"), "{json}");
+            let chunks =
+                "data: {\"object\":\"transcription.chunk\",\"choices\":[]}\n\ndata: [DONE]\n\n";
+            let typeless = reader
+                .read(Call::Stream, &answer("text/event-stream", chunks))
+                .unwrap_err();
+            assert!(typeless.contains("no type"), "{typeless}");
+        }
     }
 
     #[test]
@@ -505,7 +589,13 @@ mod tests {
         let mut refused = answer("text/plain", "Invalid request");
         refused.status = 400;
         let answer400 = Ok(std::sync::Arc::new(refused.clone()));
-        let (finding, _) = called(Reader::LangChain, None, CHUNK_CALL, &answer400, false);
+        let (finding, _) = called(
+            Reader::LangChain,
+            Call::Default,
+            CHUNK_CALL,
+            &answer400,
+            false,
+        );
         assert_eq!(finding.severity(), Severity::Breaks);
         let said = finding.describe(Client::LANGCHAIN_WHISPER);
         assert!(said.contains("tries it 3 times"), "{said}");
@@ -519,9 +609,9 @@ mod tests {
         let mut refused = answer("application/json", r#"{"error":{"message":"no srt"}}"#);
         refused.status = 400;
         let answer = Ok(std::sync::Arc::new(refused));
-        let (option, _) = called(Reader::Python, Some("srt"), "srt", &answer, true);
+        let (option, _) = called(Reader::Python, Call::Format("srt"), "srt", &answer, true);
         assert_eq!(option.severity(), crate::profiles::Severity::Warning);
-        let (default, _) = called(Reader::Python, None, DEFAULT_CALL, &answer, false);
+        let (default, _) = called(Reader::Python, Call::Default, DEFAULT_CALL, &answer, false);
         assert_eq!(default.severity(), crate::profiles::Severity::Breaks);
     }
 }
