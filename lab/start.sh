@@ -11,8 +11,10 @@
 #           qwen3tiny) | whispertiny (speech-to-text; lab/install.sh whispertiny); the instance is then named SERVER+MODEL (e.g. vllm+qwen3tiny), with its own
 #           default port (the server's + 100, + 300), PID file and log, so both models can run at
 #           once. `lab/start.sh vllm+qwen3tiny` and `lab/start.sh vllm "" qwen3tiny` are the same.
-#   litellm: LITELLM_BACKEND_PORT (default: infinity's default port) and
-#            LITELLM_BACKEND_PROVIDER (infinity | hosted_vllm, default infinity) name the backend;
+#   litellm: LITELLM_BACKEND_PORT (default: infinity's default port; vllm+whispertiny's for
+#            litellm+whispertiny, which serves speech-to-text) and
+#            LITELLM_BACKEND_PROVIDER (infinity | hosted_vllm, default infinity; hosted_vllm for
+#            litellm+whispertiny) name the backend;
 #            LITELLM_MASTER_KEY is the key clients send (generated once if unset).
 #   portkey: PORTKEY_BACKEND (a lab server, default infinity) names the backend, which must be
 #            running; PORTKEY_ROUTE_HEADERS=0 leaves requests without routing headers unrouted
@@ -79,11 +81,16 @@ case "$piece" in
     ;;
   litellm)
     check_litellm_site "$venv"
-    backend_port="${LITELLM_BACKEND_PORT:-$(default_port "infinity+$LAB_MODEL")}"
-    provider="${LITELLM_BACKEND_PROVIDER:-infinity}"
+    # The tiny Whisper is served for speech-to-text by vLLM alone (litellm+whispertiny).
+    mode=embedding backend=infinity default_provider=infinity
+    if [ "$LAB_MODEL" = whispertiny ]; then
+      mode=audio_transcription backend=vllm default_provider=hosted_vllm
+    fi
+    backend_port="${LITELLM_BACKEND_PORT:-$(default_port "$backend+$LAB_MODEL")}"
+    provider="${LITELLM_BACKEND_PROVIDER:-$default_provider}"
     case "$provider" in infinity | hosted_vllm) ;; *) die "LITELLM_BACKEND_PROVIDER must be infinity or hosted_vllm" ;; esac
     if ! curl_local -f -o /dev/null --max-time 5 "http://127.0.0.1:$backend_port/v1/models"; then
-      die "no backend answers at http://127.0.0.1:$backend_port/v1/models (start it first, e.g. lab/start.sh infinity)"
+      die "no backend answers at http://127.0.0.1:$backend_port/v1/models (start it first, e.g. lab/start.sh $backend+$LAB_MODEL)"
     fi
     LITELLM_MASTER_KEY="$(litellm_master_key)"
     export LITELLM_MASTER_KEY LITELLM_LOCAL_MODEL_COST_MAP=True LITELLM_TELEMETRY=False
@@ -97,7 +104,7 @@ model_list:
       api_base: http://127.0.0.1:$backend_port/v1
       api_key: none
     model_info:
-      mode: embedding
+      mode: $mode
 YAML
     cmd=("$venv/bin/litellm" --config "$conf" --host 127.0.0.1 --port "$port" --telemetry False)
     auth=(-H "Authorization: Bearer $LITELLM_MASTER_KEY")
@@ -111,6 +118,9 @@ YAML
     ;;
   litserve)
     cmd=("$venv/bin/python" "$LAB_DIR/libexec/litserve_server.py" "$MODEL_DIR" "$port")
+    # With the tiny Whisper: the home-made speech-to-text server (litserve+whispertiny).
+    [ "$LAB_MODEL" = whispertiny ] \
+      && cmd=("$venv/bin/python" "$LAB_DIR/libexec/litserve_speech.py" "$MODEL_DIR" "$port" "$MODEL_NAME")
     ;;
   whispercpp)
     [ "$LAB_MODEL" = whispertiny ] || die "whispercpp serves speech only: start whispercpp+whispertiny"
@@ -173,6 +183,8 @@ serves() {
       # No /v1/models: /health answers 200 once the inference worker has loaded the model,
       # then one embedding request must come back.
       curl_local -f -o /dev/null --max-time 5 "$base/health" 2>/dev/null || return 1
+      # The speech server (litserve+whispertiny) has no embeddings route.
+      [ "$LAB_MODEL" = whispertiny ] && return 0
       curl_local -f --max-time 30 -H 'Content-Type: application/json' \
         -d "{\"model\":\"$MODEL_NAME\",\"input\":\"hello\"}" "$base/v1/embeddings" 2>/dev/null \
         | grep -qF '"embedding"'

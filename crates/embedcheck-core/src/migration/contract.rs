@@ -34,6 +34,7 @@ use crate::contracts::rerank::RerankRoute;
 use crate::contracts::rerank::facts::RerankFacts;
 use crate::contracts::rerank::facts::ScoreScale;
 use crate::contracts::rerank::requests as rerank_requests;
+use crate::contracts::speech::reply as speech_reply;
 use crate::contracts::speech::requests as speech_requests;
 use crate::http::{Body, Encoding, Exchange, Probe, Reply};
 use crate::session::{Facts, Session};
@@ -742,11 +743,21 @@ async fn speech(b: Side<'_>, c: Side<'_>) -> Expectation {
     };
     let c_text = transcript(&c_default);
     let mut served = Vec::new();
+    let mut misanswered = Vec::new();
     let mut lost = Vec::new();
     let mut evidence_of_lost = None;
+    let in_format = |format, r: &Option<Arc<Reply>>| {
+        r.as_deref()
+            .is_some_and(|r| speech_reply::in_format(format, r))
+    };
     for format in speech_requests::OTHER_FORMATS {
         let b_reply = replay(b.session, speech_requests::in_format(b.session, format)).await;
-        if !b_reply.as_deref().is_some_and(Reply::is_success) {
+        // A format answered with something else (the JSON envelope as srt) is one no
+        // client of the baseline relies on.
+        if !in_format(format, &b_reply) {
+            if b_reply.as_deref().is_some_and(Reply::is_success) {
+                misanswered.push(format);
+            }
             continue;
         }
         served.push(format);
@@ -755,8 +766,12 @@ async fn speech(b: Side<'_>, c: Side<'_>) -> Expectation {
             continue;
         }
         let c_reply = replay(c.session, speech_requests::in_format(c.session, format)).await;
-        if !c_reply.as_deref().is_some_and(Reply::is_success) {
-            lost.push(format!("{format} ({})", answer(c_reply.as_ref())));
+        if !in_format(format, &c_reply) {
+            let how = match c_reply.as_deref().is_some_and(Reply::is_success) {
+                true => format!("{format} (answered with {})", answer(c_reply.as_ref())),
+                false => format!("{format} ({})", answer(c_reply.as_ref())),
+            };
+            lost.push(how);
             evidence_of_lost.get_or_insert((b_reply, c_reply));
         }
     }
@@ -773,11 +788,18 @@ async fn speech(b: Side<'_>, c: Side<'_>) -> Expectation {
         }
     ));
     let baseline = format!(
-        "transcribes the clip ({} words){}",
+        "transcribes the clip ({} words){}{}",
         b_text.split_whitespace().count(),
         match served.as_slice() {
             [] => "; no other format".to_owned(),
             formats => format!("; answers {}", formats.join(", ")),
+        },
+        match misanswered.as_slice() {
+            [] => String::new(),
+            formats => format!(
+                "; answers {} with a body not in that format",
+                formats.join(", ")
+            ),
         }
     );
     let candidate = match &c_text {

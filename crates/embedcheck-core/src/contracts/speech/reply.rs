@@ -1,6 +1,7 @@
 //! The one reader of transcription answers beyond `text`: `verbose_json`'s documented
 //! fields, SubRip and WebVTT cues, and a stream's server-sent events.
 
+use crate::http::Reply;
 use serde_json::Value;
 
 /// Subtitles: SubRip (`00:00:01,000`) or WebVTT (`00:00:01.000`).
@@ -106,6 +107,27 @@ pub(crate) struct Cue {
 }
 
 /// The cues of a subtitle file, or what makes it invalid.
+/// Whether a 2xx answer is in `format` (a `response_format` name) as the SDKs hand it
+/// to their users: `text` the bare transcript (not the JSON envelope), `srt` and `vtt`
+/// cues that parse, `json` and `verbose_json` JSON with a string `text`.
+pub(crate) fn in_format(format: &str, reply: &Reply) -> bool {
+    let has_text = || {
+        reply
+            .json
+            .as_ref()
+            .and_then(|j| j.get("text"))
+            .is_some_and(Value::is_string)
+    };
+    let subtitles = |kind| cues(&String::from_utf8_lossy(&reply.body), kind).is_ok();
+    reply.is_success()
+        && match format {
+            "text" => !has_text(),
+            "srt" => subtitles(Subtitles::Srt),
+            "vtt" => subtitles(Subtitles::Vtt),
+            _ => has_text(),
+        }
+}
+
 pub(crate) fn cues(text: &str, format: Subtitles) -> Result<Vec<Cue>, String> {
     let text = text.replace("\r\n", "\n");
     let mut blocks = text.split("\n\n").map(str::trim).filter(|b| !b.is_empty());
@@ -272,6 +294,25 @@ pub(crate) fn streamed_text(events: &[Value]) -> Result<String, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A format is answered only by a body in it: the JSON envelope is no text and no
+    /// subtitles (a server that ignores response_format answers every one with it).
+    #[test]
+    fn a_format_is_answered_only_by_a_body_in_it() {
+        let envelope = Reply::json_for_test(200, serde_json::json!({"text": "hello"}));
+        assert!(in_format("verbose_json", &envelope));
+        for format in ["text", "srt", "vtt"] {
+            assert!(!in_format(format, &envelope), "{format}");
+        }
+        let mut srt = Reply::json_for_test(200, Value::Null);
+        srt.json = None;
+        srt.content_type = Some("application/x-subrip".to_owned());
+        srt.body = b"1\n00:00:00,000 --> 00:00:01,000\nhello\n".to_vec();
+        assert!(in_format("srt", &srt) && in_format("text", &srt));
+        assert!(!in_format("vtt", &srt));
+        srt.status = 400;
+        assert!(!in_format("srt", &srt));
+    }
 
     #[test]
     fn a_stream_gives_its_text_only_as_openais_typed_events() {
