@@ -561,6 +561,31 @@ async fn an_unreachable_candidate_is_not_said_to_keep_anything() {
     }
 }
 
+/// Two servers of speech-to-text alone (faster-whisper-server's kind): the corpus is
+/// not sent to a baseline that offers no embeddings, so the comparison is the speech
+/// topic's few requests, and no vectors, fixes or recording are claimed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_speech_only_pair_compares_speech_alone() {
+    let speech_only = || {
+        let mut persona = personas::reference();
+        persona
+            .quirks
+            .push(Quirk::Speech(personas::SpeechQuirk::SpeechOnly));
+        persona
+    };
+    let (old, new) = (start(&speech_only()).await, start(&speech_only()).await);
+    let pair = migrate(&old, &new).await;
+    let m = &pair.migration;
+    assert_eq!(judgement(m, Topic::Speech), Judgement::Kept);
+    assert!(m.requests.baseline < 20, "{} requests", m.requests.baseline);
+    assert!(m.fixes_applied.is_none());
+    let not_recorded = pair.recording.as_ref().map(|_| ()).unwrap_err();
+    assert!(
+        not_recorded.contains("offers no embeddings"),
+        "{not_recorded}"
+    );
+}
+
 /// An old server whose bare input is a query, so that its client sends every document
 /// with `input_type: "document"`, migrated to one that ignores `input_type`: the old
 /// client's document requests go to both, the documents' vectors stay the same, the

@@ -47,6 +47,8 @@ pub async fn audit_session(
     };
     let (results, aborted, offered) = match ready {
         Ok(offered) => {
+            let not_offered = offered.not_offered().to_vec();
+            session.learn(|facts| facts.not_offered = not_offered);
             let (audited, skipped): (Vec<&Clause>, Vec<&Clause>) =
                 selected.iter().partition(|c| offered.offers(c.contract()));
             let mut results = run(session, &audited).await;

@@ -27,6 +27,11 @@ impl Offered {
             .map(|(_, why)| why.as_str())
     }
 
+    /// Each contract not offered, with why.
+    pub(crate) fn not_offered(&self) -> &[(ContractId, String)] {
+        &self.not_offered
+    }
+
     fn all_but(contract: ContractId, why: String) -> Self {
         Offered {
             not_offered: vec![(contract, why)],

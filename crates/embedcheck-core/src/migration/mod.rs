@@ -33,7 +33,7 @@ pub(crate) mod vectors;
 
 use crate::audit;
 use crate::audit::ServerAudit;
-use crate::catalogue::Clause;
+use crate::catalogue::{Clause, ContractId};
 use crate::contracts::embeddings::facts::EmbeddingsFacts;
 use crate::contracts::embeddings::requests;
 use crate::http::Transport;
@@ -167,7 +167,15 @@ pub async fn audit_pair(
         baseline_embeddings: &b_embeddings,
         candidate_embeddings: &c_embeddings,
     };
-    let work = match &unreachable {
+    // The corpus goes only to a baseline that embeds: a speech-only pair compares its
+    // speech and nothing else.
+    let no_corpus = unreachable.clone().or_else(|| {
+        b_audit
+            .facts
+            .not_offered(ContractId::Embeddings)
+            .map(|why| format!("the baseline offers no embeddings ({why})"))
+    });
+    let work = match &no_corpus {
         None => compare(&b, &c, plan, judged).await,
         Some(why) => Work::unavailable(plan, why, judged),
     };
@@ -188,7 +196,7 @@ pub async fn audit_pair(
         }
         Some(why) => contract::unavailable(why),
     };
-    let (latency, latency_skipped) = match (plan.load, &unreachable) {
+    let (latency, latency_skipped) = match (plan.load, &no_corpus) {
         (Some(load), None) => {
             let labels = (b_audit.label.as_str(), c_audit.label.as_str());
             measure_load((&b, &c), labels, plan, load, &work.documents).await
@@ -197,7 +205,7 @@ pub async fn audit_pair(
         (None, _) => (None, None),
     };
     let remediation = remediation::derive(&contract, &work.equivalence, &work.retrieval);
-    let fixes_applied = match &unreachable {
+    let fixes_applied = match &no_corpus {
         None => {
             let findings = fixed::Findings {
                 corpus: &plan.corpus,
@@ -211,7 +219,7 @@ pub async fn audit_pair(
         }
         Some(_) => None,
     };
-    let (recording, replay) = match &unreachable {
+    let (recording, replay) = match &no_corpus {
         None => record_and_replay(&b, &c, plan, &b_audit.label).await,
         Some(why) => (Err(format!("not recorded: {why}")), None),
     };

@@ -178,9 +178,21 @@ pub struct Facts {
     /// the report.
     #[serde(skip)]
     pub contracts: super::ByContract,
+    /// The contracts the server does not offer, each with why (its clauses skip): what
+    /// a comparison must not spend requests on.
+    #[serde(skip)]
+    pub not_offered: Vec<(crate::catalogue::ContractId, String)>,
 }
 
 impl Facts {
+    /// Why the server does not offer `contract`, where it does not.
+    pub fn not_offered(&self, contract: crate::catalogue::ContractId) -> Option<&str> {
+        self.not_offered
+            .iter()
+            .find(|(c, _)| *c == contract)
+            .map(|(_, why)| why.as_str())
+    }
+
     /// Whether usage counts were found to count tokens (unknown counts as not).
     pub(crate) fn usage_counts_tokens(&self) -> bool {
         self.usage_unit

@@ -12,6 +12,10 @@ pub enum SpeechQuirk {
     /// Infinity, llama.cpp's llama-server, Ollama, Dynamo 1.6.1, which has no batch
     /// route yet, and vLLM serving an embedding or rerank model).
     NotServed,
+    /// Serves speech-to-text alone: every other route (embeddings, rerank, the models
+    /// listing) answers 404, as faster-whisper-server 0.0.3 and whisper.cpp 1.8.5's
+    /// server do (speech-notes.md §3.2, §3.3).
+    SpeechOnly,
     /// No translations route: 404, as whisper.cpp 1.8.5's `whisper-server`, which
     /// translates on its one route when the form says `translate=true`
     /// (speech-notes.md §3.3).
@@ -92,6 +96,7 @@ impl SpeechQuirk {
         let absent = match self {
             SpeechQuirk::NotServed => is_speech(request),
             SpeechQuirk::NoTranslations => request.path.ends_with("/audio/translations"),
+            SpeechQuirk::SpeechOnly => !is_speech(request),
             _ => false,
         };
         absent.then(|| Answer::plain_text(404, "Not Found"))
@@ -142,7 +147,7 @@ impl SpeechQuirk {
             return;
         }
         match self {
-            SpeechQuirk::NotServed | SpeechQuirk::NoTranslations => {}
+            SpeechQuirk::NotServed | SpeechQuirk::NoTranslations | SpeechQuirk::SpeechOnly => {}
             SpeechQuirk::AnotherModel | SpeechQuirk::FallbackSampling => {
                 let draw = match self {
                     SpeechQuirk::FallbackSampling => {
