@@ -15,7 +15,10 @@
 #            litellm+whispertiny, which serves speech-to-text) and
 #            LITELLM_BACKEND_PROVIDER (infinity | hosted_vllm, default infinity; hosted_vllm for
 #            litellm+whispertiny) name the backend;
-#            LITELLM_MASTER_KEY is the key clients send (generated once if unset).
+#            LITELLM_MASTER_KEY is the key clients send (generated once if unset);
+#            LITELLM_SPEECH_PORT routes the tiny Whisper to the vLLM there as well.
+#   litserve: LITSERVE_SPEECH=1 adds the speech route with the tiny Whisper to the same server
+#            (the migration study's home-made server answered both at one address).
 #   portkey: PORTKEY_BACKEND (a lab server, default infinity) names the backend, which must be
 #            running; PORTKEY_ROUTE_HEADERS=0 leaves requests without routing headers unrouted
 #            (400), so that clients must send x-portkey-provider and x-portkey-custom-host.
@@ -106,6 +109,21 @@ model_list:
     model_info:
       mode: $mode
 YAML
+    # LITELLM_SPEECH_PORT: one gateway for embeddings and speech, the tiny Whisper routed to
+    # the vLLM on that port (the migration study's target served both at one address).
+    if [ -n "${LITELLM_SPEECH_PORT:-}" ]; then
+      curl_local -f -o /dev/null --max-time 5 "http://127.0.0.1:$LITELLM_SPEECH_PORT/v1/models" \
+        || die "no speech backend answers at http://127.0.0.1:$LITELLM_SPEECH_PORT/v1/models (lab/start.sh vllm+whispertiny)"
+      cat >>"$conf" <<YAML
+  - model_name: $WHISPERTINY_NAME
+    litellm_params:
+      model: hosted_vllm/$WHISPERTINY_NAME
+      api_base: http://127.0.0.1:$LITELLM_SPEECH_PORT/v1
+      api_key: none
+    model_info:
+      mode: audio_transcription
+YAML
+    fi
     cmd=("$venv/bin/litellm" --config "$conf" --host 127.0.0.1 --port "$port" --telemetry False)
     auth=(-H "Authorization: Bearer $LITELLM_MASTER_KEY")
     ;;
@@ -118,6 +136,8 @@ YAML
     ;;
   litserve)
     cmd=("$venv/bin/python" "$LAB_DIR/libexec/litserve_server.py" "$MODEL_DIR" "$port")
+    # LITSERVE_SPEECH=1: the same server answers speech-to-text with the tiny Whisper too.
+    [ "${LITSERVE_SPEECH:-0}" = 1 ] && cmd+=(--speech "$WHISPERTINY_DIR" "$WHISPERTINY_NAME")
     # With the tiny Whisper: the home-made speech-to-text server (litserve+whispertiny).
     [ "$LAB_MODEL" = whispertiny ] \
       && cmd=("$venv/bin/python" "$LAB_DIR/libexec/litserve_speech.py" "$MODEL_DIR" "$port" "$MODEL_NAME")

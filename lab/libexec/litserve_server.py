@@ -1,7 +1,11 @@
 """A home-made embedding server, written as LitServe's documentation shows: a LitAPI that
 loads the model with sentence-transformers, behind LitServe's OpenAIEmbeddingSpec
 (POST /v1/embeddings). lab/start.sh runs it; it binds 127.0.0.1 only.
-Usage: python litserve_server.py MODEL_DIR PORT
+Usage: python litserve_server.py MODEL_DIR PORT [--speech WHISPER_DIR NAME]
+
+With --speech the same server also answers POST /v1/audio/transcriptions with that Whisper
+(litserve_speech.py's LitAPI, one LitServer for both), as the migration study's home-made
+server answered embeddings and speech at one address (LITSERVE_SPEECH=1 lab/start.sh litserve).
 
 What the spec does with a request (litserve 0.2.19, specs/openai_embedding.py): predict()
 gets `input` as sent (a string or a list); `dimensions` is parsed and not passed on;
@@ -97,9 +101,17 @@ class EmbeddingAPI(ls.LitAPI):
 
 if __name__ == "__main__":
     model_dir = sys.argv[1]
+    apis = []
+    if "--speech" in sys.argv:
+        from litserve_speech import TranscriptionAPI
+
+        at = sys.argv.index("--speech")
+        speech = TranscriptionAPI(api_path="/v1/audio/transcriptions")
+        speech.model_dir, speech.served_name = sys.argv[at + 1], sys.argv[at + 2]
+        apis.append(speech)
     query_prompt = query_prompt_of(model_dir)
     api = EmbeddingAPI(spec=QueryAwareSpec() if query_prompt else ls.OpenAIEmbeddingSpec())
     api.model_dir = model_dir
     api.query_prompt = query_prompt
-    server = ls.LitServer(api, accelerator="cpu")
+    server = ls.LitServer([api, *apis], accelerator="cpu")
     server.run(host="127.0.0.1", port=int(sys.argv[2]), generate_client_file=False)
