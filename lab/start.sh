@@ -16,9 +16,11 @@
 #            LITELLM_BACKEND_PROVIDER (infinity | hosted_vllm, default infinity; hosted_vllm for
 #            litellm+whispertiny) name the backend;
 #            LITELLM_MASTER_KEY is the key clients send (generated once if unset);
-#            LITELLM_SPEECH_PORT routes the tiny Whisper to the vLLM there as well.
-#   litserve: LITSERVE_SPEECH=1 adds the speech route with the tiny Whisper to the same server
-#            (the migration study's home-made server answered both at one address).
+#            LITELLM_SPEECH_PORT routes the tiny Whisper to the vLLM there as well,
+#            LITELLM_RERANK_PORT the tiny BERT cross-encoder.
+#   litserve: LITSERVE_SPEECH=1 adds the speech route with the tiny Whisper to the same server,
+#            LITSERVE_RERANK=1 the rerank routes with the tiny BERT cross-encoder (the migration
+#            study's home-made server answered all three at one address).
 #   portkey: PORTKEY_BACKEND (a lab server, default infinity) names the backend, which must be
 #            running; PORTKEY_ROUTE_HEADERS=0 leaves requests without routing headers unrouted
 #            (400), so that clients must send x-portkey-provider and x-portkey-custom-host.
@@ -124,6 +126,20 @@ YAML
       mode: audio_transcription
 YAML
     fi
+    # LITELLM_RERANK_PORT: and the tiny BERT cross-encoder routed to the vLLM on that port.
+    if [ -n "${LITELLM_RERANK_PORT:-}" ]; then
+      curl_local -f -o /dev/null --max-time 5 "http://127.0.0.1:$LITELLM_RERANK_PORT/v1/models" \
+        || die "no rerank backend answers at http://127.0.0.1:$LITELLM_RERANK_PORT/v1/models (lab/rerank/serve.sh vllm-bert)"
+      cat >>"$conf" <<YAML
+  - model_name: embedcheck/tiny-rerank-bert
+    litellm_params:
+      model: hosted_vllm/embedcheck/tiny-rerank-bert
+      api_base: http://127.0.0.1:$LITELLM_RERANK_PORT/v1
+      api_key: none
+    model_info:
+      mode: rerank
+YAML
+    fi
     cmd=("$venv/bin/litellm" --config "$conf" --host 127.0.0.1 --port "$port" --telemetry False)
     auth=(-H "Authorization: Bearer $LITELLM_MASTER_KEY")
     ;;
@@ -138,6 +154,8 @@ YAML
     cmd=("$venv/bin/python" "$LAB_DIR/libexec/litserve_server.py" "$MODEL_DIR" "$port")
     # LITSERVE_SPEECH=1: the same server answers speech-to-text with the tiny Whisper too.
     [ "${LITSERVE_SPEECH:-0}" = 1 ] && cmd+=(--speech "$WHISPERTINY_DIR" "$WHISPERTINY_NAME")
+    # LITSERVE_RERANK=1: and rerank with the tiny BERT cross-encoder (lab/rerank/build.sh).
+    [ "${LITSERVE_RERANK:-0}" = 1 ] && cmd+=(--rerank "$STATE_DIR/model/tiny-rerank-bert" embedcheck/tiny-rerank-bert)
     # With the tiny Whisper: the home-made speech-to-text server (litserve+whispertiny).
     [ "$LAB_MODEL" = whispertiny ] \
       && cmd=("$venv/bin/python" "$LAB_DIR/libexec/litserve_speech.py" "$MODEL_DIR" "$port" "$MODEL_NAME")

@@ -1,11 +1,13 @@
 """A home-made embedding server, written as LitServe's documentation shows: a LitAPI that
 loads the model with sentence-transformers, behind LitServe's OpenAIEmbeddingSpec
 (POST /v1/embeddings). lab/start.sh runs it; it binds 127.0.0.1 only.
-Usage: python litserve_server.py MODEL_DIR PORT [--speech WHISPER_DIR NAME]
+Usage: python litserve_server.py MODEL_DIR PORT [--speech WHISPER_DIR NAME] [--rerank DIR NAME]
 
 With --speech the same server also answers POST /v1/audio/transcriptions with that Whisper
-(litserve_speech.py's LitAPI, one LitServer for both), as the migration study's home-made
-server answered embeddings and speech at one address (LITSERVE_SPEECH=1 lab/start.sh litserve).
+(litserve_speech.py's LitAPI), with --rerank POST /v1/rerank and /rerank with that
+cross-encoder (litserve_rerank.py's), one LitServer for all: the migration study's home-made
+server answered embeddings, rerank and speech at one address (LITSERVE_SPEECH=1
+LITSERVE_RERANK=1 lab/start.sh litserve).
 
 What the spec does with a request (litserve 0.2.19, specs/openai_embedding.py): predict()
 gets `input` as sent (a string or a list); `dimensions` is parsed and not passed on;
@@ -109,6 +111,14 @@ if __name__ == "__main__":
         speech = TranscriptionAPI(api_path="/v1/audio/transcriptions")
         speech.model_dir, speech.served_name = sys.argv[at + 1], sys.argv[at + 2]
         apis.append(speech)
+    if "--rerank" in sys.argv:
+        from litserve_rerank import RerankAPI
+
+        at = sys.argv.index("--rerank")
+        for path in ("/v1/rerank", "/rerank"):
+            rerank = RerankAPI(api_path=path)
+            rerank.model_dir, rerank.served_name = sys.argv[at + 1], sys.argv[at + 2]
+            apis.append(rerank)
     query_prompt = query_prompt_of(model_dir)
     api = EmbeddingAPI(spec=QueryAwareSpec() if query_prompt else ls.OpenAIEmbeddingSpec())
     api.model_dir = model_dir
