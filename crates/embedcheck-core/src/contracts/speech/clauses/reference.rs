@@ -50,8 +50,14 @@ async fn the_models_own_transcript(s: &Session) -> CheckResult {
     // Another model, or sampling: a fresh request tells them apart.
     let again = s.send(requests::known_answer(s).fresh()).await?;
     let exchanges = [&first.exchange, &again.exchange];
-    let differs = |second: &&str| !matches!(agreement(second, text), Agreement::Exact { .. });
-    if let Some(second) = json_text(&again).filter(differs) {
+    let Some(second) = json_text(&again) else {
+        return Ok(Verdict::skip(format!(
+            "the transcript shares at most {run} characters in a run with the model's own, but the same request again was answered {}: a verdict needs the answer repeated",
+            again.summary()
+        ))
+        .with_all(exchanges));
+    };
+    if !matches!(agreement(second, text), Agreement::Exact { .. }) {
         return Ok(Verdict::skip(format!(
             "two identical requests at temperature 0 were transcribed differently ({} and {} characters): the server falls back to sampling, as OpenAI documents temperature 0 may; no known answer holds a transcript that is not repeated",
             text.chars().count(),
