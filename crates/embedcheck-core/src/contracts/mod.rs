@@ -134,7 +134,8 @@ pub(crate) fn not_probed(why: &str) -> Vec<ClientProfile> {
 }
 
 /// The client profiles of the contracts the server offers, after the clause run; a
-/// contract's clients are "not probed" where the server does not offer it.
+/// contract the server does not offer has no clients to profile (a speech-only server's
+/// table lists no embeddings clients, where "unknown" would suggest a question unasked).
 pub(crate) async fn profile(
     s: &Session,
     judged: &Judged<'_>,
@@ -142,7 +143,7 @@ pub(crate) async fn profile(
 ) -> Vec<ClientProfile> {
     s.begin_clause(profiles::STAGE);
     let embeddings = match offered.why_not(ContractId::Embeddings) {
-        Some(_) => embeddings::profiles::not_probed("the server offers no embeddings endpoint"),
+        Some(_) => Vec::new(),
         None => {
             let calls = embeddings::profiles::sdk::default_calls(s).await;
             vec![
