@@ -69,6 +69,18 @@ impl<'a> JsonLines<'a> {
         }
     }
 
+    /// An error at the header unless its `kind` is `expected`: a reference file of
+    /// another contract is refused by name.
+    pub(crate) fn expect_kind(&self, kind: &str, expected: &str) -> Result<(), ReferenceError> {
+        match kind == expected {
+            true => Ok(()),
+            false => Err(self.bad(
+                self.first_line(),
+                format!("kind {kind:?}, expected {expected:?}"),
+            )),
+        }
+    }
+
     /// The header line's 0-based number.
     pub(crate) fn first_line(&self) -> usize {
         self.lines.first().map_or(0, |(n, _)| *n)

@@ -42,10 +42,7 @@ pub fn known_answers(config: &Config) -> String {
             "ids": ids,
         })
     });
-    std::iter::once(header)
-        .chain(lines)
-        .map(|value| format!("{value}\n"))
-        .collect()
+    json_lines(std::iter::once(header).chain(lines))
 }
 
 /// The rerank cases of a persona's known answers: the canonical case RRQ-006 ranks by,
@@ -86,10 +83,7 @@ pub fn rerank_known_answers(config: &Config) -> String {
             "documents": documents,
         })
     });
-    std::iter::once(header)
-        .chain(cases)
-        .map(|value| format!("{value}\n"))
-        .collect()
+    json_lines(std::iter::once(header).chain(cases))
 }
 
 /// The speech reference file of the engine under `config`, as `lab/speech_reference.py`
@@ -112,8 +106,13 @@ pub fn speech_known_answers(config: &Config) -> String {
         // The transcriber chooses words, not tokens.
         "tokens": [],
     });
-    [header, case]
-        .iter()
+    json_lines([header, case])
+}
+
+/// Values as the JSON Lines of a reference file, one a line.
+fn json_lines(values: impl IntoIterator<Item = Value>) -> String {
+    values
+        .into_iter()
         .map(|value| format!("{value}\n"))
         .collect()
 }

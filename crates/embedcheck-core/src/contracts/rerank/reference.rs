@@ -83,13 +83,7 @@ impl RerankReference {
             "a rerank header {kind, model, library, version}",
             "a case {id, query, documents, raw, scores}",
         )?;
-        if header.kind != "rerank" {
-            let first = lines.first_line();
-            return Err(lines.bad(
-                first,
-                format!("kind {:?}, expected \"rerank\"", header.kind),
-            ));
-        }
+        lines.expect_kind(&header.kind, "rerank")?;
         for (n, case) in &cases {
             let count = case.documents.len();
             if count == 0 || case.raw.len() != count || case.scores.len() != count {

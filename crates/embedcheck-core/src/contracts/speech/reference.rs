@@ -83,13 +83,7 @@ impl SpeechReference {
             "a speech header {kind, model, library, version, language}",
             "a case {id, clip, sha256, mode, text, tokens}",
         )?;
-        if header.kind != "speech" {
-            let first = lines.first_line();
-            return Err(lines.bad(
-                first,
-                format!("kind {:?}, expected \"speech\"", header.kind),
-            ));
-        }
+        lines.expect_kind(&header.kind, "speech")?;
         if let Some((n, case)) = cases
             .iter()
             .find(|(_, c)| !matches!(c.mode.as_str(), "notimestamps" | "timestamps"))
@@ -111,7 +105,10 @@ impl SpeechReference {
 
     /// Who made the transcripts, as reasons name it: `transformers 4.57.6`.
     pub fn made_by(&self) -> String {
-        format!("{} {}", self.header.library, self.header.version)
+        let SpeechHeader {
+            library, version, ..
+        } = &self.header;
+        format!("{library} {version}")
     }
 
     /// The cases made from the clip whose digest is `sha256`.
