@@ -9,7 +9,8 @@
 use crate::common;
 
 use embedcheck_core::audit::{ClauseResult, ServerAudit};
-use embedcheck_core::catalogue::Catalogue;
+use embedcheck_core::catalogue::{Catalogue, LevelEvidence};
+use embedcheck_core::profiles::ClientProfile;
 use embedcheck_core::session::Logged;
 use embedcheck_core::verdict::Outcome;
 use personas::Persona;
@@ -213,4 +214,62 @@ fn breakers_fail_for_the_intended_reason() {
     }, {
         insta::assert_snapshot!("breakers", table);
     });
+}
+
+/// A level grounded on a client holds only if that client's profile says so on the
+/// clause's breaker, from the same answers: `client-breaks` where the profile breaks,
+/// `client-warns` where it warns (or breaks). Levels and profiles never disagree.
+#[test]
+fn every_client_a_level_names_reports_it_on_the_breaker() {
+    let audits = audits();
+    let mut wrong = Vec::new();
+    for clause in &Catalogue::shipped().clauses {
+        let Some(audit) = audits.breakers.get(&clause.id) else {
+            continue;
+        };
+        let failed = result(audit, &clause.id);
+        for evidence in &clause.level_evidence.0 {
+            let Some(name) = evidence.client() else {
+                continue;
+            };
+            let profile = audit.clients.iter().find(|p| p.client.name() == name);
+            if let Some(why) = disagreement(evidence, profile, failed) {
+                wrong.push(format!("{} names {name}: {why}", clause.id));
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "{wrong:#?}");
+}
+
+/// Why `profile` does not bear out `evidence` on the breaker whose clause result is
+/// `failed`, if it does not.
+fn disagreement(
+    evidence: &LevelEvidence,
+    profile: Option<&ClientProfile>,
+    failed: &ClauseResult,
+) -> Option<String> {
+    let Some(profile) = profile else {
+        return Some("no profile of it on the breaker".to_owned());
+    };
+    let reported = match evidence {
+        LevelEvidence::ClientBreaks { .. } => profile.works == Some(false),
+        _ => profile.works == Some(false) || profile.warnings() > 0,
+    };
+    // The same answers: an exchange of the clause's evidence decided the profile, or
+    // the profile names the clause.
+    let same_answers = profile.evidence.iter().any(|e| failed.evidence.contains(e))
+        || profile.because.iter().any(|b| b.contains(&failed.id));
+    match (reported, same_answers) {
+        (true, true) => None,
+        (false, _) => Some(format!(
+            "its profile reports {} ({})",
+            match profile.works {
+                Some(true) => "works",
+                Some(false) => "breaks",
+                None => "unknown",
+            },
+            profile.because.join("; ")
+        )),
+        (true, false) => Some("its profile decided on other answers than the clause's".to_owned()),
+    }
 }

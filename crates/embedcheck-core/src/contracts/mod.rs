@@ -126,6 +126,25 @@ pub(crate) fn describe_request(path: &str, fields: &Map<String, Value>, model: &
         .unwrap_or_else(|| embeddings::requests::describe(fields, model))
 }
 
+/// The clients a contract profiles, in the order reports show them.
+pub fn clients(contract: ContractId) -> &'static [Client] {
+    match contract {
+        ContractId::Embeddings => &Client::EMBEDDINGS,
+        ContractId::Rerank => &Client::RERANK,
+        ContractId::Speech => &Client::SPEECH,
+    }
+}
+
+/// The release of the profiled client named `name`, in any contract: what a level's
+/// line shows after a client's name ("openai-python 3.57.0 …").
+pub fn release_of(name: &str) -> Option<&'static str> {
+    ContractId::ALL
+        .into_iter()
+        .flat_map(clients)
+        .find(|c| c.name() == name)
+        .map(|c| c.version())
+}
+
 /// The client profiles when the audit could not start, each "not probed" for `why`:
 /// nothing is sent, and only the first contract's clients are listed (which other
 /// contracts the server offers is unknown).
@@ -209,7 +228,11 @@ mod tests {
     /// schema's `client` enum lists exactly these.
     #[test]
     fn every_contracts_clients_are_distinct_and_in_the_report_schema() {
-        let clients = [&Client::EMBEDDINGS[..], &Client::RERANK, &Client::SPEECH].concat();
+        let clients: Vec<Client> = ContractId::ALL
+            .into_iter()
+            .flat_map(clients)
+            .copied()
+            .collect();
         let names: BTreeSet<&str> = clients.iter().map(|c| c.name()).collect();
         assert_eq!(names.len(), clients.len(), "two clients share a name");
         let schema: serde_json::Value =
@@ -222,6 +245,31 @@ mod tests {
                 .filter_map(|name| name.as_str())
                 .collect();
         assert_eq!(names, listed);
+    }
+
+    /// A level grounded on a client names one its own contract profiles, so the
+    /// personas' tests can hold the claim to that profile's verdict.
+    #[test]
+    fn every_client_a_level_names_is_profiled_by_its_contract() {
+        let unprofiled: Vec<String> = Catalogue::shipped()
+            .clauses
+            .iter()
+            .flat_map(|clause| {
+                clause
+                    .level_evidence
+                    .0
+                    .iter()
+                    .filter_map(|e| e.client())
+                    .filter(|name| !clients(clause.contract()).iter().any(|c| c.name() == *name))
+                    .map(move |name| format!("{}: {name}", clause.id))
+            })
+            .collect();
+        assert!(
+            unprofiled.is_empty(),
+            "clients without a profile: {unprofiled:?}"
+        );
+        assert_eq!(release_of("openai-python"), Some("3.57.0"));
+        assert_eq!(release_of("no-such-client"), None);
     }
 
     #[test]
