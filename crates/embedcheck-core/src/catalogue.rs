@@ -499,11 +499,7 @@ mod tests {
     "LEN-003", "LEN-004", "LEN-005", "LEN-006", "ENC-001", "ENC-002", "ENC-003", "ENC-004",
     "ENC-005", "ERR-001", "ERR-002", "ERR-003", "ERR-004", "ERR-005", "ERR-006", "ERR-007",
     "ERR-008", "ERR-009", "ERR-010", "ERR-011", "ERR-012", "ERR-013", "ERR-014", "AUTH-001",
-    "REF-001", "REF-002", "REF-003", "RRS-001", "RRS-002", "RRS-003", "RRS-004", "RRS-005",
-    "RRS-006", "RRS-007", "RRS-008", "RRS-009", "RRS-010", "RRS-011", "RRS-012", "RRS-013",
-    "RRS-014", "RRS-015", "RRQ-001", "RRQ-002", "RRQ-003", "RRQ-004", "RRQ-005", "RRQ-006",
-    "RRQ-007", "RRL-001", "RRL-002", "RRL-003", "RRL-004", "RRL-005", "RRL-006", "RRL-007",
-    "RRL-008", "RRL-009", "RRD-001", "RRD-002", "RRD-003",
+    "REF-001", "REF-002", "REF-003",
     ];
 
     #[test]

@@ -178,6 +178,10 @@ static BREAKERS: &[Breaker] = &[
     ("RRL-008", || configured(rejecting(), &[Quirk::Rerank(RerankQuirk::LongRefusedSaying("Invalid request"))])),
     // Infinity's cross-encoder truncates a pair longest first, cutting a long query.
     ("RRL-009", || rerank(&[RerankQuirk::QueryCutLongestFirst])),
+    // TEI 1.9.3 refuses what its parser cannot read with axum's plain text (measured).
+    ("RRL-010", || in_tei(&[])),
+    // The home-made LitServe server reads top_n -1 as results[:-1] (measured).
+    ("RRL-011", || rerank(&[RerankQuirk::NegativeTopNSlices])),
     // A server reading TEI's request but not raw_scores: probabilities either way.
     ("RRD-001", || in_tei(&[RerankQuirk::LogitsAsProbabilities])),
     // llama.cpp's TEI mode reads no truncate and cuts nothing: a long pair refused

@@ -10,7 +10,7 @@ use crate::common;
 
 use embedcheck_core::audit::{ClauseResult, ServerAudit};
 use embedcheck_core::catalogue::{Catalogue, LevelEvidence};
-use embedcheck_core::profiles::ClientProfile;
+use embedcheck_core::profiles::{ClientProfile, Severity};
 use embedcheck_core::session::Logged;
 use embedcheck_core::verdict::Outcome;
 use personas::Persona;
@@ -217,8 +217,10 @@ fn breakers_fail_for_the_intended_reason() {
 }
 
 /// A level grounded on a client holds only if that client's profile says so on the
-/// clause's breaker, from the same answers: `client-breaks` where the profile breaks,
-/// `client-warns` where it warns (or breaks). Levels and profiles never disagree.
+/// clause's breaker and not on the reference server: `client-breaks` where the profile
+/// breaks with a finding the reference does not give, `client-warns` where it warns (or
+/// breaks) so. The finding's difference is the clause's quirk, whichever request the
+/// client itself sent. Levels and profiles never disagree.
 #[test]
 fn every_client_a_level_names_reports_it_on_the_breaker() {
     let audits = audits();
@@ -227,13 +229,14 @@ fn every_client_a_level_names_reports_it_on_the_breaker() {
         let Some(audit) = audits.breakers.get(&clause.id) else {
             continue;
         };
-        let failed = result(audit, &clause.id);
         for evidence in &clause.level_evidence.0 {
             let Some(name) = evidence.client() else {
                 continue;
             };
-            let profile = audit.clients.iter().find(|p| p.client.name() == name);
-            if let Some(why) = disagreement(evidence, profile, failed) {
+            let profile = |audit: &'static ServerAudit| {
+                audit.clients.iter().find(|p| p.client.name() == name)
+            };
+            if let Some(why) = disagreement(evidence, profile(audit), profile(&audits.reference)) {
                 wrong.push(format!("{} names {name}: {why}", clause.id));
             }
         }
@@ -241,35 +244,29 @@ fn every_client_a_level_names_reports_it_on_the_breaker() {
     assert!(wrong.is_empty(), "{wrong:#?}");
 }
 
-/// Why `profile` does not bear out `evidence` on the breaker whose clause result is
-/// `failed`, if it does not.
+/// Why the breaker's `profile` does not bear out `evidence`, beside the same client's
+/// profile on the reference server, if it does not.
 fn disagreement(
     evidence: &LevelEvidence,
     profile: Option<&ClientProfile>,
-    failed: &ClauseResult,
+    reference: Option<&ClientProfile>,
 ) -> Option<String> {
     let Some(profile) = profile else {
         return Some("no profile of it on the breaker".to_owned());
     };
-    let reported = match evidence {
-        LevelEvidence::ClientBreaks { .. } => profile.works == Some(false),
-        _ => profile.works == Some(false) || profile.warnings() > 0,
+    let weighs = |severity: Severity| match evidence {
+        LevelEvidence::ClientBreaks { .. } => severity == Severity::Breaks,
+        _ => matches!(severity, Severity::Breaks | Severity::Warning),
     };
-    // The same answers: an exchange of the clause's evidence decided the profile, or
-    // the profile names the clause.
-    let same_answers = profile.evidence.iter().any(|e| failed.evidence.contains(e))
-        || profile.because.iter().any(|b| b.contains(&failed.id));
-    match (reported, same_answers) {
-        (true, true) => None,
-        (false, _) => Some(format!(
-            "its profile reports {} ({})",
-            match profile.works {
-                Some(true) => "works",
-                Some(false) => "breaks",
-                None => "unknown",
-            },
+    let on_the_reference: Vec<String> = reference.map(|r| r.because.clone()).unwrap_or_default();
+    let new_finding = profile
+        .findings
+        .iter()
+        .any(|f| weighs(f.severity()) && !on_the_reference.contains(&f.describe(profile.client)));
+    (!new_finding).then(|| {
+        format!(
+            "its profile reports no such finding that the reference server's lacks: {}",
             profile.because.join("; ")
-        )),
-        (true, false) => Some("its profile decided on other answers than the clause's".to_owned()),
-    }
+        )
+    })
 }

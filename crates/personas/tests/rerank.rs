@@ -348,7 +348,7 @@ async fn every_rerank_breaker_breaks_its_clause_in_teis_dialect_too() {
     // pair by default, so no long input is refused: RRD-002 judges its switch).
     let no_meaning = [
         "RRS-005", "RRS-007", "RRS-011", "RRS-014", "RRL-003", "RRS-015", "RRS-001", "RRS-009",
-        "RRS-012", "RRS-008", "RRS-010", "RRL-005", "RRL-001", "RRL-004", "RRL-008",
+        "RRS-012", "RRS-008", "RRS-010", "RRL-005", "RRL-001", "RRL-004", "RRL-008", "RRL-011",
     ];
     let wrong = breakers_in(RerankDialect::Tei, &no_meaning).await;
     assert!(wrong.is_empty(), "{wrong:#?}");
@@ -362,7 +362,7 @@ async fn every_rerank_breaker_breaks_its_clause_in_nims_dialect_too() {
     // (its documented scale: RRQ-005), usage, and the routes Cohere's clients call.
     let no_meaning = [
         "RRS-005", "RRS-006", "RRS-007", "RRS-010", "RRS-013", "RRL-003", "RRS-011", "RRQ-005",
-        "RRS-015", "RRS-009", "RRS-012",
+        "RRS-015", "RRS-009", "RRS-012", "RRL-011",
     ];
     let wrong = breakers_in(RerankDialect::Nim, &no_meaning).await;
     assert!(wrong.is_empty(), "{wrong:#?}");
@@ -373,19 +373,22 @@ async fn every_rerank_breaker_breaks_its_clause_in_nims_dialect_too() {
 async fn every_rerank_breaker_breaks_its_clause_in_voyages_dialect_too() {
     // No meaning in Voyage's dialect: top_k is its own field (RRS-008), documents are
     // strings (RRS-011), a bare array is another dialect's answer (RRS-001), and the
-    // routes Cohere's clients call.
-    let no_meaning = ["RRS-008", "RRS-011", "RRS-001", "RRS-009", "RRS-012"];
+    // routes Cohere's clients call; RRL-011's breaker slices by Cohere's top_n, and
+    // Voyage's request says top_k.
+    let no_meaning = [
+        "RRS-008", "RRS-011", "RRS-001", "RRS-009", "RRS-012", "RRL-011",
+    ];
     let wrong = breakers_in(RerankDialect::Voyage, &no_meaning).await;
     assert!(wrong.is_empty(), "{wrong:#?}");
 }
 
-/// Each rerank breaker (but the rerank-dialects family's, which speak TEI's dialect
-/// already) put behind `dialect`, audited on its clause: those that neither fail saying
+/// Each rerank breaker (but those that speak TEI's dialect already: the
+/// rerank-dialects family's and RRL-010's, TEI itself) put behind `dialect`, audited on its clause: those that neither fail saying
 /// the dialect nor are in `no_meaning`, with their outcome and reason.
 async fn breakers_in(dialect: RerankDialect, no_meaning: &[&str]) -> Vec<String> {
     let mut wrong = Vec::new();
-    let breakers =
-        personas::broken_clauses().filter(|id| id.starts_with("RR") && !id.starts_with("RRD"));
+    let breakers = personas::broken_clauses()
+        .filter(|id| id.starts_with("RR") && !id.starts_with("RRD") && *id != "RRL-010");
     for id in breakers {
         let breaker = personas::breaker(id).expect("a breaker");
         let clause: Vec<&Clause> = rerank_clauses()

@@ -134,7 +134,7 @@ pub enum RerankQuirk {
     TopNZeroAs500,
     /// Reads a negative `top_n` as Python's slice `results[:top_n]`, answering 200 with
     /// the last documents dropped: the home-made LitServe server (measured in the lab:
-    /// `top_n: -1` answered 200; breaks RRL-006).
+    /// `top_n: -1` answered 200; breaks RRL-011).
     NegativeTopNSlices,
     /// Refuses an input over the model's limit with 400 and this message, which says
     /// nothing about length (breaks RRL-008).

@@ -1,4 +1,4 @@
-//! rerank-limits: the edges of a rerank request (RRL-001 … RRL-009).
+//! rerank-limits: the edges of a rerank request (RRL-001 … RRL-011).
 //!
 //! Empty lists and documents, `top_n: 0`, inputs past the model's limit, a thousand
 //! documents and plain client mistakes: each may be refused or answered as the server's
@@ -30,6 +30,8 @@ pub(crate) fn checks() -> Vec<Check> {
         check!("RRL-007", throttling_says_when, log),
         check!("RRL-008", long_refusals_say_length),
         check!("RRL-009", query_kept_whole),
+        check!("RRL-010", mistakes_refused_with_a_message),
+        check!("RRL-011", negative_top_n_keeps_every_document),
     ]
 }
 
@@ -582,76 +584,148 @@ fn mistakes(s: &Session) -> Vec<(&'static str, Body)> {
     ]
 }
 
-/// RRL-006: "A rerank request without query, with documents that are not an array,
-/// with a number for a document, with top_n -1, or a body that is not JSON is never
-/// answered with a 5xx; refused, it is refused with a 4xx whose body is JSON with a
-/// message; answered, it is not answered wrong (top_n -1 dropping a document)." A 200
-/// is the server's lenient reading (vLLM documents a single string as documents), not
-/// a failure.
-async fn mistakes_refused(s: &Session) -> CheckResult {
+/// RRL-006's mistakes as the server answered them, those its dialect can make; the
+/// verdict instead where the server answers no rerank request. RRL-006, RRL-010 and
+/// RRL-011 judge the same answers (the session's cache sends each mistake once).
+async fn mistakes_answered(
+    s: &Session,
+) -> Result<Result<Vec<(&'static str, Arc<Reply>)>, Verdict>, ProbeError> {
     let route = match route(s).await? {
         Ok(route) => route,
-        Err(verdict) => return Ok(verdict),
+        Err(verdict) => return Ok(Err(verdict)),
     };
-    let mut wrong = Vec::new();
-    let mut evidence = Vec::new();
     let mut answered = Vec::new();
-    let mut server_errors = false;
-    let mut tried = 0;
     for (mistake, body) in mistakes(s) {
-        let reply = match s.send(rerank::invalid(route, body, mistake)).await {
-            Ok(reply) => reply,
+        match s.send(rerank::invalid(route, body, mistake)).await {
+            Ok(reply) => answered.push((mistake, reply)),
             // A mistake the server's dialect cannot make (TEI's has no top_n).
             Err(ProbeError::NotInDialect(_)) => continue,
             Err(other) => return Err(other),
-        };
-        tried += 1;
-        server_errors |= reply.is_server_error();
-        let problem = if reply.is_success() {
-            answered.push(mistake);
-            dropped_by_negative_top_n(mistake, &reply)
-        } else if !reply.is_client_error() {
-            Some(format!("{mistake} answered {}", reply.summary()))
-        } else if reply.json.is_none() || reply.error_message().is_none() {
-            Some(format!(
-                "{mistake} refused with {} without a JSON message",
-                reply.status
-            ))
-        } else {
-            None
-        };
-        if let Some(problem) = problem {
-            wrong.push(problem);
-            evidence.push(reply.exchange.clone());
         }
     }
-    let read = match answered.as_slice() {
+    Ok(Ok(answered))
+}
+
+/// RRL-006: "A rerank request without query, with documents that are not an array,
+/// with a number for a document, with top_n -1, or a body that is not JSON is refused
+/// with a 4xx or answered 200 (the server's lenient reading, recorded in the reason);
+/// never with a 5xx." A 200 is the server's reading (vLLM documents a single string as
+/// documents); what a refusal says is RRL-010's, what a 200 holds RRL-011's.
+async fn mistakes_refused(s: &Session) -> CheckResult {
+    let answered = match mistakes_answered(s).await? {
+        Ok(answered) => answered,
+        Err(verdict) => return Ok(verdict),
+    };
+    let wrong: Vec<&(&str, Arc<Reply>)> = answered
+        .iter()
+        .filter(|(_, reply)| !reply.is_success() && !reply.is_client_error())
+        .collect();
+    let read: Vec<&str> = answered
+        .iter()
+        .filter(|(_, reply)| reply.is_success())
+        .map(|(mistake, _)| *mistake)
+        .collect();
+    let read = match read.as_slice() {
         [] => String::new(),
         some => format!("; answered 200 (the server's reading): {}", some.join(", ")),
     };
     Ok(if wrong.is_empty() {
         Verdict::pass(format!(
-            "{} client mistakes refused with a 4xx and a JSON message{read}",
-            tried - answered.len()
+            "{} client mistakes refused with a 4xx{read}",
+            answered.iter().filter(|(_, r)| r.is_client_error()).count()
         ))
     } else {
-        let dropped = wrong.iter().any(|w| w.contains("silently dropped"));
-        let why = match (server_errors, dropped) {
-            (true, _) => "a 5xx for a client mistake is retried by the SDKs",
-            (false, true) => "refuse a negative top_n, or read it as all",
-            (false, false) => "a JSON message tells the client what to fix",
-        };
-        Verdict::fail(format!("{}; {why}", wrong.join("; "))).with_all(evidence.iter().take(3))
+        let said: Vec<String> = wrong
+            .iter()
+            .map(|(mistake, reply)| format!("{mistake} answered {}", reply.summary()))
+            .collect();
+        Verdict::fail(format!(
+            "{}: a 5xx for a client mistake says the server erred, and the SDKs retry it",
+            said.join("; ")
+        ))
+        .with_all(wrong.iter().take(3).map(|(_, reply)| &reply.exchange))
+    })
+}
+
+/// RRL-010: "Each of RRL-006's client mistakes that is refused (4xx) is refused with a
+/// JSON body carrying a message." Judged in every dialect: its parser's plain-text
+/// refusal is what TEI's own API does not declare.
+async fn mistakes_refused_with_a_message(s: &Session) -> CheckResult {
+    let answered = match mistakes_answered(s).await? {
+        Ok(answered) => answered,
+        Err(verdict) => return Ok(verdict),
+    };
+    let refused: Vec<&(&str, Arc<Reply>)> = answered
+        .iter()
+        .filter(|(_, reply)| reply.is_client_error())
+        .collect();
+    let silent: Vec<&&(&str, Arc<Reply>)> = refused
+        .iter()
+        .filter(|(_, reply)| reply.json.is_none() || reply.error_message().is_none())
+        .collect();
+    Ok(match (refused.len(), silent.as_slice()) {
+        (0, _) => Verdict::skip("no client mistake was refused with a 4xx: no refusal to read"),
+        (n, []) => Verdict::pass(format!(
+            "{n} refusals of client mistakes carry a JSON message"
+        )),
+        (n, silent) => {
+            let said: Vec<String> = silent
+                .iter()
+                .map(|(mistake, reply)| format!("{mistake} refused with {}", reply.summary()))
+                .collect();
+            Verdict::fail(format!(
+                "{} of {n} refusals without a JSON message: {}; a message tells the client what to fix",
+                silent.len(),
+                said.join("; ")
+            ))
+            .with_all(silent.iter().take(3).map(|(_, reply)| &reply.exchange))
+        }
+    })
+}
+
+/// RRL-011: "top_n: -1 answered 200 (RRL-006's lenient reading) is answered with all N
+/// results, as without top_n; fewer results than documents fail."
+async fn negative_top_n_keeps_every_document(s: &Session) -> CheckResult {
+    let answered = match mistakes_answered(s).await? {
+        Ok(answered) => answered,
+        Err(verdict) => return Ok(verdict),
+    };
+    let Some((_, reply)) = answered.iter().find(|(m, _)| *m == NEGATIVE_TOP_N) else {
+        return Ok(Verdict::skip(
+            "the server's dialect has no top_n: nothing to read as negative",
+        ));
+    };
+    if !reply.is_success() {
+        return Ok(Verdict::skip(format!(
+            "{NEGATIVE_TOP_N} answered {}: refused, not read",
+            reply.summary()
+        )));
+    }
+    Ok(match dropped_by_negative_top_n(reply) {
+        Some(dropped) => Verdict::fail(format!(
+            "{dropped}; refuse a negative top_n, or read it as all"
+        ))
+        .with(&reply.exchange),
+        None => match reply.rerank() {
+            Ok(answer) => Verdict::pass(format!(
+                "{NEGATIVE_TOP_N} answered 200 with {} results for {} documents",
+                answer.items.len(),
+                DOCUMENTS.len()
+            )),
+            Err(_) => Verdict::skip(format!(
+                "{NEGATIVE_TOP_N} answered 200 without a rerank answer to count (RRS-001's)"
+            )),
+        },
     })
 }
 
 /// A 200 to `top_n: -1` with fewer results than documents: Python's `results[:-1]`,
 /// the last document silently dropped.
-fn dropped_by_negative_top_n(mistake: &str, reply: &Reply) -> Option<String> {
+fn dropped_by_negative_top_n(reply: &Reply) -> Option<String> {
     let results = reply.rerank().ok()?.items.len();
-    (mistake == NEGATIVE_TOP_N && results < DOCUMENTS.len()).then(|| {
+    (results < DOCUMENTS.len()).then(|| {
         format!(
-            "{mistake} answered 200 with {results} results for {} documents: a document is silently dropped",
+            "{NEGATIVE_TOP_N} answered 200 with {results} results for {} documents: a document is silently dropped",
             DOCUMENTS.len()
         )
     })
