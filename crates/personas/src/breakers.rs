@@ -99,7 +99,8 @@ static BREAKERS: &[Breaker] = &[
     ("ERR-005", || error_when(Trigger::WrongMethod, 500, "Internal Server Error")),
     // TEI, Infinity and llama.cpp serve any model name.
     ("ERR-006", || quirks(&[Quirk::AnyModel])),
-    ("ERR-007", || quirks(&[Quirk::PlainTextErrors])),
+    // A home-made server on Python's http.server: its send_error page for every error.
+    ("ERR-007", || quirks(&[Quirk::HtmlErrors])),
     // Dynamo's flat error body.
     ("ERR-008", || quirks(&[Quirk::FlatErrors])),
     // The retry hazard: Dynamo before PR #4984 answered an unknown model with 503.

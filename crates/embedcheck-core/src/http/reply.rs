@@ -178,7 +178,7 @@ impl Reply {
     }
 
     /// A `text/plain` body's text, trimmed, where it says anything.
-    fn plain_text_message(&self) -> Option<String> {
+    pub(crate) fn plain_text_message(&self) -> Option<String> {
         let plain = self.content_type.as_deref().is_some_and(|ct| {
             ct.trim_start()
                 .to_ascii_lowercase()
@@ -199,7 +199,7 @@ impl Reply {
             .unwrap_or_default();
         match &self.json {
             Some(_) => format!("{} {param}", self.error_message().unwrap_or_default()),
-            // A plain-text rejection is its own message (ERR-007 judges that it is
+            // A plain-text rejection is its own message (ERR-008 judges that it is
             // not JSON).
             None => String::from_utf8_lossy(&self.body).into_owned(),
         }

@@ -184,6 +184,10 @@ pub enum Quirk {
     /// Sends every error as `text/plain` with the bare message, as framework default
     /// error pages do (contract-notes §3, EMB-ERR-05/06).
     PlainTextErrors,
+    /// Sends every error as an HTML page, Python's `http.server` `send_error` page (the
+    /// home-made servers built on it; see `python_http.rs`): a client's exception holds
+    /// markup, no message (breaks ERR-007).
+    HtmlErrors,
 
     // ---- after: success answers ----------------------------------------------------
     /// Adds `id` (`id_prefix` + request number), `created` and, when set,
@@ -568,6 +572,7 @@ impl Quirk {
             Quirk::ErrorCodeIsStatus => errors::code_is_status(answer),
             Quirk::NoErrorParam => errors::no_param(answer),
             Quirk::PlainTextErrors => errors::plain_text(answer),
+            Quirk::HtmlErrors => errors::html(answer),
             Quirk::RenamedField { from, to } => fields::rename_in_error(request, answer, from, to),
             Quirk::AzureErrors => errors::azure(answer),
             Quirk::MistralErrors => errors::mistral(answer),

@@ -84,6 +84,24 @@ pub(in crate::quirks) fn plain_text(answer: &mut Answer) {
     };
 }
 
+/// Python's `http.server` error page for `status`, as `BaseHTTPRequestHandler.send_error`
+/// writes it (`DEFAULT_ERROR_MESSAGE`).
+pub(in crate::quirks) fn html(answer: &mut Answer) {
+    if answer.status < 400 {
+        return;
+    }
+    let status = answer.status;
+    let page = format!(
+        "<!DOCTYPE HTML>\n<html lang=\"en\">\n    <head>\n        <meta charset=\"utf-8\">\n        <title>Error response</title>\n    </head>\n    <body>\n        <h1>Error response</h1>\n        <p>Error code: {status}</p>\n        <p>Message: Bad Request.</p>\n        <p>Error code explanation: {status}.</p>\n    </body>\n</html>\n"
+    );
+    *answer = Answer {
+        headers: std::mem::take(&mut answer.headers),
+        content_type: "text/html;charset=utf-8".to_owned(),
+        body: page.into_bytes(),
+        status,
+    };
+}
+
 /// Azure OpenAI's gateway answer to a key it does not accept (langchain-ai/langchain#14018).
 const AZURE_ACCESS_DENIED: &str = "Access denied due to invalid subscription key or wrong API endpoint. Make sure to provide a valid key for an active subscription and use a correct regional API endpoint for your resource.";
 
