@@ -6,7 +6,7 @@
 //! (terminal, Markdown, JUnit, JSON, the libtest harness) reads them and none decides
 //! it again.
 
-use crate::catalogue::{Clause, Family, Level};
+use crate::catalogue::{Clause, Family, Level, LevelGrounds};
 use crate::expectations::{Expectations, Matched};
 use crate::http::Exchange;
 use crate::profiles::ClientProfile;
@@ -49,6 +49,12 @@ pub struct ClauseResult {
     pub level: Level,
     pub title: String,
     pub statement: String,
+    /// Why the clause has its level: the requirements and clients the catalogue names.
+    pub level_evidence: LevelGrounds,
+    /// The level and its deciding evidence on one line ("MUST: openai-python 3.57.0
+    /// …"), which every view shows beside a failure.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub level_line: Option<String>,
     pub outcome: Outcome,
     pub reason: String,
     pub evidence: Vec<Exchange>,
@@ -77,6 +83,10 @@ impl ClauseResult {
             level: clause.level,
             title: clause.title.clone(),
             statement: clause.statement.clone(),
+            level_evidence: clause.level_evidence.clone(),
+            level_line: clause
+                .level_evidence
+                .line(clause.level, crate::contracts::release_of),
             outcome: verdict.outcome,
             reason: verdict.reason,
             evidence: verdict.evidence,
@@ -272,6 +282,29 @@ reason = "fixed upstream in a later release"
             clients: Vec::new(),
             aborted: None,
         }
+    }
+
+    /// A result carries its clause's level evidence, and the line names a client with
+    /// the release its profile follows.
+    #[test]
+    fn a_result_says_why_its_level_naming_the_clients_release() {
+        let spe = result("SPS-009", Verdict::fail("the MP3 clip refused"));
+        assert!(!spe.level_evidence.is_empty());
+        assert!(
+            spe.level_line
+                .as_deref()
+                .unwrap()
+                .starts_with("MUST: OpenAI API reference"),
+            "{:?}",
+            spe.level_line
+        );
+        let resp = result("RESP-002", Verdict::fail("3 items for 4 inputs"));
+        assert_eq!(
+            resp.level_line.as_deref(),
+            Some(
+                "MUST: openai-python 3.57.0 returns 3 vectors for a batch of 4 inputs, without an error"
+            )
+        );
     }
 
     #[test]

@@ -114,6 +114,7 @@ fn skipped(message: String) -> TestCaseStatus {
 /// failure from the CI page without opening `report.md`.
 fn failure_description(result: &ClauseResult) -> String {
     let mut lines = vec![result.statement.clone()];
+    lines.extend(result.level_line.clone());
     lines.extend(result.evidence.iter().map(text::exchange_line));
     if let Some(curl) = &result.curl {
         lines.push(format!("reproduce: {curl}"));

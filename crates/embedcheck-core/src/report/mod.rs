@@ -284,12 +284,18 @@ pub(crate) mod sample {
         outcome: Outcome,
         reason: &str,
     ) -> ClauseResult {
+        let level_evidence = crate::catalogue::Catalogue::shipped()
+            .get(id)
+            .map(|c| c.level_evidence.clone())
+            .unwrap_or_default();
         ClauseResult {
             id: id.to_owned(),
             family,
             level,
             title: format!("{id} title"),
             statement: format!("The server {level} keep clause {id}."),
+            level_line: level_evidence.line(level, crate::contracts::release_of),
+            level_evidence,
             outcome,
             reason: reason.to_owned(),
             evidence: Vec::new(),

@@ -4,6 +4,7 @@
 //! ```text
 //! ID        LEVEL   OUTCOME       REASON
 //! IN-003    MUST    fail          token-id input rejected with 422
+//!                                 MUST: RFC 9110 §15.5/§15.6 (an input form the server will not …
 //! DIM-002   SHOULD  fail*         `dimensions` ignored: got 384 values, asked for 256
 //! RESP-001  MUST    pass          response matches the schema
 //!
@@ -57,6 +58,10 @@ pub fn render(report: &Report) -> String {
             outcome(result),
             text::one_line(&result.reason, REASON_WIDTH)
         );
+        if let Some(line) = level_line(result) {
+            let indent = id_width + 2 + 6 + 2 + outcome_width + 2;
+            let _ = writeln!(out, "{:indent$}{}", "", text::one_line(line, REASON_WIDTH));
+        }
     }
     out.push('\n');
     if results.iter().any(|r| r.gate == Gate::Tolerated) {
@@ -77,6 +82,14 @@ pub fn render(report: &Report) -> String {
         let _ = writeln!(out, "{}", replay.line());
     }
     out
+}
+
+/// The level's evidence shown under a failure, so a server author reads at once why
+/// it is a MUST (or a SHOULD).
+fn level_line(result: &ClauseResult) -> Option<&str> {
+    (result.outcome == Outcome::Fail)
+        .then_some(result.level_line.as_deref())
+        .flatten()
 }
 
 /// `migration: old → new: vectors equivalent (cosine min 0.9996); 4 of 6 expectations

@@ -156,6 +156,9 @@ fn failure(doc: &mut String, result: &ClauseResult) {
         text::flat(&result.statement),
         text::flat(&result.reason)
     );
+    if let Some(line) = &result.level_line {
+        let _ = writeln!(doc, "\n**Level:** {}", text::flat(line));
+    }
     if !result.evidence.is_empty() {
         doc.push_str("\n**Evidence**\n");
         for exchange in &result.evidence {

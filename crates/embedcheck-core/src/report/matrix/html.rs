@@ -228,6 +228,9 @@ fn result_cell(page: &mut String, row: &Row, c: &Cell, label: &str) {
         escape(&row.statement),
         escape(&c.reason)
     );
+    if let Some(line) = c.level_line.as_ref().filter(|_| c.outcome == "fail") {
+        let _ = write!(page, "<p class=\"level\">{}</p>", escape(line));
+    }
     for exchange in &c.evidence {
         let _ = write!(
             page,

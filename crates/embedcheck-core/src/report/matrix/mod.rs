@@ -180,6 +180,9 @@ pub(crate) struct Cell {
     pub outcome: String,
     pub reason: String,
     pub gate: String,
+    /// The level and its evidence on one line (schema 1.13; absent before).
+    #[serde(default)]
+    pub level_line: Option<String>,
     #[serde(default)]
     pub curl: Option<String>,
     #[serde(default)]
