@@ -16,5 +16,6 @@ mod migration;
 mod real_clients;
 mod rerank;
 mod secrets;
+mod speech;
 mod vendors;
 mod verdicts;

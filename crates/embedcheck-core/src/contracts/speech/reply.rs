@@ -192,25 +192,32 @@ fn timing_of(line: &str, format: Subtitles) -> Option<Cue> {
     })
 }
 
-/// `HH:MM:SS,mmm` (SubRip) or `[HH:]MM:SS.mmm` (WebVTT) in milliseconds; a negative
-/// field (as a broken formatter prints) is read as negative, so it can be named.
+/// `HH:MM:SS,mmm` (SubRip) or `[HH:]MM:SS.mmm` (WebVTT) in milliseconds. A minus
+/// sign anywhere makes the whole time negative, as a formatter prints a negative
+/// duration: `-00:00:01,500` (the sign before a zero field, which parses as 0) and
+/// `00:00:-01,500` are both -1.5 s, and whisper.cpp's `00:-16:-47,-280` is negative.
 fn time_of(text: &str, format: Subtitles) -> Option<i64> {
     let separator = match format {
         Subtitles::Srt => ',',
         Subtitles::Vtt => '.',
     };
+    let negative = text.contains('-');
     let (clock, millis) = text.rsplit_once(separator)?;
-    let parts: Vec<i64> = clock
-        .split(':')
-        .map(|p| p.parse().ok())
-        .collect::<Option<_>>()?;
-    let millis: i64 = millis.parse().ok()?;
+    let field = |f: &str| -> Option<i64> {
+        let digits = f.trim_start_matches('-');
+        (!digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()))
+            .then(|| digits.parse().ok())
+            .flatten()
+    };
+    let parts: Vec<i64> = clock.split(':').map(field).collect::<Option<_>>()?;
+    let millis = field(millis)?;
     let (hours, minutes, seconds) = match (format, parts.as_slice()) {
         (_, [h, m, s]) => (*h, *m, *s),
         (Subtitles::Vtt, [m, s]) => (0, *m, *s),
         _ => return None,
     };
-    Some(((hours * 60 + minutes) * 60 + seconds) * 1000 + millis)
+    let magnitude = ((hours * 60 + minutes) * 60 + seconds) * 1000 + millis;
+    Some(if negative { -magnitude } else { magnitude })
 }
 
 fn cut(text: &str) -> String {
@@ -358,6 +365,25 @@ mod tests {
                 end: 2000
             }]
         );
+    }
+
+    /// A sign on a zero field used to be lost (`-00` parses as 0), so a cue ending
+    /// before it starts passed SPS-004/005; and each field kept its own sign.
+    #[test]
+    fn a_sign_anywhere_makes_the_whole_time_negative() {
+        assert_eq!(time_of("-00:00:01,500", Subtitles::Srt), Some(-1500));
+        assert_eq!(time_of("00:00:-01,500", Subtitles::Srt), Some(-1500));
+        assert_eq!(time_of("-00:01.500", Subtitles::Vtt), Some(-1500));
+        assert_eq!(time_of("00:00:01,500", Subtitles::Srt), Some(1500));
+        assert_eq!(time_of("00:00:+1,500", Subtitles::Srt), None);
+        let backwards = "1\n00:00:00,000 --> -00:00:01,500\nx\n";
+        assert!(
+            cues(backwards, Subtitles::Srt)
+                .unwrap_err()
+                .contains("runs from 0 ms to -1500 ms")
+        );
+        let vtt = "WEBVTT\n\n00:00.000 --> -00:01.500\nx\n";
+        assert!(cues(vtt, Subtitles::Vtt).is_err());
     }
 
     #[test]

@@ -40,6 +40,10 @@ pub enum SpeechQuirk {
     /// 1.8.5's server does when it has forced no-timestamps on a model it takes for
     /// distil-whisper (speech-notes.md §3.3).
     NegativeCueTimes,
+    /// Prints the first cue's end as a negative time with the sign before a zero field,
+    /// `-00:00:01,500`, the way formatters print a negative duration (a server that
+    /// subtracts where it should add); the cue ends before it starts.
+    CueEndsBeforeStart,
     /// Answers every refusal 400 text/plain "Invalid request", as whisper.cpp 1.8.5's
     /// `whisper-server` does for a missing file, a file that is not audio, an empty one
     /// and 26 MiB (examples/server/server.cpp; speech-notes.md §3.3).
@@ -192,6 +196,15 @@ impl SpeechQuirk {
                 let text = String::from_utf8_lossy(&answer.body).replacen(start, negative, 1);
                 answer.body = text.into_bytes();
             }
+            SpeechQuirk::CueEndsBeforeStart => {
+                let (separator, negative_end) = match format.as_deref() {
+                    Some("srt") => (',', "-00:00:01,500"),
+                    Some("vtt") => ('.', "-00:00:01.500"),
+                    _ => return,
+                };
+                let text = String::from_utf8_lossy(&answer.body).into_owned();
+                answer.body = with_first_end(&text, separator, negative_end).into_bytes();
+            }
             SpeechQuirk::TextAsJson
             | SpeechQuirk::JsonAsPlainText
             | SpeechQuirk::NullNoSpeechProb
@@ -284,4 +297,20 @@ fn form_field(request: &Incoming, name: &str) -> Option<String> {
     let start = body.find(&marker)? + marker.len();
     let end = body[start..].find("\r\n")?;
     Some(body[start..start + end].to_owned())
+}
+
+/// `text` with the first timing line's end time replaced by `end`.
+fn with_first_end(text: &str, separator: char, end: &str) -> String {
+    let mut done = false;
+    text.split('\n')
+        .map(|line| match line.split_once("-->") {
+            Some((start, rest)) if !done && rest.contains(separator) => {
+                done = true;
+                let settings = rest.trim_start().split_once(' ').map_or("", |(_, s)| s);
+                format!("{start}--> {end} {settings}").trim_end().to_owned()
+            }
+            _ => line.to_owned(),
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
 }
