@@ -288,8 +288,9 @@ async fn damage_past_batch_position_16_is_changed_on_exactly_those_documents() {
 }
 
 /// Another pooling behind the same model name: every text at its own cosine, all far
-/// below the bands, the listed model unchanged. Without labels for 100 queries the
-/// rankings cannot say whether it ranks worse: changed, quality unknown.
+/// below the bands, the listed model unchanged. With labels for 14 queries, too few
+/// for an interval, the rankings cannot say whether it ranks worse: changed, quality
+/// unknown.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn another_pooling_behind_the_same_name_is_changed_on_every_text() {
     let scratch = out_dir("replay-pooling");
@@ -516,7 +517,7 @@ async fn a_space_that_ranks_differently_without_enough_labels_is_changed_quality
     let reason = replay["reason"].as_str().unwrap();
     assert!(
         reason.ends_with(
-            "14 judged queries are too few to gate on (about 100 needed): quality unknown"
+            "14 judged queries are too few for an interval (at least 20 needed): quality unknown"
         ),
         "{reason}"
     );
@@ -603,6 +604,35 @@ async fn with_enough_labels_a_worse_space_is_broken_and_a_rotation_is_not() {
             .as_str()
             .unwrap()
             .contains("120 judged queries")
+    );
+}
+
+/// 40 judged queries gate on their paired interval, which already accounts for how
+/// many there are: a space that ranks every query alike is broken (its interval lies
+/// below zero), and another pooling whose rankings keep little of the recorded top 10
+/// but rank as well on the labels needs a re-index. The suite used to call 40 queries
+/// too few and say "changed, quality unknown" of both.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn forty_judged_queries_are_enough_when_their_interval_decides() {
+    let scratch = out_dir("replay-forty");
+    let (_server, _corpus, baseline) = recorded_from_a_labelled_corpus(&scratch, 40, "").await;
+    let constant = reference_with("constant", vec![Quirk::ConstantVectors]);
+    let replay = replayed(constant, &baseline, &scratch).await;
+    assert_eq!(replay["verdict"], "broken", "{replay:#}");
+    let reason = replay["reason"].as_str().unwrap();
+    assert!(
+        reason.contains("40 judged queries") && reason.contains("the whole interval below zero"),
+        "{reason}"
+    );
+    let first_token = reference_with("first_token", vec![Quirk::FirstTokenPooling]);
+    let replay = replayed(first_token, &baseline, &scratch).await;
+    assert_eq!(replay["verdict"], "reindex_required", "{replay:#}");
+    let kept = replay["rankings"]["fresh_overlap"].as_f64().unwrap();
+    assert!(kept < 0.9, "the rankings alone could not tell: {kept}");
+    let reason = replay["reason"].as_str().unwrap();
+    assert!(
+        reason.contains("the interval above the margin of -0.05"),
+        "{reason}"
     );
 }
 

@@ -514,8 +514,8 @@ fn space_verdict(changed: &str, r: &Rankings) -> (ReplayVerdict, String) {
         "its fresh rankings keep {:.0} % of the recorded top 10{mixed}",
         100.0 * r.fresh_overlap
     );
-    if let Some(q) = r.quality.filter(|q| q.gate != QualityGate::TooFewQueries) {
-        let figures = format!(
+    let figures = |q: &rankings::Quality| {
+        format!(
             "nDCG@10 {:.3} recorded, {:.3} now (difference {:+.3}, 95 % interval {:+.3} to {:+.3}, {} judged queries)",
             q.recorded.ndcg_10,
             q.fresh.ndcg_10,
@@ -523,19 +523,29 @@ fn space_verdict(changed: &str, r: &Rankings) -> (ReplayVerdict, String) {
             q.interval.0,
             q.interval.1,
             q.queries
-        );
-        return match q.gate {
-            QualityGate::Lower => (
+        )
+    };
+    match r.quality.map(|q| (q.gate, q)) {
+        Some((QualityGate::Lower, q)) => {
+            return (
                 ReplayVerdict::Broken,
-                format!("{changed}; the new server ranks worse on the corpus's labels: {figures}"),
-            ),
-            _ => (
+                format!(
+                    "{changed}; the new server ranks worse on the corpus's labels: {}, the whole interval below zero",
+                    figures(&q)
+                ),
+            );
+        }
+        Some((QualityGate::NotLower, q)) => {
+            return (
                 ReplayVerdict::ReindexRequired,
                 format!(
-                    "{changed}; the new server ranks as well on the corpus's labels ({figures}): re-embed the corpus, old and new vectors cannot share an index"
+                    "{changed}; the new server ranks as well on the corpus's labels: {}, the interval above the margin of -{}; re-embed the corpus, old and new vectors cannot share an index",
+                    figures(&q),
+                    rankings::MARGIN
                 ),
-            ),
-        };
+            );
+        }
+        _ => {}
     }
     if r.fresh_agree() {
         return (
@@ -546,10 +556,15 @@ fn space_verdict(changed: &str, r: &Rankings) -> (ReplayVerdict, String) {
         );
     }
     let labels = match r.quality {
+        Some(q) if q.gate == QualityGate::Undecided => format!(
+            "the labels cannot tell: {}, the interval reaching below the margin of -{} and above zero",
+            figures(&q),
+            rankings::MARGIN
+        ),
         Some(q) => format!(
-            "{} judged queries are too few to gate on (about {} needed)",
+            "{} judged queries are too few for an interval (at least {} needed)",
             q.queries,
-            rankings::GATE_QUERIES
+            rankings::FLOOR_QUERIES
         ),
         None => "there are no labels".to_owned(),
     };

@@ -21,9 +21,15 @@ pub const K: usize = 10;
 /// documents kept on average. The suite's own line, stated in the reason it decides.
 pub const AGREE: f64 = 0.9;
 
-/// Queries below which the quality interval is too wide to gate on (about 100: BEIR's
-/// and MTEB's smallest retrieval sets, and the drift notes' reading of them).
-pub const GATE_QUERIES: usize = 100;
+/// The equivalence margin of nDCG@10: a fresh ranking whose interval lies above
+/// −0.05 ranks as well. Spärck Jones's rule of thumb, which Voorhees and Buckley
+/// ("The effect of topic set size on retrieval experiment error", SIGIR 2002) take up:
+/// a difference under 5 % is not noticeable, 5 to 10 % noticeable, over 10 % material.
+pub const MARGIN: f64 = 0.05;
+
+/// Judged queries below which a percentile bootstrap understates its own interval's
+/// width (it resamples what few values there are): no gate on fewer.
+pub const FLOOR_QUERIES: usize = 20;
 
 /// Resamples of the paired bootstrap.
 const RESAMPLES: usize = 2000;
@@ -37,26 +43,48 @@ pub struct Metrics {
     pub mrr_10: f64,
 }
 
-/// What the labels say of the fresh rankings against the recorded ones.
+/// What the labels say of the fresh rankings against the recorded ones, read from the
+/// paired bootstrap interval of the difference in nDCG@10 (which already accounts for
+/// how many queries were judged).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum QualityGate {
-    /// The fresh nDCG@10 is not lower beyond the interval.
+    /// The interval lies above −[`MARGIN`]: the fresh rankings rank as well, or better.
     NotLower,
-    /// The whole interval of the difference is below zero.
+    /// The whole interval is below zero: the fresh rankings rank worse.
     Lower,
-    /// Too few judged queries to gate on.
+    /// The interval reaches below −[`MARGIN`] and above zero: it cannot tell.
+    Undecided,
+    /// Fewer than [`FLOOR_QUERIES`] judged queries: no interval to read.
     TooFewQueries,
 }
 
 impl QualityGate {
+    /// The gate of a difference whose interval is `(low, high)` over `queries`.
+    fn of(queries: usize, (low, high): (f64, f64)) -> Self {
+        if queries < FLOOR_QUERIES {
+            QualityGate::TooFewQueries
+        } else if high < 0.0 {
+            QualityGate::Lower
+        } else if low >= -MARGIN {
+            QualityGate::NotLower
+        } else {
+            QualityGate::Undecided
+        }
+    }
+
     /// What the gate says, as reports print it.
     pub fn sentence(self) -> String {
         match self {
-            QualityGate::NotLower => "not lower beyond the interval".to_owned(),
+            QualityGate::NotLower => {
+                format!("as well: the interval lies above the margin of -{MARGIN}")
+            }
             QualityGate::Lower => "lower: the whole interval is below zero".to_owned(),
+            QualityGate::Undecided => {
+                format!("undecided: the interval reaches below -{MARGIN} and above zero")
+            }
             QualityGate::TooFewQueries => {
-                format!("too few judged queries to gate on: about {GATE_QUERIES} needed")
+                format!("too few judged queries for an interval: at least {FLOOR_QUERIES} needed")
             }
         }
     }
@@ -317,8 +345,7 @@ pub fn compare(
     })
 }
 
-/// Labelled quality before and after, gated on the interval where there are enough
-/// judged queries.
+/// Labelled quality before and after, gated on the interval of the difference.
 fn quality(before: &[Metrics], after: &[Metrics]) -> Option<Quality> {
     if before.is_empty() {
         return None;
@@ -329,13 +356,7 @@ fn quality(before: &[Metrics], after: &[Metrics]) -> Option<Quality> {
         .map(|(b, a)| a.ndcg_10 - b.ndcg_10)
         .collect();
     let interval = bootstrap(&deltas);
-    let gate = if before.len() < GATE_QUERIES {
-        QualityGate::TooFewQueries
-    } else if interval.1 < 0.0 {
-        QualityGate::Lower
-    } else {
-        QualityGate::NotLower
-    };
+    let gate = QualityGate::of(before.len(), interval);
     Some(Quality {
         queries: before.len(),
         recorded: mean_metrics(before),
@@ -395,5 +416,20 @@ mod tests {
         assert_eq!(many.gate, QualityGate::Lower);
         let same = quality(&[good; 150], &[good; 150]).unwrap();
         assert_eq!(same.gate, QualityGate::NotLower);
+    }
+
+    /// The interval accounts for the number of queries: 40 judged queries whose
+    /// interval lies below zero rank worse, and one inside the margin ranks as well;
+    /// only an interval across the margin and zero cannot tell.
+    #[test]
+    fn forty_queries_gate_on_their_interval() {
+        assert_eq!(QualityGate::of(40, (-0.376, -0.135)), QualityGate::Lower);
+        assert_eq!(QualityGate::of(40, (-0.043, 0.045)), QualityGate::NotLower);
+        assert_eq!(QualityGate::of(40, (0.01, 0.08)), QualityGate::NotLower);
+        assert_eq!(QualityGate::of(40, (-0.12, 0.03)), QualityGate::Undecided);
+        assert_eq!(
+            QualityGate::of(19, (-0.3, -0.2)),
+            QualityGate::TooFewQueries
+        );
     }
 }
