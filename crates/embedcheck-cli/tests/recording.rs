@@ -748,11 +748,30 @@ async fn a_token_appended_to_every_request_shows_in_every_batch_and_not_in_the_v
     let replay = replayed(padded, &baseline, &scratch).await;
     assert_eq!(replay["verdict"], "identical", "{replay:#}");
     let changed = replay["tokens_changed"].as_array().expect("a list");
-    assert_eq!(changed.len(), 2, "every recorded batch");
     assert_eq!(
-        changed[0]["now"].as_u64().unwrap(),
-        changed[0]["recorded"].as_u64().unwrap() + 1
+        changed.len(),
+        4,
+        "every recorded document batch and both query forms: {changed:#?}"
     );
+    for change in changed {
+        assert_eq!(
+            change["now"].as_u64().unwrap(),
+            change["recorded"].as_u64().unwrap() + 1,
+            "{change}"
+        );
+    }
+    // Every text whose count changed is named, the queries' too (the documents' alone
+    // were, before the recording kept the queries' counts).
+    let named: std::collections::BTreeSet<&str> = changed
+        .iter()
+        .flat_map(|c| c["ids"].as_array().unwrap())
+        .filter_map(|id| id.as_str())
+        .collect();
+    let recorded = &replay["recorded"];
+    let texts = recorded["documents"].as_u64().unwrap() + recorded["queries"].as_u64().unwrap();
+    assert_eq!(named.len() as u64, texts, "{named:?}");
+    assert_eq!(changed[2]["queries"], "bare", "{changed:#?}");
+    assert!(changed[2]["batch"].is_null());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

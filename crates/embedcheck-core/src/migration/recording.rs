@@ -8,7 +8,7 @@
 //! {"line":"header","kind":"embedcheck-baseline","format":1,"embedcheck":"0.1.0",
 //!  "recorded_unix":1796000000,"server":"vllm","model":"…","answered_model":"…",
 //!  "listed_models":["…"],"fingerprint":{"Server":"uvicorn","GET /version version":"…"},
-//!  "dimensions":384,"template":{…},"noise":{…},"corpus":{…}}
+//!  "dimensions":384,"template":{…},"noise":{…},"corpus":{…},"query_tokens":{"bare":140,…}}
 //! {"line":"batch","index":0,"ids":["en-01",…],"tokens":93}
 //! {"line":"document","id":"en-01","text":"…","sha256":"…","batch":0,"norm":1.0,"vector":"…"}
 //! {"line":"refused","id":"ko-07","text":"…","batch":2,"answer":"400 \"…maximum context length…\""}
@@ -20,7 +20,8 @@
 //! far below any band a replay judges,
 //! and 2,000 documents of 1024 dimensions take about 5.5 MB. The norm is kept in full,
 //! since a normalisation change shows there and not in the cosine. Token counts are the
-//! server's `usage.prompt_tokens` per batch, with the batch's composition: compared
+//! server's `usage.prompt_tokens` per batch, with the batch's composition (and per query
+//! form's request, in the header): compared
 //! later with the same kind of server's own counts, never with another tokenizer. A
 //! recording sends documents in batches of an indexer's mix of sizes (32, 8, 1, 64,
 //! 16, repeated), so a replay reaches deep batch positions as indexing does. A
@@ -97,6 +98,11 @@ pub struct Header {
     /// the noise); 0 in a file written before it was kept.
     #[serde(default)]
     pub requests: u64,
+    /// What usage counted for each query form's request (every query in one), where
+    /// the server said: a replay names the queries whose count changed, as it names a
+    /// document batch's. Empty in a file written before it was kept.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub query_tokens: BTreeMap<String, u64>,
 }
 
 fn texts_stored() -> bool {
@@ -443,7 +449,7 @@ pub async fn record(
         )));
     }
     let noise = repeat_noise(s, corpus, &fields).await;
-    let queries = record_queries(s, corpus, instruction, &documents).await?;
+    let (queries, query_tokens) = record_queries(s, corpus, instruction, &documents).await?;
     let dimensions = documents
         .first()
         .and_then(|d| d.recorded.values().ok())
@@ -475,6 +481,7 @@ pub async fn record(
         },
         texts: true,
         requests: 0,
+        query_tokens,
     };
     let header = Header {
         requests: s.requests_sent() - before,
@@ -514,29 +521,31 @@ async fn repeat_noise(s: &Session, corpus: &Corpus, fields: &Map<String, Value>)
 }
 
 /// The queries bare and prefixed, one request each, and each bare query's ranking of
-/// the recorded documents.
+/// the recorded documents; with what usage counted for each form's request.
 async fn record_queries(
     s: &Session,
     corpus: &Corpus,
     instruction: &Instruction,
     documents: &[RecordedDocument],
-) -> Result<Vec<RecordedQuery>, RecordingError> {
+) -> Result<(Vec<RecordedQuery>, BTreeMap<String, u64>), RecordingError> {
     let bare: Vec<&str> = corpus.queries.iter().map(|q| q.text.as_str()).collect();
     let prefixed: Vec<String> = bare.iter().map(|t| instruction.prefixed(t)).collect();
     let prefixed: Vec<&str> = prefixed.iter().map(String::as_str).collect();
     let none = Map::new();
     let mut forms = Vec::new();
+    let mut tokens = BTreeMap::new();
     for (name, texts) in [(BARE, &bare), (PREFIXED, &prefixed)] {
-        let (vectors, ..) = embed_with(s, texts, &none, false)
+        let (vectors, counted, _) = embed_with(s, texts, &none, false)
             .await
             .map_err(|why| RecordingError::Server(format!("the {name} queries answered {why}")))?;
         forms.push((name, vectors));
+        tokens.extend(counted.map(|n| (name.to_owned(), n)));
     }
     let document_vectors: Vec<Vec<f64>> = documents
         .iter()
         .map(|d| d.recorded.values().unwrap_or_default())
         .collect();
-    Ok(corpus
+    let queries = corpus
         .queries
         .iter()
         .enumerate()
@@ -551,7 +560,8 @@ async fn record_queries(
                 .collect(),
             top: ranking(&forms[0].1[i], documents, &document_vectors),
         })
-        .collect())
+        .collect();
+    Ok((queries, tokens))
 }
 
 /// The [`TOP`] documents by cosine with `query`, best first, scores to six places.
@@ -880,6 +890,7 @@ pub(crate) mod tests {
                 },
                 texts: true,
                 requests: 0,
+                query_tokens: BTreeMap::new(),
             },
             batches: (0..documents.len().div_ceil(BATCH_SIZE))
                 .map(|index| Batch {

@@ -117,13 +117,29 @@ pub struct TextCosine {
     pub band: Band,
 }
 
-/// A batch whose usage count differs from the recorded one.
+/// A request whose usage count differs from the recorded one: a document batch, or
+/// one form of the queries; every text it held is named.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct TokenChange {
-    pub batch: usize,
+    /// The recorded document batch; `None` for the queries' request.
+    pub batch: Option<usize>,
+    /// The query form of the queries' request (`bare`, `prefixed`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub queries: Option<String>,
     pub ids: Vec<String>,
     pub recorded: u64,
     pub now: u64,
+}
+
+impl TokenChange {
+    /// The request, as reports name it: `batch 3`, `the bare queries`.
+    pub fn request(&self) -> String {
+        match (&self.queries, self.batch) {
+            (Some(form), _) => format!("the {form} queries"),
+            (None, Some(batch)) => format!("batch {}", batch + 1),
+            (None, None) => "a request".to_owned(),
+        }
+    }
 }
 
 /// The vectors' L2 norms then and now: a normalisation change shows here, not in the
@@ -305,7 +321,8 @@ async fn replay_documents(s: &Session, recording: &Recording, t: &Thresholds, g:
                     && recorded != now
                 {
                     g.tokens_changed.push(TokenChange {
-                        batch: batch.index,
+                        batch: Some(batch.index),
+                        queries: None,
                         ids: documents.iter().map(|d| d.id.clone()).collect(),
                         recorded,
                         now,
@@ -383,7 +400,19 @@ async fn replay_queries(s: &Session, recording: &Recording, t: &Thresholds, g: &
             .collect();
         let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
         match embed(s, &texts, &Map::new()).await {
-            Ok((vectors, _)) => {
+            Ok((vectors, tokens)) => {
+                if let (Some(recorded), Some(now)) =
+                    (recording.header.query_tokens.get(form.as_str()), tokens)
+                    && *recorded != now
+                {
+                    g.tokens_changed.push(TokenChange {
+                        batch: None,
+                        queries: Some(form.clone()),
+                        ids: recording.queries.iter().map(|q| q.id.clone()).collect(),
+                        recorded: *recorded,
+                        now,
+                    });
+                }
                 for (query, vector) in recording.queries.iter().zip(&vectors) {
                     if let Some(recorded) = query.forms.get(form) {
                         g.compare(format!("query {} ({form})", query.id), recorded, vector, t);
@@ -644,8 +673,9 @@ impl Replay {
             ));
         }
         if !self.tokens_changed.is_empty() {
+            let texts: usize = self.tokens_changed.iter().map(|c| c.ids.len()).sum();
             line.push_str(&format!(
-                "; usage counts changed in {} of the recorded batches",
+                "; usage counts changed in {} recorded requests ({texts} texts)",
                 self.tokens_changed.len()
             ));
         }

@@ -73,8 +73,8 @@ pub(super) fn render(replay: &Replay) -> String {
     for change in &r.tokens_changed {
         let _ = writeln!(
             doc,
-            "- usage of batch {} ({}): {} recorded, {} now",
-            change.batch + 1,
+            "- usage of {} ({}): {} recorded, {} now",
+            change.request(),
             change.ids.join(", "),
             change.recorded,
             change.now
