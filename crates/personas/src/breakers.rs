@@ -213,6 +213,8 @@ static BREAKERS: &[Breaker] = &[
     ("SPS-008", || quirks(&[Quirk::Speech(SpeechQuirk::TextAsJson)])),
     // audio.cpp reads every upload as WAV and answers an MP3 500 (audio.cpp#44).
     ("SPS-009", || quirks(&[Quirk::Speech(SpeechQuirk::WavOnly)])),
+    // vLLM cpu 0.32 with the lab's tiny Whisper: verbose_json with an empty text.
+    ("SPS-010", || quirks(&[Quirk::Speech(SpeechQuirk::EmptyVerboseJson)])),
     // faster-whisper-server answers 500 to a file it cannot decode.
     ("SPE-001", || quirks(&[Quirk::Speech(SpeechQuirk::RefusalsAs500)])),
     // whisper.cpp's server refuses with 400 text/plain "Invalid request", and has no

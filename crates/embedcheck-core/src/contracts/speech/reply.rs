@@ -128,6 +128,64 @@ pub(crate) fn in_format(format: &str, reply: &Reply) -> bool {
         }
 }
 
+/// The transcripts a 2xx answer in `format` carries, each with what it is: the body
+/// of `text`, the `text` of `json`, `verbose_json`'s `text` and its segments' texts
+/// joined, the cue texts of `srt` and `vtt` joined. None where the answer is not in its
+/// format (SPS-002 to SPS-005 judge that).
+pub(crate) fn transcripts_in(format: &str, reply: &Reply) -> Vec<(String, String)> {
+    let body = String::from_utf8_lossy(&reply.body);
+    let json_text = || {
+        reply
+            .json
+            .as_ref()
+            .and_then(|j| j.get("text"))
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+    };
+    let named = |what: &str, text: Option<String>| text.map(|t| (what.to_owned(), t));
+    let found = match format {
+        "text" => vec![named(
+            "text's body",
+            in_format(format, reply).then(|| body.trim().to_owned()),
+        )],
+        "srt" => vec![named("srt's cues", cue_text(&body, Subtitles::Srt))],
+        "vtt" => vec![named("vtt's cues", cue_text(&body, Subtitles::Vtt))],
+        "verbose_json" => vec![
+            named("verbose_json's text", json_text()),
+            named("verbose_json's segments' text", segments_text(reply)),
+        ],
+        _ => vec![named("json's text", json_text())],
+    };
+    found.into_iter().flatten().collect()
+}
+
+/// `verbose_json`'s segments' texts joined, as OpenAI's `text` joins them; None without
+/// a segments list.
+fn segments_text(reply: &Reply) -> Option<String> {
+    let segments = reply.json.as_ref()?.get("segments")?.as_array()?;
+    Some(
+        segments
+            .iter()
+            .filter_map(|s| s.get("text").and_then(Value::as_str))
+            .collect::<String>(),
+    )
+}
+
+/// The cue texts of a subtitle file joined by spaces; None where it does not parse.
+fn cue_text(text: &str, format: Subtitles) -> Option<String> {
+    cues(text, format).ok()?;
+    let text = text.replace("\r\n", "\n");
+    let lines: Vec<String> = text
+        .split("\n\n")
+        .filter_map(|block| {
+            let mut lines = block.lines().skip_while(|l| !l.contains("-->"));
+            lines.next()?;
+            Some(lines.map(str::trim).collect::<Vec<_>>().join(" "))
+        })
+        .collect();
+    Some(lines.join(" "))
+}
+
 pub(crate) fn cues(text: &str, format: Subtitles) -> Result<Vec<Cue>, String> {
     let text = text.replace("\r\n", "\n");
     let mut blocks = text.split("\n\n").map(str::trim).filter(|b| !b.is_empty());
@@ -365,6 +423,19 @@ mod tests {
                 end: 2000
             }]
         );
+    }
+
+    #[test]
+    fn cue_texts_are_joined_without_their_numbers_and_timings() {
+        let srt =
+            "1\n00:00:00,000 --> 00:00:01,000\n Hello\n\n2\n00:00:01,000 --> 00:00:02,000\nworld\n";
+        assert_eq!(
+            cue_text(srt, Subtitles::Srt).as_deref(),
+            Some("Hello world")
+        );
+        let vtt = "WEBVTT\n\n00:00.000 --> 00:01.000\nHello\n";
+        assert_eq!(cue_text(vtt, Subtitles::Vtt).as_deref(), Some("Hello"));
+        assert_eq!(cue_text("not subtitles", Subtitles::Srt), None);
     }
 
     /// A sign on a zero field used to be lost (`-00` parses as 0), so a cue ending

@@ -196,6 +196,18 @@ pub(crate) fn known_answer(s: &Session) -> Probe {
     )
 }
 
+/// The known-answer request in `response_format` `format` (SPS-010): one decoding
+/// asked for in every format, so that each carries the same transcript.
+pub(crate) fn known_answer_in(s: &Session, format: &str) -> Probe {
+    Probe::form(
+        ROUTE,
+        form(s, clip())
+            .text("language", "en")
+            .text("temperature", "0")
+            .text("response_format", format),
+    )
+}
+
 /// The minimal request with `stream: true` (SPS-007).
 pub(crate) fn streamed(s: &Session) -> Probe {
     Probe::form(ROUTE, form(s, clip()).text("stream", "true"))

@@ -44,6 +44,12 @@ pub enum SpeechQuirk {
     /// `-00:00:01,500`, the way formatters print a negative duration (a server that
     /// subtracts where it should add); the cue ends before it starts.
     CueEndsBeforeStart,
+    /// Answers `verbose_json` with no text and no segments,
+    /// `{"duration": 3.0, "language": "el", "segments": [], "text": "", "words": null}`,
+    /// as vLLM cpu 0.32 serving the lab's tiny Whisper did beside a 2,473-character json
+    /// transcript of the same clip (breaks SPS-010; SPS-003, which checks the fields'
+    /// types, passes it).
+    EmptyVerboseJson,
     /// Answers every refusal 400 text/plain "Invalid request", as whisper.cpp 1.8.5's
     /// `whisper-server` does for a missing file, a file that is not audio, an empty one
     /// and 26 MiB (examples/server/server.cpp; speech-notes.md §3.3).
@@ -196,6 +202,12 @@ impl SpeechQuirk {
                 let text = String::from_utf8_lossy(&answer.body).replacen(start, negative, 1);
                 answer.body = text.into_bytes();
             }
+            SpeechQuirk::EmptyVerboseJson if format.as_deref() == Some("verbose_json") => {
+                *answer = Answer::json_body(
+                    200,
+                    &json!({"duration": 3.0, "language": "el", "segments": [], "text": "", "words": null}),
+                );
+            }
             SpeechQuirk::CueEndsBeforeStart => {
                 let (separator, negative_end) = match format.as_deref() {
                     Some("srt") => (',', "-00:00:01,500"),
@@ -208,6 +220,7 @@ impl SpeechQuirk {
             SpeechQuirk::TextAsJson
             | SpeechQuirk::JsonAsPlainText
             | SpeechQuirk::NullNoSpeechProb
+            | SpeechQuirk::EmptyVerboseJson
             | SpeechQuirk::RefusalsAs500
             | SpeechQuirk::PlainTextRefusals
             | SpeechQuirk::SixteenKilohertzMonoOnly

@@ -2,6 +2,7 @@
 //! that read it.
 
 use crate::clauses::{Check, CheckResult, check};
+use crate::contracts::speech::reference::{Agreement, agreement};
 use crate::contracts::speech::reply::{self, Subtitles};
 use crate::contracts::speech::requests::{self, json_text};
 use crate::http::{Reply, excerpt};
@@ -19,6 +20,7 @@ pub(crate) fn checks() -> Vec<Check> {
         check!("SPS-007", stream),
         check!("SPS-008", translations),
         check!("SPS-009", containers),
+        check!("SPS-010", every_format_carries_the_transcript),
     ]
 }
 
@@ -389,4 +391,79 @@ async fn translations(s: &Session) -> CheckResult {
         "translated as JSON whose text is a string ({chars} characters), and {plain}"
     ))
     .with_all(exchanges))
+}
+
+/// SPS-010: "The clip asked for in English at temperature 0 in each other format the
+/// server answers in that format carries the transcript its json answer carries … never
+/// an empty text beside a non-empty one." A user asking for verbose_json gets the text
+/// the json answer has (vLLM 0.32 answered the tiny Whisper's verbose_json with
+/// `"text": ""` and no segments beside a 2,473-character json transcript).
+async fn every_format_carries_the_transcript(s: &Session) -> CheckResult {
+    let json = s.send(requests::known_answer(s)).await?;
+    let Some(transcript) = json_text(&json).filter(|t| !t.trim().is_empty()) else {
+        return Ok(Verdict::skip(format!(
+            "the clip asked for in English at temperature 0 was answered {}, without a transcript to hold the other formats to",
+            json.summary()
+        ))
+        .with(&json.exchange));
+    };
+    let chars = transcript.chars().count();
+    let (mut held, mut lost) = (Vec::new(), Vec::new());
+    let mut evidence = vec![json.exchange.clone()];
+    for format in requests::OTHER_FORMATS {
+        let reply = s.send(requests::known_answer_in(s, format)).await?;
+        if !reply.is_success() {
+            continue;
+        }
+        for (what, text) in reply::transcripts_in(format, &reply) {
+            match carried(&text, transcript) {
+                None => held.push(what),
+                Some(why) => {
+                    lost.push(format!("{what} {why}"));
+                    if !evidence.contains(&reply.exchange) {
+                        evidence.push(reply.exchange.clone());
+                    }
+                }
+            }
+        }
+    }
+    if lost.is_empty() {
+        return Ok(match held.as_slice() {
+            [] => Verdict::skip("no other format was answered 200 in its format: nothing to hold to the json transcript (SPS-002 to SPS-005 judge the formats)"),
+            held => Verdict::pass(format!(
+                "{} carry the json answer's transcript ({chars} characters)",
+                listed(held.iter().map(String::as_str).collect::<Vec<_>>().as_slice())
+            )),
+        }
+        .with(&json.exchange));
+    }
+    // Sampling, not a lost transcript, if the json answer itself is not repeated.
+    let again = s.send(requests::known_answer(s).fresh()).await?;
+    if json_text(&again) != Some(transcript) {
+        return Ok(Verdict::skip(format!(
+            "{}; but two identical json requests at temperature 0 were transcribed differently: the server samples, and a transcript that is not repeated holds no other to it",
+            lost.join("; ")
+        ))
+        .with_all([&json.exchange, &again.exchange]));
+    }
+    Ok(Verdict::fail(format!(
+        "{}, where the json answer to the same request has {chars} characters: a user asking for that format gets another transcript, or none",
+        lost.join("; ")
+    ))
+    .with_all(evidence.iter()))
+}
+
+/// Why `text` does not carry `transcript`, if it does not: empty, or sharing no run
+/// long enough to be the same decoding (SPR-001's agreement).
+fn carried(text: &str, transcript: &str) -> Option<String> {
+    if text.trim().is_empty() {
+        return Some("is empty".to_owned());
+    }
+    match agreement(text, transcript) {
+        Agreement::Unrelated { run, run_needed } => Some(format!(
+            "shares at most {run} characters in a run with it ({run_needed} needed; {} characters)",
+            text.chars().count()
+        )),
+        _ => None,
+    }
 }
