@@ -36,11 +36,14 @@ static BREAKERS: &[Breaker] = &[
     ("IN-005", || error_when(Trigger::EmptyString, 500, "Internal Server Error")),
     ("IN-006", || quirks(&[Quirk::NonAsciiAsQuestionMarks])),
     ("IN-007", || error_when(Trigger::Field("user"), 400, "Unrecognized request argument supplied: user")),
-    ("IN-008", || error_when(Trigger::BatchOver(32), 400, "too many inputs in one request")),
+    // A server whose large batch runs it out of memory answers 500.
+    ("IN-008", || error_when(Trigger::BatchOver(32), 500, "RuntimeError: CUDA out of memory")),
     // A vocabulary large enough that 999999 decodes to something: embedded, meaninglessly.
     ("IN-009", || configured(Config { vocab_size: 1_000_000, ..Config::default() }, &[])),
     // llama.cpp: inputs within the context but over the 512-token physical batch (#11105).
     ("IN-010", || error_when(Trigger::LongItemInBatch(400), 500, "input (510 tokens) is too large to process. increase the physical batch size")),
+    // A refusal of a large batch that does not say the limit.
+    ("IN-011", || error_when(Trigger::BatchOver(32), 400, "too many inputs in one request")),
     ("USE-001", || quirks(&[Quirk::FloatUsage])),
     // LM Studio reports zero tokens (cheshire-cat-ai/core#1014).
     ("USE-002", || quirks(&[Quirk::ZeroUsage])),
@@ -63,9 +66,12 @@ static BREAKERS: &[Breaker] = &[
     ("DIM-003", || quirks(&[Quirk::SliceDimensions { suffix: true, renormalise: true }])),
     // Infinity and Dynamo's SGLang worker slice without re-normalising.
     ("DIM-004", || quirks(&[Quirk::SliceDimensions { suffix: false, renormalise: false }])),
-    ("DIM-005", || error_when(Trigger::DimensionsAbove(256), 400, "the request is invalid")),
+    // Ollama and llama.cpp answer dimensions above the native size with the native length.
+    ("DIM-005", || quirks(&[Quirk::IgnoreDimensionsAboveNative])),
     // Ollama ignores 0 and negative dimensions.
     ("DIM-006", || quirks(&[Quirk::IgnoreDimensionsBelowOne])),
+    // A refusal of dimensions that does not name the field.
+    ("DIM-007", || error_when(Trigger::DimensionsAbove(256), 400, "the request is invalid")),
     // A Python proxy passing unknown kwargs on: "got an unexpected keyword argument" (litellm#6001).
     ("UNK-001", || error_when(Trigger::UnknownField { known: INSTRUCTION_FIELDS }, 500, "TypeError: create() got an unexpected keyword argument")),
     // vLLM, TEI, Dynamo, Infinity, Ollama and llama.cpp ignore unknown fields.

@@ -1,4 +1,4 @@
-//! dimensions: `dimensions` honoured exactly or refused cleanly (DIM-001 … DIM-006).
+//! dimensions: `dimensions` honoured exactly or refused cleanly (DIM-001 … DIM-007).
 //!
 //! Matryoshka support is declared (`--matryoshka yes|no`) or detected from one request
 //! for half the native size, and the `matryoshka` observation says which. DIM-002 …
@@ -20,6 +20,7 @@ use crate::session::{Fact, ProbeError, Session};
 use crate::vectors::{SAME_EMBEDDING, cosine, norm, renormalised_prefix};
 use crate::verdict::{Outcome, Verdict};
 use serde_json::{Value, json};
+use std::sync::Arc;
 
 pub(crate) fn checks() -> Vec<Check> {
     vec![
@@ -29,6 +30,7 @@ pub(crate) fn checks() -> Vec<Check> {
         check!("DIM-004", truncated_unit_length),
         check!("DIM-005", unhonourable_refused),
         check!("DIM-006", invalid_values_refused),
+        check!("DIM-007", unhonourable_refusals_name_dimensions),
     ]
 }
 
@@ -390,7 +392,7 @@ async fn truncated_unit_length(s: &Session) -> CheckResult {
     ))
 }
 
-/// Why an answer to a `dimensions` the server cannot honour is not a 4xx naming it.
+/// Why an answer to a `dimensions` the server cannot honour is not a 4xx.
 fn unhonourable_answer(reply: &Reply) -> Result<(), String> {
     if reply.is_success() {
         let got = first_length(reply).map_or("no usable vectors".to_owned(), |len| {
@@ -398,23 +400,28 @@ fn unhonourable_answer(reply: &Reply) -> Result<(), String> {
         });
         return Err(format!("answered 200 with {got} instead of a 4xx"));
     }
-    judging::refused_naming(reply, "dimensions")
+    if !reply.is_client_error() {
+        return Err(format!("answered {}, expected a 4xx", reply.summary()));
+    }
+    Ok(())
 }
 
-/// DIM-005: "dimensions the server cannot honour (above the native size, or below it
-/// without Matryoshka support) is refused with a 4xx whose message names dimensions;
-/// never a 5xx or a 200."
-async fn unhonourable_refused(s: &Session) -> CheckResult {
+/// The answers to `dimensions` values the server cannot honour (twice the native size,
+/// and half of it without Matryoshka support), each with what it asked, and the
+/// support found; the verdict instead where there is no vector to size. DIM-005 and
+/// DIM-007 judge the same answers (the session's cache sends each once).
+async fn unhonourable_answers(
+    s: &Session,
+) -> Result<Result<(Vec<(String, Arc<Reply>)>, String), Verdict>, ProbeError> {
     let native = match full_vector(s).await? {
         Ok(full) => full.vector.len(),
-        Err(verdict) => return Ok(verdict),
+        Err(verdict) => return Ok(Err(verdict)),
     };
     let support = support(s, native).await?;
     let mut values = vec![2 * native];
     if !support.honoured && native >= 2 {
         values.push(native / 2);
     }
-    let mut verdict = Verdict::pass("");
     let mut answers = Vec::new();
     for d in values {
         let probe = dimensions_probe(s, json!(d), native, Some(support.honoured));
@@ -422,22 +429,64 @@ async fn unhonourable_refused(s: &Session) -> CheckResult {
             Validity::Invalid(why) | Validity::Either(why) => why.clone(),
             Validity::Valid => format!("dimensions={d}"),
         };
-        let reply = s.send(probe).await?;
-        if let Err(problem) = unhonourable_answer(&reply) {
+        answers.push((why, s.send(probe).await?));
+    }
+    Ok(Ok((answers, support.how())))
+}
+
+/// DIM-005: "dimensions the server cannot honour (above the native size, or below it
+/// without Matryoshka support) is refused with a 4xx; never a 5xx or a 200." What the
+/// refusal says is DIM-007's.
+async fn unhonourable_refused(s: &Session) -> CheckResult {
+    let (answers, how) = match unhonourable_answers(s).await? {
+        Ok(found) => found,
+        Err(verdict) => return Ok(verdict),
+    };
+    let mut refused = Vec::new();
+    for (why, reply) in &answers {
+        if let Err(problem) = unhonourable_answer(reply) {
             return Ok(
-                Verdict::fail(format!("{why} (Matryoshka: {}): {problem}", support.how()))
+                Verdict::fail(format!("{why} (Matryoshka: {how}): {problem}"))
                     .with(&reply.exchange),
             );
         }
-        answers.push(format!("dimensions={d} refused with {}", reply.status));
-        verdict = verdict.with(&reply.exchange);
+        refused.push(format!("{why}: refused with {}", reply.status));
     }
-    verdict.reason = format!(
-        "{}, naming dimensions (Matryoshka: {})",
-        answers.join("; "),
-        support.how()
-    );
-    Ok(verdict)
+    Ok(
+        Verdict::pass(format!("{} (Matryoshka: {how})", refused.join("; ")))
+            .with_all(answers.iter().map(|(_, r)| &r.exchange)),
+    )
+}
+
+/// DIM-007: "A refusal of dimensions the server cannot honour names dimensions in its
+/// message." A client's author learns which field to drop; no client reads it.
+async fn unhonourable_refusals_name_dimensions(s: &Session) -> CheckResult {
+    let (answers, how) = match unhonourable_answers(s).await? {
+        Ok(found) => found,
+        Err(verdict) => return Ok(verdict),
+    };
+    let refused: Vec<&(String, Arc<Reply>)> = answers
+        .iter()
+        .filter(|(_, r)| r.is_client_error())
+        .collect();
+    if refused.is_empty() {
+        return Ok(Verdict::skip(
+            "no dimensions the server cannot honour was refused with a 4xx: no refusal to read (DIM-005 judges the answers)",
+        ));
+    }
+    for (why, reply) in &refused {
+        if let Err(problem) = judging::refused_naming(reply, "dimensions") {
+            return Ok(
+                Verdict::fail(format!("{why} (Matryoshka: {how}): {problem}"))
+                    .with(&reply.exchange),
+            );
+        }
+    }
+    let named = match refused.len() {
+        1 => "the refusal names dimensions".to_owned(),
+        n => format!("all {n} refusals name dimensions"),
+    };
+    Ok(Verdict::pass(named).with_all(refused.iter().map(|(_, r)| &r.exchange)))
 }
 
 /// DIM-006: "dimensions given as 0, a negative number, a fractional number or a

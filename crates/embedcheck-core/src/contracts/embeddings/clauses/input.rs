@@ -1,4 +1,4 @@
-//! input: the request forms a server must accept or refuse cleanly (IN-001 … IN-008).
+//! input: the request forms a server must accept or refuse cleanly (IN-001 … IN-011).
 
 use crate::clauses::{Check, CheckResult, check};
 use crate::contracts::embeddings;
@@ -22,6 +22,7 @@ pub(crate) fn checks() -> Vec<Check> {
         check!("IN-007", user_field),
         check!("IN-008", large_batch),
         check!("IN-009", foreign_token_ids),
+        check!("IN-011", large_batch_refusal_names_the_limit),
     ]
 }
 
@@ -202,29 +203,26 @@ async fn user_field(s: &Session) -> CheckResult {
 }
 
 /// IN-008: "A batch of up to the configured size (default 2048 inputs) is embedded,
-/// or refused with a 4xx whose message names the limit; never a 5xx."
+/// or refused with a 4xx; never a 5xx." Whether the refusal names the limit is
+/// IN-011's; a limit it names is learned here, for the clauses and profiles that read it.
 async fn large_batch(s: &Session) -> CheckResult {
     let size = settings::of(s).large_batch;
     let reply = requests::large_batch(s, size).await?;
     if reply.is_client_error() {
         let message = reply.error_message().unwrap_or_default();
-        return Ok(match limit_named(&message, size) {
-            Some(limit) => {
-                let named = BatchLimit::Named {
-                    limit,
-                    refused: size,
-                    status: reply.status,
-                };
-                let fact = s.detected(named, &reply.exchange);
-                embeddings::learn(s, |facts| facts.max_batch = Some(fact));
-                Verdict::pass(format!("refused {size} inputs with {}, naming the limit {limit}", reply.status))
-            }
-            None => Verdict::fail(format!(
-                "refused {size} inputs with {} but the message does not name the limit: {message:?}",
-                reply.status
-            )),
+        if let Some(limit) = limit_named(&message, size) {
+            let named = BatchLimit::Named {
+                limit,
+                refused: size,
+                status: reply.status,
+            };
+            let fact = s.detected(named, &reply.exchange);
+            embeddings::learn(s, |facts| facts.max_batch = Some(fact));
         }
-        .with(&reply.exchange));
+        return Ok(
+            Verdict::pass(format!("refused {size} inputs with {}", reply.summary()))
+                .with(&reply.exchange),
+        );
     }
     if !reply.is_success() {
         return Ok(
@@ -240,6 +238,32 @@ async fn large_batch(s: &Session) -> CheckResult {
         }
         Err(verdict) => verdict,
     })
+}
+
+/// IN-011: "A refusal of IN-008's large batch names the limit in its message." A
+/// client's author learns the size to split batches to; no profiled client reads it.
+async fn large_batch_refusal_names_the_limit(s: &Session) -> CheckResult {
+    let size = settings::of(s).large_batch;
+    let reply = requests::large_batch(s, size).await?;
+    if !reply.is_client_error() {
+        return Ok(Verdict::skip(format!(
+            "a batch of {size} was answered {}, not refused with a 4xx: no refusal to read (IN-008 judges the answer)",
+            reply.summary()
+        ))
+        .with(&reply.exchange));
+    }
+    let message = reply.error_message().unwrap_or_default();
+    Ok(match limit_named(&message, size) {
+        Some(limit) => Verdict::pass(format!(
+            "refused {size} inputs with {}, naming the limit {limit}",
+            reply.status
+        )),
+        None => Verdict::fail(format!(
+            "refused {size} inputs with {} but the message does not name the limit: {message:?}; name it, so a client's author knows what size to split batches to",
+            reply.status
+        )),
+    }
+    .with(&reply.exchange))
 }
 
 /// The limit a refusal names: a number in the message below the size sent.
