@@ -697,7 +697,7 @@ async fn negative_top_n_keeps_every_document(s: &Session) -> CheckResult {
     };
     if !reply.is_success() {
         return Ok(Verdict::skip(format!(
-            "{NEGATIVE_TOP_N} answered {}: refused, not read",
+            "{NEGATIVE_TOP_N} answered {}, not 200: no reading to judge (RRL-006 judges the answer)",
             reply.summary()
         )));
     }
