@@ -60,8 +60,9 @@ static BREAKERS: &[Breaker] = &[
     ("CONS-004", || quirks(&[Quirk::ChangedAfterLongInput { bytes: 8_192 }])),
     // Items from batch position 16 on damaged (ollama/ollama#6262).
     ("CONS-006", || quirks(&[Quirk::DamagedFromBatchPosition { position: 16, cosine: 0.95 }])),
-    // vLLM refuses `dimensions` even at the native size on a model not marked Matryoshka.
-    ("DIM-001", || error_when(Trigger::Field("dimensions"), 400, "dimensions must be unset for this model")),
+    // The study's Dynamo: any `dimensions` answered 500 (a refusal, as newest vLLM's on a
+    // model not marked Matryoshka, is a policy and passes).
+    ("DIM-001", || error_when(Trigger::Field("dimensions"), 500, "Internal Server Error")),
     ("DIM-002", || quirks(&[Quirk::RoundDimensionsUp(64)])),
     ("DIM-003", || quirks(&[Quirk::SliceDimensions { suffix: true, renormalise: true }])),
     // Infinity and Dynamo's SGLang worker slice without re-normalising.
@@ -74,8 +75,9 @@ static BREAKERS: &[Breaker] = &[
     ("DIM-007", || error_when(Trigger::DimensionsAbove(256), 400, "the request is invalid")),
     // A Python proxy passing unknown kwargs on: "got an unexpected keyword argument" (litellm#6001).
     ("UNK-001", || error_when(Trigger::UnknownField { known: INSTRUCTION_FIELDS }, 500, "TypeError: create() got an unexpected keyword argument")),
-    // vLLM, TEI, Dynamo, Infinity, Ollama and llama.cpp ignore unknown fields.
-    ("UNK-002", || quirks(&[Quirk::IgnoreUnknownFields { keep: INSTRUCTION_FIELDS }])),
+    // A validator's bare 400 that names no field (ignoring them, as vLLM, TEI and Ollama
+    // do, is a policy and is skipped).
+    ("UNK-002", || error_when(Trigger::UnknownField { known: INSTRUCTION_FIELDS }, 400, "invalid request")),
     // Jina's `task` silently dropped, as the study's Dynamo dropped `input_type`.
     ("UNK-003", || quirks(&[Quirk::IgnoreFields(&["task"])])),
     // E5's "query: " prefix where the client declared Qwen3's instruction.

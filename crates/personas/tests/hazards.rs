@@ -466,16 +466,28 @@ fn dimensions_refused() -> Persona {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn refusing_the_native_size_fails_dim_001() {
-    let audit = audit(&dimensions_refused(), &["DIM-001"]).await;
+async fn refusing_the_native_size_is_a_policy_and_a_500_fails_dim_001() {
+    let refused = audit(&dimensions_refused(), &["DIM-001"]).await;
+    let (found, reason) = outcome(&refused, "DIM-001");
+    assert_eq!(found, Outcome::Pass, "{reason}");
+    assert!(
+        reason.contains("refused with 400: the server's policy"),
+        "{reason}"
+    );
+    // The study's new server.
+    let crashed = broken(
+        "dimensions_crash",
+        &[Quirk::ErrorWhen {
+            trigger: Trigger::Field("dimensions"),
+            status: 500,
+            message: "Internal Server Error",
+        }],
+    );
+    let crashed = audit(&crashed, &["DIM-001"]).await;
     assert_fails(
-        &audit,
+        &crashed,
         "DIM-001",
-        &[
-            "dimensions=256",
-            "400",
-            "clients that always send dimensions break",
-        ],
+        &["dimensions=256", "500", "a 5xx is retried"],
     );
 }
 
@@ -617,7 +629,7 @@ async fn a_500_for_an_unknown_field_fails_unk_001_with_a_small_name() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn ignoring_unknown_fields_passes_unk_001_and_fails_unk_002() {
+async fn ignoring_unknown_fields_is_a_policy_and_a_bare_refusal_fails_unk_002() {
     // vLLM, TEI, Ollama, Dynamo: unknown fields dropped (`input_type` kept here).
     let ignored = broken(
         "unknown_fields_ignored",
@@ -625,10 +637,25 @@ async fn ignoring_unknown_fields_passes_unk_001_and_fails_unk_002() {
             keep: &reference_server::KNOWN_FIELDS,
         }],
     );
-    let audit = audit(&ignored, &["UNK-001", "UNK-002"]).await;
-    assert_eq!(outcome(&audit, "UNK-001").0, Outcome::Pass);
-    assert_eq!(observation(&audit, "unknown_fields"), "ignored (200)");
-    assert_fails(&audit, "UNK-002", &["ignored (200)"]);
+    let ignoring = audit(&ignored, &["UNK-001", "UNK-002"]).await;
+    assert_eq!(outcome(&ignoring, "UNK-001").0, Outcome::Pass);
+    assert_eq!(observation(&ignoring, "unknown_fields"), "ignored (200)");
+    let (outcome_2, reason) = outcome(&ignoring, "UNK-002");
+    assert_eq!(outcome_2, Outcome::Skip, "{reason}");
+    assert!(reason.contains("a documented policy"), "{reason}");
+    // A validator's bare 400.
+    let bare = broken(
+        "unknown_fields_refused_bare",
+        &[Quirk::ErrorWhen {
+            trigger: Trigger::UnknownField {
+                known: &reference_server::KNOWN_FIELDS,
+            },
+            status: 400,
+            message: "invalid request",
+        }],
+    );
+    let bare = audit(&bare, &["UNK-002"]).await;
+    assert_fails(&bare, "UNK-002", &["refused with 400", "does not name"]);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -3,7 +3,7 @@
 //! ```markdown
 //! | clause | level | vllm | dynamo |
 //! | **dimensions** | | | |
-//! | DIM-001 native dimensions accepted | SHOULD | fail* | fail* |
+//! | DIM-001 native dimensions answered or refused, never a 5xx | MUST | pass | fail |
 //! ```
 
 use super::{Cell, Document, LEGEND, LEVELS, Row, cell_word};
