@@ -8,7 +8,7 @@
 //! | openai-python 3.57.0 `audio.transcriptions.create` | `file` and `model` | a JSON body (whatever its content type) as `Transcription`, built without validation; any other body returned as a `str`; `text`, `srt` and `vtt` returned as the body itself |
 //! | openai-node 7.55.0 `audio.transcriptions.create` | the same | JSON parsed only under a JSON content type, any other body returned as a string, for every format |
 //! | Open WebUI `6adde203` (engine "openai") | `file` and `model` (and `language` when the user set one) | `r.json()["text"]`; a refusal's `error.message`, else "Open WebUI: Server Connection Error" |
-//! | LangChain `OpenAIWhisperParser` (`langchain_community`, langchain-ai/langchain `31d8eadd`) | each 20-minute chunk as `part_N.mp3`, with `model` | openai-python's `Transcription.text`; a failed call tried three times, 5 s apart, then the chunk skipped with a print, no error |
+//! | LangChain `OpenAIWhisperParser` (`langchain_community`, langchain-ai/langchain `31d8eadd`) | each 20-minute chunk as `part_N.mp3`, with `model` | openai-python's `Transcription.text`, or the `str` it returns for a body that is not JSON, as it is; a failed call tried three times, 5 s apart, then the chunk skipped with a print, no error |
 //!
 //! A profile breaks only on the default call (an error, or no transcript where one is
 //! read); an option that fails (`response_format` refused or misread) and a refusal
@@ -154,7 +154,8 @@ impl Reader {
             Call::Default | Call::Format(_) => None,
         };
         match (self, as_text) {
-            (Reader::Python | Reader::LangChain, None) => python_model(reply),
+            (Reader::Python, None) => python_model(reply),
+            (Reader::LangChain, None) => langchain_page(reply),
             (Reader::Python | Reader::LangChain, Some(what)) => bare_text(reply, what),
             (Reader::Node, None) => node_object(reply),
             (Reader::Node, Some(what)) => node_string(reply, what),
@@ -207,9 +208,26 @@ fn python_model(reply: &Reply) -> Result<String, String> {
     }
 }
 
+/// LangChain's page content: openai-python's `Transcription.text`, or the `str`
+/// openai-python returns for a body that is not JSON, used as it is
+/// (`transcript.text if not isinstance(transcript, str) else transcript`).
+fn langchain_page(reply: &Reply) -> Result<String, String> {
+    if reply.json.is_some() {
+        return python_model(reply);
+    }
+    let body = String::from_utf8_lossy(&reply.body);
+    if body.trim().is_empty() {
+        return Err("gets an empty str from openai-python and keeps it as the page: no transcript and no error".to_owned());
+    }
+    Ok(format!(
+        "the body as the page, the str openai-python returns for a body that is not JSON ({} characters)",
+        body.chars().count()
+    ))
+}
+
 /// openai-node's answer for a JSON format: an object only under a JSON content type.
 fn node_object(reply: &Reply) -> Result<String, String> {
-    if !reply.has_json_content_type() {
+    if !reply.is_parsed_as_json_by_node() {
         return Err(format!(
             "returns the body as a string ({}), so transcription.text is undefined, without an error",
             content_type(reply)
@@ -231,7 +249,7 @@ fn node_object(reply: &Reply) -> Result<String, String> {
 
 /// openai-node's answer for a text format: a string, unless the content type says JSON.
 fn node_string(reply: &Reply, what: &str) -> Result<String, String> {
-    if reply.has_json_content_type() {
+    if reply.is_parsed_as_json_by_node() {
         return Err(match &reply.json {
             Some(json) => format!(
                 "returns the parsed JSON, {}, not the text (the content type is application/json): {}",
@@ -525,6 +543,20 @@ mod tests {
         for reader in [Reader::Python, Reader::Node, Reader::OpenWebUi] {
             assert!(reader.read(Call::Default, &plain).is_err(), "{reader:?}");
         }
+    }
+
+    /// LangChain keeps the `str` openai-python returns for a body that is not JSON.
+    #[test]
+    fn langchain_takes_a_plain_text_answer_as_the_page() {
+        let plain = answer("text/plain", "hello there");
+        let read = Reader::LangChain
+            .read(Call::Default, &plain)
+            .expect("a page");
+        assert!(read.contains("11 characters"), "{read}");
+        let empty = answer("text/plain", "");
+        assert!(Reader::LangChain.read(Call::Default, &empty).is_err());
+        let no_text = answer("application/json", r#"{"transcript":"hello"}"#);
+        assert!(Reader::LangChain.read(Call::Default, &no_text).is_err());
     }
 
     #[test]

@@ -7,7 +7,9 @@
 //!   `base64.b64decode` (which skips characters outside the alphabet) into
 //!   `array("f")`, which raises unless the byte count is a multiple of 4; anything
 //!   else passes through as it came.
-//! - openai-node 7.55.0, `lib/embeddings.js` `createEmbedding`: a body without `data`
+//! - openai-node 7.55.0, `lib/embeddings.js` `createEmbedding`: a body its
+//!   `internal/parse.ts` does not parse as JSON (a media type without `application/json`
+//!   or `+json`) reaches the caller as a string, without `data`; a body without `data`
 //!   passes through; a `data` that is not an array raises a `TypeError`; every
 //!   embedding that is not already an array goes to `toFloat32Array`, whose
 //!   `Buffer.from(value, "base64")` raises a `TypeError` for anything but a string,
@@ -44,6 +46,8 @@ pub(crate) enum Decoded {
 pub enum Wrong {
     /// The body has no `data` array.
     NoData,
+    /// The body is not labelled JSON, so the client returns it as a string.
+    NotLabelledJson { content_type: String },
     /// This many vectors for this many inputs.
     Count { got: usize, inputs: usize },
     /// A vector of `got` values where the float answer has `want`.
@@ -62,6 +66,10 @@ impl fmt::Display for Wrong {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Wrong::NoData => f.write_str("the body has no data array, so there are no vectors"),
+            Wrong::NotLabelledJson { content_type } => write!(
+                f,
+                "the answer is labelled {content_type}, not JSON, so the body comes back as a string: no data and no vectors, without an error"
+            ),
             Wrong::Count { got, inputs } => write!(f, "{got} vectors for {inputs} inputs"),
             Wrong::Length { index, got, want } if *got == 2 * want => write!(
                 f,
@@ -88,6 +96,14 @@ pub(crate) fn decode(decoder: Decoder, reply: &Reply) -> Decoded {
     let data = reply.json.as_ref().and_then(|j| j.get("data"));
     match decoder {
         Decoder::Python => python(data),
+        Decoder::Node if !reply.is_parsed_as_json_by_node() => {
+            Decoded::NotVectors(Wrong::NotLabelledJson {
+                content_type: reply
+                    .content_type
+                    .clone()
+                    .unwrap_or_else(|| "no content type".to_owned()),
+            })
+        }
         Decoder::Node => node(data),
     }
 }
@@ -281,6 +297,25 @@ mod tests {
         let want = Decoded::Vectors(vec![vec![0.5, -0.25, 0.125]]);
         assert_eq!(decode(Decoder::Python, &reply(body.clone())), want);
         assert_eq!(decode(Decoder::Node, &reply(body)), want);
+    }
+
+    /// openai-python parses a JSON body whatever its label; openai-node only one
+    /// labelled JSON, and returns any other as a string.
+    #[test]
+    fn node_alone_needs_the_json_label() {
+        let body = json!({"data": [{"embedding": STANDARD.encode(le(&VALUES))}]});
+        let mut labelled = reply(body);
+        labelled.content_type = Some("text/plain; charset=utf-8".to_owned());
+        assert!(matches!(
+            decode(Decoder::Python, &labelled),
+            Decoded::Vectors(_)
+        ));
+        assert_eq!(
+            decode(Decoder::Node, &labelled),
+            Decoded::NotVectors(Wrong::NotLabelledJson {
+                content_type: "text/plain; charset=utf-8".to_owned()
+            })
+        );
     }
 
     #[test]
