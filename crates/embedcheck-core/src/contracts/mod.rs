@@ -17,57 +17,57 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 
+pub(crate) mod contract;
 pub mod embeddings;
 mod offer;
 pub mod rerank;
 pub mod speech;
 
+pub(crate) use contract::Contract;
 pub(crate) use offer::{Offered, offered};
 
-/// Every implemented check, the embeddings contract's first, then the rerank contract's.
-pub(crate) fn checks() -> Vec<Check> {
-    [
-        embeddings::clauses::checks(),
-        rerank::clauses::checks(),
-        speech::clauses::checks(),
-    ]
-    .into_iter()
-    .flatten()
-    .collect()
+/// Every contract, in the order the audit runs them and reports show them: the one
+/// list that names them.
+pub(crate) const ALL: [&dyn Contract; 3] =
+    [&embeddings::EMBEDDINGS, &rerank::RERANK, &speech::SPEECH];
+
+/// The contract a clause, a route or a report names.
+fn of(id: ContractId) -> &'static dyn Contract {
+    ALL.into_iter()
+        .find(|c| c.id() == id)
+        .expect("every contract is registered")
 }
 
-/// The endpoint the user gave (`--endpoint`): a base URL, or the full URL of the
-/// embeddings route (which reports show as the endpoint) or of a speech route.
+/// Every implemented check, contract by contract in the registry's order.
+pub(crate) fn checks() -> Vec<Check> {
+    ALL.into_iter().flat_map(|c| c.checks()).collect()
+}
+
+/// The endpoint the user gave (`--endpoint`): a base URL, or the full URL of a route a
+/// contract lets users paste (embeddings', which reports show as the endpoint, or a
+/// speech route).
 pub fn target(raw: &str) -> Result<Target, TargetError> {
-    Target::parse(
-        raw,
-        &[
-            embeddings::ROUTE,
-            speech::requests::ROUTE,
-            speech::requests::TRANSLATIONS,
-        ],
-    )
+    let routes: Vec<_> = ALL
+        .into_iter()
+        .flat_map(|c| c.pasteable_routes())
+        .copied()
+        .collect();
+    Target::parse(raw, &routes)
 }
 
 /// The model the user named for one contract (`--rerank-model`, `--speech-model`),
-/// which names the run's where `--model` is not given and the server lists none.
+/// which names the run's where `--model` is not given and the server lists none: the
+/// first contract's that names one.
 pub(crate) fn named_model(s: &Session) -> Option<(String, ModelSource)> {
-    let rerank = rerank::settings::of(s)
-        .model
-        .map(|m| (m, ModelSource::RerankModel));
-    rerank.or_else(|| {
-        speech::settings::of(s)
-            .model
-            .map(|m| (m, ModelSource::SpeechModel))
-    })
+    ALL.into_iter().find_map(|c| c.named_model(s))
 }
 
 /// What the session asks of the contracts: how each says a request in the dialect the
-/// server speaks (rerank's: TEI's, NIM's and Voyage's besides Cohere's; embeddings has
-/// one), and embeddings' smallest request to tell a busy server from a dead one.
+/// server speaks (rerank's: TEI's, NIM's and Voyage's besides Cohere's), and
+/// embeddings' smallest request to tell a busy server from a dead one.
 pub(crate) fn hooks() -> Hooks {
     Hooks {
-        dialects: vec![rerank::requests::in_dialect],
+        dialects: ALL.into_iter().filter_map(|c| c.dialect()).collect(),
         small_request: embeddings::requests::small,
     }
 }
@@ -101,11 +101,8 @@ pub fn observations(facts: &Facts) -> BTreeMap<String, String> {
             lines.insert(name.to_owned(), line);
         }
     };
-    if let Some(embeddings) = facts.contracts.get::<EmbeddingsFacts>() {
-        embeddings.observations(&mut put);
-    }
-    if let Some(rerank) = facts.contracts.get::<RerankFacts>() {
-        rerank.observations(&mut put);
+    for contract in ALL {
+        contract.observations(facts, &mut put);
     }
     lines
 }
@@ -113,72 +110,59 @@ pub fn observations(facts: &Facts) -> BTreeMap<String, String> {
 /// A clause's verdict as its contract words it: a rerank failure on a server of
 /// another dialect than Cohere's says which requests it was judged on.
 pub(crate) fn as_judged(s: &Session, clause: &Clause, verdict: Verdict) -> Verdict {
-    match clause.contract() {
-        ContractId::Rerank => rerank::clauses::in_the_servers_dialect(s, verdict),
-        ContractId::Embeddings | ContractId::Speech => verdict,
-    }
+    of(clause.contract()).as_judged(s, verdict)
 }
 
 /// A short description of a JSON request to `path`, in the words of the contract
-/// whose route it is (`rerank at /rerank: 5 documents, …`, `8 strings, dimensions: 128`).
+/// whose route it is (`rerank at /rerank: 5 documents, …`, `8 strings, dimensions: 128`),
+/// else its fields' names.
 pub(crate) fn describe_request(path: &str, fields: &Map<String, Value>, model: &str) -> String {
-    rerank::requests::describe(path, fields, model)
-        .unwrap_or_else(|| embeddings::requests::describe(fields, model))
+    ALL.into_iter()
+        .find_map(|c| c.describe_request(path, fields, model))
+        .unwrap_or_else(|| {
+            let names: Vec<&str> = fields.keys().map(String::as_str).collect();
+            format!("JSON at {path}: {}", names.join(", "))
+        })
 }
 
 /// The clients a contract profiles, in the order reports show them.
 pub fn clients(contract: ContractId) -> &'static [Client] {
-    match contract {
-        ContractId::Embeddings => &Client::EMBEDDINGS,
-        ContractId::Rerank => &Client::RERANK,
-        ContractId::Speech => &Client::SPEECH,
-    }
+    of(contract).clients()
 }
 
 /// The release of the profiled client named `name`, in any contract: what a level's
 /// line shows after a client's name ("openai-python 3.57.0 …").
 pub fn release_of(name: &str) -> Option<&'static str> {
-    ContractId::ALL
-        .into_iter()
-        .flat_map(clients)
+    ALL.into_iter()
+        .flat_map(|c| c.clients())
         .find(|c| c.name() == name)
         .map(|c| c.version())
 }
 
 /// The client profiles when the audit could not start, each "not probed" for `why`:
-/// nothing is sent, and only the first contract's clients are listed (which other
-/// contracts the server offers is unknown).
+/// nothing is sent.
 pub(crate) fn not_probed(why: &str) -> Vec<ClientProfile> {
-    embeddings::profiles::not_probed(why)
+    ALL.into_iter().flat_map(|c| c.not_probed(why)).collect()
 }
 
-/// The client profiles of the contracts the server offers, after the clause run; a
-/// contract the server does not offer has no clients to profile (a speech-only server's
-/// table lists no embeddings clients, where "unknown" would suggest a question unasked).
+/// The client profiles of the contracts the server offers, after the clause run, each
+/// contract's in the registry's order.
 pub(crate) async fn profile(
     s: &Session,
     judged: &Judged<'_>,
     offered: &Offered,
 ) -> Vec<ClientProfile> {
     s.begin_clause(profiles::STAGE);
-    let embeddings = match offered.why_not(ContractId::Embeddings) {
-        Some(_) => Vec::new(),
-        None => {
-            let calls = embeddings::profiles::sdk::default_calls(s).await;
-            vec![
-                embeddings::profiles::sdk::profile(Client::OPENAI_PYTHON, &calls, judged),
-                embeddings::profiles::sdk::profile(Client::OPENAI_NODE, &calls, judged),
-                embeddings::profiles::langchain::profile(s, &calls, judged).await,
-            ]
-        }
-    };
-    let speech = match offered.why_not(ContractId::Speech) {
-        Some(_) => Vec::new(),
-        None => speech::profiles::profile_all(s, judged).await,
-    };
-    let profiles = [embeddings, rerank::profiles::profile_all(s).await, speech].concat();
+    let mut all = Vec::new();
+    for contract in ALL {
+        all.extend(
+            contract
+                .profile(s, judged, offered.why_not(contract.id()))
+                .await,
+        );
+    }
     s.take_pending();
-    profiles
+    all
 }
 
 #[cfg(test)]

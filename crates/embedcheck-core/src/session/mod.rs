@@ -10,7 +10,7 @@ pub mod reuse;
 mod settings;
 
 pub use by_contract::{ByContract, Part};
-pub(crate) use connection::Hooks;
+pub(crate) use connection::{Dialect, Hooks};
 pub use connection::{Interrupt, Logged, ProbeError, Session};
 pub(crate) use connection::{Persisted, Throttled};
 pub(crate) use facts::Fact;

@@ -12,8 +12,17 @@ pub mod settings;
 pub use requests::ROUTE;
 pub use settings::EmbeddingsSettings;
 
-use crate::session::Session;
+use crate::catalogue::ContractId;
+use crate::clauses::Check;
+use crate::contracts::contract::Contract;
+use crate::http::Route;
+use crate::profiles::{Client, ClientProfile, Judged};
+use crate::session::facts::{Facts, ModelSource};
+use crate::session::{Dialect, Session};
+use crate::verdict::Verdict;
 use facts::EmbeddingsFacts;
+use futures::future::BoxFuture;
+use serde_json::{Map, Value};
 
 /// What the embeddings side has learned of the session's server so far (nothing before
 /// its first clause).
@@ -24,4 +33,84 @@ pub(crate) fn learned(s: &Session) -> EmbeddingsFacts {
 /// Writes what an embeddings clause learned, for the other clauses and the report.
 pub(crate) fn learn(s: &Session, write: impl FnOnce(&mut EmbeddingsFacts)) {
     s.learn(|facts| write(facts.contracts.get_mut()));
+}
+
+/// The embeddings contract, as the registry lists it.
+pub(crate) struct Embeddings;
+
+/// The one value of it.
+pub(crate) const EMBEDDINGS: Embeddings = Embeddings;
+
+impl Contract for Embeddings {
+    fn id(&self) -> ContractId {
+        ContractId::Embeddings
+    }
+
+    fn checks(&self) -> Vec<Check> {
+        clauses::checks()
+    }
+
+    fn clients(&self) -> &'static [Client] {
+        &Client::EMBEDDINGS
+    }
+
+    fn pasteable_routes(&self) -> &'static [Route] {
+        &[requests::ROUTE]
+    }
+
+    fn dialect(&self) -> Option<Dialect> {
+        None
+    }
+
+    /// `--model` names the embeddings model; there is no option of its own.
+    fn named_model(&self, _: &Session) -> Option<(String, ModelSource)> {
+        None
+    }
+
+    fn observations(&self, facts: &Facts, put: &mut dyn FnMut(&str, Option<String>)) {
+        if let Some(embeddings) = facts.contracts.get::<EmbeddingsFacts>() {
+            embeddings.observations(put);
+        }
+    }
+
+    fn as_judged(&self, _: &Session, verdict: Verdict) -> Verdict {
+        verdict
+    }
+
+    fn describe_request(
+        &self,
+        path: &str,
+        fields: &Map<String, Value>,
+        model: &str,
+    ) -> Option<String> {
+        path.trim_end_matches('/')
+            .ends_with(requests::ROUTE.path)
+            .then(|| requests::describe(fields, model))
+    }
+
+    /// Nothing where the server does not offer embeddings (a speech-only server's table
+    /// lists no embeddings clients, where "unknown" would suggest a question unasked).
+    fn profile<'a>(
+        &'a self,
+        s: &'a Session,
+        judged: &'a Judged<'a>,
+        not_offered: Option<&'a str>,
+    ) -> BoxFuture<'a, Vec<ClientProfile>> {
+        Box::pin(async move {
+            if not_offered.is_some() {
+                return Vec::new();
+            }
+            let calls = profiles::sdk::default_calls(s).await;
+            vec![
+                profiles::sdk::profile(Client::OPENAI_PYTHON, &calls, judged),
+                profiles::sdk::profile(Client::OPENAI_NODE, &calls, judged),
+                profiles::langchain::profile(s, &calls, judged).await,
+            ]
+        })
+    }
+
+    /// The first contract's clients stand for the run's when it could not start.
+    fn not_probed(&self, why: &str) -> Vec<ClientProfile> {
+        profiles::not_probed(why)
+    }
 }

@@ -14,8 +14,17 @@ pub use reply::{RerankDialect, RerankShape};
 pub use routes::RerankRoute;
 pub use settings::RerankSettings;
 
-use crate::session::Session;
+use crate::catalogue::ContractId;
+use crate::clauses::Check;
+use crate::contracts::contract::Contract;
+use crate::http::Route;
+use crate::profiles::{Client, ClientProfile, Judged};
+use crate::session::facts::{Facts, ModelSource};
+use crate::session::{Dialect, Session};
+use crate::verdict::Verdict;
 use facts::RerankFacts;
+use futures::future::BoxFuture;
+use serde_json::{Map, Value};
 
 /// What the rerank side has learned of the session's server so far (nothing before its
 /// first clause).
@@ -26,4 +35,75 @@ pub(crate) fn learned(s: &Session) -> RerankFacts {
 /// Writes what a rerank clause learned, for the other clauses and the report.
 pub(crate) fn learn(s: &Session, write: impl FnOnce(&mut RerankFacts)) {
     s.learn(|facts| write(facts.contracts.get_mut()));
+}
+
+/// The rerank contract, as the registry lists it.
+pub(crate) struct Rerank;
+
+/// The one value of it.
+pub(crate) const RERANK: Rerank = Rerank;
+
+impl Contract for Rerank {
+    fn id(&self) -> ContractId {
+        ContractId::Rerank
+    }
+
+    fn checks(&self) -> Vec<Check> {
+        clauses::checks()
+    }
+
+    fn clients(&self) -> &'static [Client] {
+        &Client::RERANK
+    }
+
+    /// None: rerank's routes are searched for, from the server's root or its base.
+    fn pasteable_routes(&self) -> &'static [Route] {
+        &[]
+    }
+
+    /// TEI's, NIM's and Voyage's besides Cohere's.
+    fn dialect(&self) -> Option<Dialect> {
+        Some(requests::in_dialect)
+    }
+
+    fn named_model(&self, s: &Session) -> Option<(String, ModelSource)> {
+        settings::of(s).model.map(|m| (m, ModelSource::RerankModel))
+    }
+
+    fn observations(&self, facts: &Facts, put: &mut dyn FnMut(&str, Option<String>)) {
+        if let Some(rerank) = facts.contracts.get::<RerankFacts>() {
+            rerank.observations(put);
+        }
+    }
+
+    /// A failure on a server of another dialect than Cohere's says which requests it
+    /// was judged on.
+    fn as_judged(&self, s: &Session, verdict: Verdict) -> Verdict {
+        clauses::in_the_servers_dialect(s, verdict)
+    }
+
+    fn describe_request(
+        &self,
+        path: &str,
+        fields: &Map<String, Value>,
+        model: &str,
+    ) -> Option<String> {
+        requests::describe(path, fields, model)
+    }
+
+    /// Decided by the rerank routes the clauses found, whatever the embeddings side
+    /// decided: a server offering neither may still rerank at its root.
+    fn profile<'a>(
+        &'a self,
+        s: &'a Session,
+        _: &'a Judged<'a>,
+        _: Option<&'a str>,
+    ) -> BoxFuture<'a, Vec<ClientProfile>> {
+        Box::pin(profiles::profile_all(s))
+    }
+
+    /// None: whether the server reranks is unknown before the audit starts.
+    fn not_probed(&self, _: &str) -> Vec<ClientProfile> {
+        Vec::new()
+    }
 }

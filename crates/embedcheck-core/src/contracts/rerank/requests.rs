@@ -272,11 +272,12 @@ pub(crate) fn tried(s: &Session) -> String {
 }
 
 /// A short description of a rerank request for the migration audit's side-by-side
-/// view, when `path` is a rerank route: `rerank at /rerank: 5 documents, query "What
-/// is the capital…"`, then every other field but the run's model.
+/// view, when `path` is a rerank route (NIM's `/v1/ranking` among them): `rerank at
+/// /rerank: 5 documents, query "What is the capital…"`, then every other field but the
+/// run's model.
 pub(crate) fn describe(path: &str, fields: &Map<String, Value>, model: &str) -> Option<String> {
-    path.ends_with("/rerank")
-        .then(|| format!("rerank at {path}: {}", describe_fields(fields, model)))
+    let rerank_route = path.ends_with("/rerank") || path.ends_with(RerankRoute::Ranking.path());
+    rerank_route.then(|| format!("rerank at {path}: {}", describe_fields(fields, model)))
 }
 
 fn describe_fields(fields: &Map<String, Value>, model: &str) -> String {

@@ -11,3 +11,77 @@ pub(crate) mod requests;
 pub mod settings;
 
 pub use settings::SpeechSettings;
+
+use crate::catalogue::ContractId;
+use crate::clauses::Check;
+use crate::contracts::contract::Contract;
+use crate::http::Route;
+use crate::profiles::{Client, ClientProfile, Judged};
+use crate::session::facts::{Facts, ModelSource};
+use crate::session::{Dialect, Session};
+use crate::verdict::Verdict;
+use futures::future::BoxFuture;
+use serde_json::{Map, Value};
+
+/// The speech-to-text contract, as the registry lists it.
+pub(crate) struct Speech;
+
+/// The one value of it.
+pub(crate) const SPEECH: Speech = Speech;
+
+impl Contract for Speech {
+    fn id(&self) -> ContractId {
+        ContractId::Speech
+    }
+
+    fn checks(&self) -> Vec<Check> {
+        clauses::checks()
+    }
+
+    fn clients(&self) -> &'static [Client] {
+        &Client::SPEECH
+    }
+
+    fn pasteable_routes(&self) -> &'static [Route] {
+        &[requests::ROUTE, requests::TRANSLATIONS]
+    }
+
+    fn dialect(&self) -> Option<Dialect> {
+        None
+    }
+
+    fn named_model(&self, s: &Session) -> Option<(String, ModelSource)> {
+        settings::of(s).model.map(|m| (m, ModelSource::SpeechModel))
+    }
+
+    /// None yet: speech's clauses keep what they learn in their verdicts.
+    fn observations(&self, _: &Facts, _: &mut dyn FnMut(&str, Option<String>)) {}
+
+    fn as_judged(&self, _: &Session, verdict: Verdict) -> Verdict {
+        verdict
+    }
+
+    /// None: speech's requests are forms, described by the shared form reader.
+    fn describe_request(&self, _: &str, _: &Map<String, Value>, _: &str) -> Option<String> {
+        None
+    }
+
+    fn profile<'a>(
+        &'a self,
+        s: &'a Session,
+        judged: &'a Judged<'a>,
+        not_offered: Option<&'a str>,
+    ) -> BoxFuture<'a, Vec<ClientProfile>> {
+        Box::pin(async move {
+            match not_offered {
+                Some(_) => Vec::new(),
+                None => profiles::profile_all(s, judged).await,
+            }
+        })
+    }
+
+    /// None: whether the server transcribes is unknown before the audit starts.
+    fn not_probed(&self, _: &str) -> Vec<ClientProfile> {
+        Vec::new()
+    }
+}

@@ -1,0 +1,65 @@
+//! What the shared layers ask of a contract, as one trait: each folder exports one value
+//! of it, and the registry (`ALL`) is their list. Every method is required, so a
+//! contract that forgets a part does not compile, where a shared function naming the
+//! contracts would fall back to embeddings' answer without a word.
+
+use crate::catalogue::ContractId;
+use crate::clauses::Check;
+use crate::http::Route;
+use crate::profiles::{Client, ClientProfile, Judged};
+use crate::session::facts::{Facts, ModelSource};
+use crate::session::{Dialect, Session};
+use crate::verdict::Verdict;
+use futures::future::BoxFuture;
+use serde_json::{Map, Value};
+
+/// One contract, as the engine loops over it.
+pub(crate) trait Contract: Sync {
+    /// Which contract this is, as the catalogue names it.
+    fn id(&self) -> ContractId;
+
+    /// Its clause checks, in the catalogue's order.
+    fn checks(&self) -> Vec<Check>;
+
+    /// The clients it profiles, in the order reports show them.
+    fn clients(&self) -> &'static [Client];
+
+    /// Its routes a user may paste whole as `--endpoint` (the report still shows the
+    /// first contract's route as the endpoint).
+    fn pasteable_routes(&self) -> &'static [Route];
+
+    /// How a request is said in the server's dialect, where the contract has several.
+    fn dialect(&self) -> Option<Dialect>;
+
+    /// The model the user named for this contract alone (`--rerank-model`), which names
+    /// the run's where `--model` is not given and the server lists none.
+    fn named_model(&self, s: &Session) -> Option<(String, ModelSource)>;
+
+    /// Its facts as lines under the report's `observations`.
+    fn observations(&self, facts: &Facts, put: &mut dyn FnMut(&str, Option<String>));
+
+    /// A verdict of one of its clauses as the contract words it.
+    fn as_judged(&self, s: &Session, verdict: Verdict) -> Verdict;
+
+    /// A JSON request to `path` in a few words, if `path` is one of its routes: the
+    /// migration audit's side-by-side view.
+    fn describe_request(
+        &self,
+        path: &str,
+        fields: &Map<String, Value>,
+        model: &str,
+    ) -> Option<String>;
+
+    /// Its clients' profiles after the clause run; `not_offered` says why the server
+    /// does not offer the contract, where it does not.
+    fn profile<'a>(
+        &'a self,
+        s: &'a Session,
+        judged: &'a Judged<'a>,
+        not_offered: Option<&'a str>,
+    ) -> BoxFuture<'a, Vec<ClientProfile>>;
+
+    /// Its clients' profiles, each "not probed" for `why`, when the audit could not
+    /// start.
+    fn not_probed(&self, why: &str) -> Vec<ClientProfile>;
+}
