@@ -541,7 +541,8 @@ pub fn ollama() -> Persona {
 /// LiteLLM's proxy in front of Ollama (contract-notes §2.8, BerriAI/litellm#42426):
 /// Ollama's behaviour, except that `encoding_format` (which the OpenAI SDKs always
 /// send) raises `UnsupportedParamsError`, which reached the client as 500; and its
-/// `/rerank` answers 500 for a provider it cannot rerank with.
+/// `/rerank` and `/audio/transcriptions` answer 500 for a provider it cannot rerank or
+/// transcribe with.
 pub fn litellm() -> Persona {
     let refuse_encoding = Quirk::ErrorWhen {
         trigger: Trigger::Field("encoding_format"),
@@ -558,7 +559,15 @@ pub fn litellm() -> Persona {
     Persona {
         name: "litellm",
         config: ollama_config("ollama/nomic-embed-text"),
-        quirks: [vec![refuse_encoding, cannot_rerank], ollama_quirks()].concat(),
+        quirks: [
+            vec![
+                refuse_encoding,
+                cannot_rerank,
+                Quirk::Speech(SpeechQuirk::CannotTranscribe),
+            ],
+            ollama_quirks(),
+        ]
+        .concat(),
     }
 }
 

@@ -40,3 +40,47 @@ async fn a_cue_that_ends_before_it_starts_fails_however_its_sign_is_printed() {
         assert!(reason.contains("to -1500 ms"), "{id}: {reason}");
     }
 }
+
+/// A gateway in front of an embeddings model answers every speech request 500
+/// (LiteLLM 1.106.2: "Unmapped provider passed in"). Asked with the model the
+/// embeddings route embeds with, that says nothing of its speech-to-text: every speech
+/// clause is skipped, saying to name the speech model. Named with `--speech-model`, the
+/// same answers are the server's own and fail.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_embeddings_model_asked_to_transcribe_is_not_a_speech_verdict() {
+    let quirks = [Quirk::Speech(SpeechQuirk::CannotTranscribe)];
+    let audit = speech_audit("cannot_transcribe", &quirks).await;
+    for result in &audit.results {
+        assert_eq!(
+            result.outcome,
+            Outcome::Skip,
+            "{}: {}",
+            result.id,
+            result.reason
+        );
+        assert!(
+            result.reason.contains("--speech-model"),
+            "{}",
+            result.reason
+        );
+    }
+    let persona = Persona {
+        name: "cannot_transcribe_named",
+        config: Config::default(),
+        quirks: quirks.to_vec(),
+    };
+    let settings = common::settings(&persona, false).with(
+        embedcheck_core::contracts::speech::SpeechSettings {
+            model: Some(Config::default().model_id),
+            ..Default::default()
+        },
+    );
+    let speech: Vec<_> = common::every_clause()
+        .into_iter()
+        .filter(|c| c.contract() == ContractId::Speech)
+        .collect();
+    let named = common::audit_with(&persona, settings, &speech).await;
+    let (outcome, reason) = outcome(&named, "SPS-001");
+    assert_eq!(outcome, Outcome::Fail, "{reason}");
+    assert!(reason.contains("answered 500"), "{reason}");
+}

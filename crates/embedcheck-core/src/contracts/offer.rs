@@ -44,7 +44,8 @@ impl Offered {
 /// alone; one offering none of the three is not audited.
 pub(crate) async fn offered(session: &Session) -> Result<Offered, String> {
     let first = embeddings_or_rerank(session).await;
-    let speech = super::speech::requests::not_offered(session).await;
+    let speech =
+        super::speech::requests::not_offered(session, embeds_the_model(session).await).await;
     match (first, speech) {
         (Ok(mut offered), why) => {
             offered
@@ -94,6 +95,14 @@ async fn embeddings_or_rerank(session: &Session) -> Result<Offered, String> {
         )),
         Err(e) => Err(format!("{why}; the rerank routes: {e}")),
     }
+}
+
+/// Whether the embeddings route answered the plain request, with the run's model, with
+/// vectors (the session's cache answers it: it was the first request of the run).
+async fn embeds_the_model(session: &Session) -> bool {
+    super::embeddings::requests::single(session)
+        .await
+        .is_ok_and(|reply| reply.is_success() && reply.float_vectors().is_ok())
 }
 
 /// Whether the plain request's refusal is the batch request's too: the endpoint

@@ -12,6 +12,10 @@ pub enum SpeechQuirk {
     /// Infinity, llama.cpp's llama-server, Ollama, Dynamo 1.6.1, which has no batch
     /// route yet, and vLLM serving an embedding or rerank model).
     NotServed,
+    /// Answers every speech request 500, as LiteLLM 1.106.2 does in front of a model it
+    /// cannot transcribe with (an embeddings model: "litellm.APIConnectionError:
+    /// Unmapped provider passed in", measured in the lab on 2026-12-07).
+    CannotTranscribe,
     /// Serves speech-to-text alone: every other route (embeddings, rerank, the models
     /// listing) answers 404, as faster-whisper-server 0.0.3 and whisper.cpp 1.8.5's
     /// server do (speech-notes.md §3.2, §3.3).
@@ -103,6 +107,17 @@ fn other_words(text: &str, draw: usize) -> String {
 impl SpeechQuirk {
     /// Answers the request outright where the route is not served.
     pub(crate) fn before(&self, request: &Incoming) -> Option<Answer> {
+        if *self == SpeechQuirk::CannotTranscribe && is_speech(request) {
+            return Some(Answer::json_body(
+                500,
+                &json!({"error": {
+                    "code": "500",
+                    "message": "litellm.APIConnectionError: Unmapped provider passed in. Unable to get the response.",
+                    "param": null,
+                    "type": null
+                }}),
+            ));
+        }
         let absent = match self {
             SpeechQuirk::NotServed => is_speech(request),
             SpeechQuirk::NoTranslations => request.path.ends_with("/audio/translations"),
@@ -225,7 +240,8 @@ impl SpeechQuirk {
             | SpeechQuirk::PlainTextRefusals
             | SpeechQuirk::SixteenKilohertzMonoOnly
             | SpeechQuirk::WavOnly
-            | SpeechQuirk::ChatChunkStream => {}
+            | SpeechQuirk::ChatChunkStream
+            | SpeechQuirk::CannotTranscribe => {}
         }
     }
 
