@@ -83,8 +83,9 @@ fn execute(split: args::Split, trials: Trials) -> Result<ExitCode, RunError> {
         run::dry_run(&options, &selected)?;
         return Ok(ExitCode::SUCCESS);
     }
+    let baseline = plan::baseline(&options)?;
     if let Some(specs) = matrix::specs(&options)? {
-        let report = run::matrix(&options, &specs, &selected)?;
+        let report = run::matrix(&options, &specs, &selected, baseline)?;
         if trials == Trials::Print {
             let _ = libtest_mimic::run(
                 &harness::without_filters(libtest),
@@ -93,7 +94,7 @@ fn execute(split: args::Split, trials: Trials) -> Result<ExitCode, RunError> {
         }
         return Ok(ExitCode::from(run::exit_status(&report)));
     }
-    let report = run::audit(&options, &selected)?;
+    let report = run::audit(&options, &selected, baseline)?;
     // libtest's conclusion agrees with the run summary by construction: a trial fails
     // exactly when its result's gate fails the run, and the summary counts those gates.
     if trials == Trials::Print {

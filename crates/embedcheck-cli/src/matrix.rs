@@ -267,8 +267,10 @@ pub(crate) struct OnCorpus {
 }
 
 impl OnCorpus {
-    pub(crate) fn of(options: &Options) -> Result<Option<OnCorpus>, RunError> {
-        let recording = plan::recorded_baseline(options)?;
+    pub(crate) fn of(
+        options: &Options,
+        recording: Option<Recording>,
+    ) -> Result<Option<OnCorpus>, RunError> {
         let m = &options.migration;
         if m.corpus.is_none() && recording.is_none() && !m.load {
             return Ok(None);
@@ -368,13 +370,14 @@ pub(crate) async fn audit_all(
     specs: &[ServerSpec],
     seed: u64,
     selected: &[&Clause],
+    recording: Option<Recording>,
     interrupt: Interrupt,
 ) -> Result<Vec<Audited>, RunError> {
     let prepared: Vec<Prepared> = specs
         .iter()
         .map(|spec| prepare(options, spec, seed))
         .collect::<Result<_, _>>()?;
-    let on_corpus = OnCorpus::of(options)?;
+    let on_corpus = OnCorpus::of(options, recording)?;
     let on_corpus = on_corpus.as_ref();
     let audits = futures::stream::iter(prepared.into_iter().map(|p| {
         let interrupt = interrupt.clone();

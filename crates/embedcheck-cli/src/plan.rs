@@ -266,17 +266,45 @@ pub(crate) fn speech_reference(path: &std::path::Path) -> Result<Arc<SpeechRefer
     Ok(Arc::new(SpeechReference::load(path)?))
 }
 
-/// The baseline server, its known failures and the plan, when `--baseline` asks for
-/// a migration audit.
+/// What `--baseline` names, decided once where the plan is made: a live server (a
+/// URL) to audit beside `--endpoint`, or a recording (a folder on this machine) to
+/// replay against it, read once.
+pub(crate) enum Baseline {
+    Live(Box<Target>),
+    Recorded(Box<Recording>),
+}
+
+/// `--baseline`, decided: a URL (it has a scheme) is a live server, an existing path a
+/// recording; a word that is neither, or both, is a usage error rather than a guess.
+pub(crate) fn baseline(options: &Options) -> Result<Option<Baseline>, RunError> {
+    let Some(word) = options.migration.baseline.as_deref() else {
+        return Ok(None);
+    };
+    let is_url = word.contains("://");
+    let is_path = std::path::Path::new(word).exists();
+    match (is_url, is_path) {
+        (true, false) => Ok(Some(Baseline::Live(Box::new(contracts::target(word)?)))),
+        (false, true) => Ok(Some(Baseline::Recorded(Box::new(recording(
+            options,
+            std::path::Path::new(word),
+        )?)))),
+        (true, true) => Err(RunError::Usage(format!(
+            "--baseline {word:?} is both a URL and a path on this machine: name the folder as ./{word} or the server by its full URL"
+        ))),
+        (false, false) => Err(RunError::Usage(format!(
+            "--baseline {word:?} is neither a server's URL (http://host:port/v1) nor a recording on this machine (a folder written by --record-baseline)"
+        ))),
+    }
+}
+
+/// The baseline server, its known failures and the plan, for a migration audit of
+/// `target` beside `--endpoint`.
 pub(crate) fn migration(
     options: &Options,
     settings: &Settings,
-) -> Result<Option<(Server, Expectations, Plan)>, RunError> {
+    target: Target,
+) -> Result<(Server, Expectations, Plan), RunError> {
     let m = &options.migration;
-    let Some(url) = m.baseline.as_ref().filter(|b| !is_recording(b)) else {
-        return Ok(None);
-    };
-    let target = contracts::target(url)?;
     let label = m.baseline_label.clone().unwrap_or_else(|| target.label());
     check_load_targets(options, &target)?;
     let timeout = Duration::from_secs(options.timeout);
@@ -313,7 +341,7 @@ pub(crate) fn migration(
         load: load_plan(options),
         timeout,
     };
-    Ok(Some((server, expectations, plan)))
+    Ok((server, expectations, plan))
 }
 
 /// The load `--load` asks for, with its `--concurrency` and `--load-requests`.
@@ -327,21 +355,12 @@ pub(crate) fn load_plan(options: &Options) -> Option<LoadPlan> {
     })
 }
 
-/// Whether `--baseline` names a recording (a directory or file on this machine)
-/// rather than a server's URL.
-fn is_recording(baseline: &str) -> bool {
-    !baseline.contains("://") && std::path::Path::new(baseline).exists()
-}
-
-/// The recorded baseline `--baseline DIR` names, read and checked, with its texts
-/// read back from `--corpus` where it keeps them as hashes only.
-pub(crate) fn recorded_baseline(options: &Options) -> Result<Option<Recording>, RunError> {
-    let recording = match options.migration.baseline.as_deref() {
-        Some(path) if is_recording(path) => Recording::read(std::path::Path::new(path))?,
-        _ => return Ok(None),
-    };
+/// The recording at `path`, read and checked, with its texts read back from
+/// `--corpus` where it keeps them as hashes only.
+fn recording(options: &Options, path: &std::path::Path) -> Result<Recording, RunError> {
+    let recording = Recording::read(path)?;
     if recording.header.texts {
-        return Ok(Some(recording));
+        return Ok(recording);
     }
     if options.migration.corpus.is_none() {
         return Err(RunError::Usage(
@@ -351,7 +370,6 @@ pub(crate) fn recorded_baseline(options: &Options) -> Result<Option<Recording>, 
     let corpus = Corpus::load(options.migration.corpus.as_deref().expect("checked"))?;
     recording
         .with_texts_from(&corpus)
-        .map(Some)
         .map_err(|why| RunError::Usage(format!("--corpus is not the recording's: {why}")))
 }
 
@@ -410,12 +428,32 @@ mod tests {
     use super::*;
     use clap::Parser;
 
+    fn parse(words: &str) -> Options {
+        Options::try_parse_from(std::iter::once("embedcheck").chain(words.split_whitespace()))
+            .unwrap()
+    }
+
+    /// `--baseline` is decided once: a URL is a live server; a word that is neither a
+    /// URL nor a path here, or both, is refused rather than guessed.
+    #[test]
+    fn the_baseline_is_a_server_or_a_recording_never_a_guess() {
+        let live = baseline(&parse("--baseline http://127.0.0.1:9/v1")).unwrap();
+        assert!(matches!(live, Some(Baseline::Live(_))));
+        assert!(baseline(&parse("")).unwrap().is_none());
+        let typo = baseline(&parse("--baseline no-such-recording"))
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(typo.contains("neither a server's URL"), "{typo}");
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("http:").join("host")).unwrap();
+        let both = format!("--baseline {}/http://host", dir.path().display());
+        let both = baseline(&parse(&both)).err().unwrap().to_string();
+        assert!(both.contains("both a URL and a path"), "{both}");
+    }
+
     #[test]
     fn load_is_refused_for_servers_off_this_machine() {
-        let parse = |words: &str| {
-            Options::try_parse_from(std::iter::once("embedcheck").chain(words.split_whitespace()))
-                .unwrap()
-        };
         let local = contracts::target("http://127.0.0.1:1/v1").unwrap();
         let remote = contracts::target("https://api.example.com/v1").unwrap();
         let with_load = parse("--endpoint http://127.0.0.1:2/v1 --baseline http://x/v1 --load");

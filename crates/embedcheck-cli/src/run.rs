@@ -3,6 +3,7 @@
 use crate::error::{EXIT_CLAUSE_FAILED, EXIT_CONFORMANT, EXIT_INTERRUPTED, EXIT_RUNTIME, RunError};
 use crate::options::Options;
 use crate::plan;
+use crate::plan::Baseline;
 use embedcheck_core::agreement;
 use embedcheck_core::audit;
 use embedcheck_core::audit::Conclusion;
@@ -39,12 +40,17 @@ pub(crate) fn matrix(
     options: &Options,
     specs: &[crate::matrix::ServerSpec],
     selected: &[&Clause],
+    baseline: Option<Baseline>,
 ) -> Result<Report, RunError> {
-    if options.migration.baseline.is_some() && plan::recorded_baseline(options)?.is_none() {
-        return Err(RunError::Usage(
-            "--baseline URL compares two servers; a matrix (several --endpoint or --servers) takes a recorded baseline (--baseline DIR) or none".into(),
-        ));
-    }
+    let recording = match baseline {
+        None => None,
+        Some(Baseline::Recorded(recording)) => Some(*recording),
+        Some(Baseline::Live(_)) => {
+            return Err(RunError::Usage(
+                "--baseline URL compares two servers; a matrix (several --endpoint or --servers) takes a recorded baseline (--baseline DIR) or none".into(),
+            ));
+        }
+    };
     if options.migration.record_baseline.is_some() {
         return Err(RunError::Usage(
             "--record-baseline records one server; a matrix (several --endpoint or --servers) takes none".into(),
@@ -63,7 +69,8 @@ pub(crate) fn matrix(
             specs.len(),
             options.parallel
         );
-        crate::matrix::audit_all(options, specs, seed, selected, interrupt.clone()).await
+        crate::matrix::audit_all(options, specs, seed, selected, recording, interrupt.clone())
+            .await
     })?;
     runtime.shutdown_timeout(Duration::from_secs(1));
     let mut servers = Vec::with_capacity(audited.len());
@@ -131,9 +138,13 @@ fn write_matrix(
 
 /// Audits the endpoint of `options` (or the reference server) on the selected
 /// clauses, prints the summary and writes every report.
-pub fn audit(options: &Options, selected: &[&Clause]) -> Result<Report, RunError> {
+pub(crate) fn audit(
+    options: &Options,
+    selected: &[&Clause],
+    baseline: Option<Baseline>,
+) -> Result<Report, RunError> {
     let runtime = runtime()?;
-    let (report, recorded) = runtime.block_on(audit_async(options, selected))?;
+    let (report, recorded) = runtime.block_on(audit_async(options, selected, baseline))?;
     runtime.shutdown_timeout(Duration::from_secs(1));
     print!("{}", report::terminal::render(&report));
     for server in &report.servers {
@@ -155,7 +166,11 @@ pub fn audit(options: &Options, selected: &[&Clause]) -> Result<Report, RunError
 /// A run's report, and with `--record-baseline` what was recorded or why not.
 type Audited = (Report, Option<Result<String, RunError>>);
 
-async fn audit_async(options: &Options, selected: &[&Clause]) -> Result<Audited, RunError> {
+async fn audit_async(
+    options: &Options,
+    selected: &[&Clause],
+    baseline: Option<Baseline>,
+) -> Result<Audited, RunError> {
     let way_in = plan::way_in(&plan::Addressing::of_endpoint(options), options)?;
     let (target, label, _reference) = resolve_target(options).await?;
     // Snapshots compare runs request by request, so they need the same generated
@@ -184,13 +199,17 @@ async fn audit_async(options: &Options, selected: &[&Clause]) -> Result<Audited,
     let mut snapshots = None;
     let mut recorded = None;
     let mut replayed = None;
-    let recorded_baseline = plan::recorded_baseline(options)?;
-    if recorded_baseline.is_some() && options.migration.load {
-        return Err(RunError::Usage(
-            "--load measures two servers alive at once; a recorded baseline (--baseline DIR) has no server to load".into(),
-        ));
-    }
-    let (mut servers, comparisons) = match plan::migration(options, &settings)? {
+    let (live, recorded_baseline) = match baseline {
+        None => (None, None),
+        Some(Baseline::Live(target)) => (Some(plan::migration(options, &settings, *target)?), None),
+        Some(Baseline::Recorded(_)) if options.migration.load => {
+            return Err(RunError::Usage(
+                "--load measures two servers alive at once; a recorded baseline (--baseline DIR) has no server to load".into(),
+            ));
+        }
+        Some(Baseline::Recorded(recording)) => (None, Some(*recording)),
+    };
+    let (mut servers, comparisons) = match live {
         None => {
             let mut session = Session::new(transport, settings, interrupt.clone());
             let audit = audit::audit_session(&mut session, label, selected).await;
