@@ -290,12 +290,8 @@ async fn resolve_model(session: &mut Session) -> Result<(), String> {
         // A rerank or speech server need not list its models (LitServe, Infinity
         // without its `/v1` prefix, whisper.cpp): the model the user named for that
         // contract names the run's.
-        (_, Some((model, source))) => {
-            let flag = match source {
-                ModelSource::SpeechModel => "--speech-model",
-                _ => "--rerank-model",
-            };
-            let fact = Fact::declared(source, flag);
+        (_, Some((model, flag))) => {
+            let fact = Fact::declared(ModelSource::ContractOption(flag), flag);
             session.learn(|facts| facts.model_source = Some(fact));
             session.set_model(model);
             Ok(())
@@ -308,9 +304,10 @@ async fn resolve_model(session: &mut Session) -> Result<(), String> {
                 Ok(())
             }
             None => Err(format!(
-                "could not learn the model: GET {} answered {}; pass --model (or --rerank-model or --speech-model to audit a rerank or speech server)",
+                "could not learn the model: GET {} answered {}; pass --model (or {} to audit a server of that contract)",
                 session.transport().target().models_url().path(),
-                reply.summary()
+                reply.summary(),
+                crate::contracts::model_options().join(" or ")
             )),
         },
     }

@@ -7,7 +7,7 @@ use crate::catalogue::ContractId;
 use crate::clauses::Check;
 use crate::http::Route;
 use crate::profiles::{Client, ClientProfile, Judged};
-use crate::session::facts::{Facts, ModelSource};
+use crate::session::facts::Facts;
 use crate::session::{Dialect, Session};
 use crate::verdict::Verdict;
 use futures::future::BoxFuture;
@@ -31,9 +31,12 @@ pub(crate) trait Contract: Sync {
     /// How a request is said in the server's dialect, where the contract has several.
     fn dialect(&self) -> Option<Dialect>;
 
-    /// The model the user named for this contract alone (`--rerank-model`), which names
-    /// the run's where `--model` is not given and the server lists none.
-    fn named_model(&self, s: &Session) -> Option<(String, ModelSource)>;
+    /// Its own model option (`--rerank-model`), if it has one.
+    fn model_option(&self) -> Option<&'static str>;
+
+    /// The model the user named with that option, which names the run's where
+    /// `--model` is not given and the server lists none.
+    fn named_model(&self, s: &Session) -> Option<String>;
 
     /// Its facts as lines under the report's `observations`.
     fn observations(&self, facts: &Facts, put: &mut dyn FnMut(&str, Option<String>));

@@ -10,7 +10,7 @@ use crate::contracts::rerank::facts::RerankFacts;
 use crate::http::{Target, TargetError};
 use crate::profiles::{self, Client, ClientProfile, Judged};
 use crate::session::ByContract;
-use crate::session::facts::{Facts, ModelSource};
+use crate::session::facts::Facts;
 use crate::session::{Hooks, Session};
 use crate::verdict::Verdict;
 use serde::Serialize;
@@ -58,8 +58,14 @@ pub fn target(raw: &str) -> Result<Target, TargetError> {
 /// The model the user named for one contract (`--rerank-model`, `--speech-model`),
 /// which names the run's where `--model` is not given and the server lists none: the
 /// first contract's that names one.
-pub(crate) fn named_model(s: &Session) -> Option<(String, ModelSource)> {
-    ALL.into_iter().find_map(|c| c.named_model(s))
+pub(crate) fn named_model(s: &Session) -> Option<(String, &'static str)> {
+    ALL.into_iter()
+        .find_map(|c| Some((c.named_model(s)?, c.model_option()?)))
+}
+
+/// Every contract's own model option, for the error that asks for one.
+pub(crate) fn model_options() -> Vec<&'static str> {
+    ALL.into_iter().filter_map(|c| c.model_option()).collect()
 }
 
 /// What the session asks of the contracts: how each says a request in the dialect the

@@ -59,8 +59,7 @@ impl<T> Fact<T> {
 }
 
 /// Where the model name came from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ModelSource {
     /// `--model`.
     Declared,
@@ -68,16 +67,34 @@ pub enum ModelSource {
     FirstListed,
     /// None: the vendor's URL names the deployment and requests carry no `model`.
     NotSent,
-    /// `--rerank-model`, where `GET /models` named none (a rerank server without a
-    /// models listing).
-    RerankModel,
-    /// `--speech-model`, where `GET /models` named none (whisper.cpp's server lists
-    /// none) and no `--rerank-model` was given.
-    SpeechModel,
+    /// A contract's own model option (`--rerank-model`, `--speech-model`), where
+    /// `GET /models` named none (a rerank server without a models listing, whisper.cpp's
+    /// server): the first contract's in the registry's order that names one.
+    ContractOption(&'static str),
     /// The `model_id` of `GET /info`, where `GET /models` named none and no
     /// `--rerank-model` was given: Hugging Face TEI serves no models listing, and
     /// documents `/info` (`router/src/http/server.rs`, `get_model_info`).
     InfoPage,
+}
+
+impl ModelSource {
+    /// The name reports give it: `declared`, `first_listed`, `not_sent`, `info_page`, or
+    /// a contract's option without its dashes (`rerank_model` for `--rerank-model`).
+    fn name(self) -> String {
+        match self {
+            ModelSource::Declared => "declared".to_owned(),
+            ModelSource::FirstListed => "first_listed".to_owned(),
+            ModelSource::NotSent => "not_sent".to_owned(),
+            ModelSource::InfoPage => "info_page".to_owned(),
+            ModelSource::ContractOption(flag) => flag.trim_start_matches('-').replace('-', "_"),
+        }
+    }
+}
+
+impl Serialize for ModelSource {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&self.name())
+    }
 }
 
 /// What the server did with unknown top-level fields it did not choke on.
@@ -217,8 +234,7 @@ impl Facts {
                 ModelSource::NotSent => {
                     "none sent: the vendor's URL names the deployment".to_owned()
                 }
-                ModelSource::RerankModel => "--rerank-model (GET /models named none)".to_owned(),
-                ModelSource::SpeechModel => "--speech-model (GET /models named none)".to_owned(),
+                ModelSource::ContractOption(flag) => format!("{flag} (GET /models named none)"),
                 ModelSource::InfoPage => {
                     "model_id of GET /info (GET /models named none)".to_owned()
                 }
@@ -280,6 +296,21 @@ pub(crate) fn describe_request(exchange: &Exchange) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A contract's model option is named in reports as schema 1.11 named it.
+    #[test]
+    fn a_contracts_model_option_keeps_its_report_name() {
+        let name = |source| serde_json::to_value(source).unwrap();
+        assert_eq!(
+            name(ModelSource::ContractOption("--rerank-model")),
+            "rerank_model"
+        );
+        assert_eq!(
+            name(ModelSource::ContractOption("--speech-model")),
+            "speech_model"
+        );
+        assert_eq!(name(ModelSource::FirstListed), "first_listed");
+    }
 
     fn detected<T>(value: T) -> Option<Fact<T>> {
         Fact::detected_for_test(value)

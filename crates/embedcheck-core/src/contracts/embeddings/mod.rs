@@ -17,7 +17,7 @@ use crate::clauses::Check;
 use crate::contracts::contract::Contract;
 use crate::http::Route;
 use crate::profiles::{Client, ClientProfile, Judged};
-use crate::session::facts::{Facts, ModelSource};
+use crate::session::facts::Facts;
 use crate::session::{Dialect, Session};
 use crate::verdict::Verdict;
 use facts::EmbeddingsFacts;
@@ -62,8 +62,12 @@ impl Contract for Embeddings {
         None
     }
 
-    /// `--model` names the embeddings model; there is no option of its own.
-    fn named_model(&self, _: &Session) -> Option<(String, ModelSource)> {
+    /// None: `--model` names the embeddings model.
+    fn model_option(&self) -> Option<&'static str> {
+        None
+    }
+
+    fn named_model(&self, _: &Session) -> Option<String> {
         None
     }
 

@@ -19,7 +19,7 @@ use crate::clauses::Check;
 use crate::contracts::contract::Contract;
 use crate::http::Route;
 use crate::profiles::{Client, ClientProfile, Judged};
-use crate::session::facts::{Facts, ModelSource};
+use crate::session::facts::Facts;
 use crate::session::{Dialect, Session};
 use crate::verdict::Verdict;
 use facts::RerankFacts;
@@ -66,8 +66,12 @@ impl Contract for Rerank {
         Some(requests::in_dialect)
     }
 
-    fn named_model(&self, s: &Session) -> Option<(String, ModelSource)> {
-        settings::of(s).model.map(|m| (m, ModelSource::RerankModel))
+    fn model_option(&self) -> Option<&'static str> {
+        Some("--rerank-model")
+    }
+
+    fn named_model(&self, s: &Session) -> Option<String> {
+        settings::of(s).model
     }
 
     fn observations(&self, facts: &Facts, put: &mut dyn FnMut(&str, Option<String>)) {

@@ -17,7 +17,7 @@ use crate::clauses::Check;
 use crate::contracts::contract::Contract;
 use crate::http::Route;
 use crate::profiles::{Client, ClientProfile, Judged};
-use crate::session::facts::{Facts, ModelSource};
+use crate::session::facts::Facts;
 use crate::session::{Dialect, Session};
 use crate::verdict::Verdict;
 use futures::future::BoxFuture;
@@ -50,8 +50,12 @@ impl Contract for Speech {
         None
     }
 
-    fn named_model(&self, s: &Session) -> Option<(String, ModelSource)> {
-        settings::of(s).model.map(|m| (m, ModelSource::SpeechModel))
+    fn model_option(&self) -> Option<&'static str> {
+        Some("--speech-model")
+    }
+
+    fn named_model(&self, s: &Session) -> Option<String> {
+        settings::of(s).model
     }
 
     /// None yet: speech's clauses keep what they learn in their verdicts.
