@@ -11,7 +11,6 @@ use embedcheck_core::contracts::embeddings::profiles::{Call, EmbeddingsFinding, 
 use embedcheck_core::http::{Secret, Transport};
 use embedcheck_core::profiles::{Client, ClientProfile, Finding, Made};
 use embedcheck_core::session::{Interrupt, Settings};
-use embedcheck_core::verdict::Outcome;
 use personas::Quirk;
 use std::time::Duration;
 
@@ -306,15 +305,7 @@ async fn an_unreachable_server_leaves_every_verdict_open() {
 
 /// The audit of `persona` on the speech clauses alone, with its speech clients.
 async fn speech_audit(persona: &personas::Persona) -> ServerAudit {
-    speech_audit_with(persona, common::settings(persona, false)).await
-}
-
-async fn speech_audit_with(persona: &personas::Persona, settings: Settings) -> ServerAudit {
-    let speech: Vec<_> = common::every_clause()
-        .into_iter()
-        .filter(|c| c.contract() == embedcheck_core::catalogue::ContractId::Speech)
-        .collect();
-    common::audit_with(persona, settings, &speech).await
+    common::speech_audit(persona, None).await
 }
 
 /// Whether `profile` warns with a sentence containing `words`.
@@ -371,31 +362,11 @@ async fn speech_clients_read_each_deviation_as_their_sources_do() {
 /// that reason, never failed.
 #[tokio::test]
 async fn speech_requests_name_the_speech_model() {
-    let persona = personas::reference();
-    let settings = common::settings(&persona, false).with(
-        embedcheck_core::contracts::speech::SpeechSettings {
-            model: Some("whisper-tiny".to_owned()),
-            ..Default::default()
-        },
+    let audit = common::speech_audit(&personas::reference(), Some("whisper-tiny".to_owned())).await;
+    common::assert_all_skipped(
+        &audit,
+        &["\"whisper-tiny\" is not served there", "--speech-model"],
     );
-    let audit = speech_audit_with(&persona, settings).await;
-    for result in &audit.results {
-        assert_eq!(
-            result.outcome,
-            Outcome::Skip,
-            "{}: {}",
-            result.id,
-            result.reason
-        );
-        assert!(
-            result
-                .reason
-                .contains("\"whisper-tiny\" is not served there")
-                && result.reason.contains("--speech-model"),
-            "{}",
-            result.reason
-        );
-    }
     assert!(
         audit
             .clients

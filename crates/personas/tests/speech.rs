@@ -3,23 +3,22 @@
 
 use crate::common;
 use embedcheck_core::audit::ServerAudit;
-use embedcheck_core::catalogue::ContractId;
 use embedcheck_core::verdict::Outcome;
 use personas::{Persona, Quirk, SpeechQuirk};
 use reference_server::Config;
 
-/// The audit of `quirks` on the reference server, on the speech clauses alone.
-async fn speech_audit(name: &'static str, quirks: &[Quirk]) -> ServerAudit {
-    let persona = Persona {
+/// The reference server with `quirks`.
+fn persona(name: &'static str, quirks: &[Quirk]) -> Persona {
+    Persona {
         name,
         config: Config::default(),
         quirks: quirks.to_vec(),
-    };
-    let speech: Vec<_> = common::every_clause()
-        .into_iter()
-        .filter(|c| c.contract() == ContractId::Speech)
-        .collect();
-    common::audit_with(&persona, common::settings(&persona, false), &speech).await
+    }
+}
+
+/// The audit of `quirks` on the reference server, on the speech clauses alone.
+async fn speech_audit(name: &'static str, quirks: &[Quirk]) -> ServerAudit {
+    common::speech_audit(&persona(name, quirks), None).await
 }
 
 fn outcome<'a>(audit: &'a ServerAudit, id: &str) -> (Outcome, &'a str) {
@@ -50,36 +49,12 @@ async fn a_cue_that_ends_before_it_starts_fails_however_its_sign_is_printed() {
 async fn an_embeddings_model_asked_to_transcribe_is_not_a_speech_verdict() {
     let quirks = [Quirk::Speech(SpeechQuirk::CannotTranscribe)];
     let audit = speech_audit("cannot_transcribe", &quirks).await;
-    for result in &audit.results {
-        assert_eq!(
-            result.outcome,
-            Outcome::Skip,
-            "{}: {}",
-            result.id,
-            result.reason
-        );
-        assert!(
-            result.reason.contains("--speech-model"),
-            "{}",
-            result.reason
-        );
-    }
-    let persona = Persona {
-        name: "cannot_transcribe_named",
-        config: Config::default(),
-        quirks: quirks.to_vec(),
-    };
-    let settings = common::settings(&persona, false).with(
-        embedcheck_core::contracts::speech::SpeechSettings {
-            model: Some(Config::default().model_id),
-            ..Default::default()
-        },
-    );
-    let speech: Vec<_> = common::every_clause()
-        .into_iter()
-        .filter(|c| c.contract() == ContractId::Speech)
-        .collect();
-    let named = common::audit_with(&persona, settings, &speech).await;
+    common::assert_all_skipped(&audit, &["--speech-model"]);
+    let named = common::speech_audit(
+        &persona("cannot_transcribe_named", &quirks),
+        Some(Config::default().model_id),
+    )
+    .await;
     let (outcome, reason) = outcome(&named, "SPS-001");
     assert_eq!(outcome, Outcome::Fail, "{reason}");
     assert!(reason.contains("answered 500"), "{reason}");

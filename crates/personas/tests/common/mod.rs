@@ -92,6 +92,43 @@ pub async fn audit_with(persona: &Persona, settings: Settings, clauses: &[&Claus
         .0
 }
 
+/// The audit of `persona` on the speech clauses alone, with `--speech-model` naming
+/// `speech_model` where given.
+pub async fn speech_audit(persona: &Persona, speech_model: Option<String>) -> ServerAudit {
+    let settings =
+        settings(persona, false).with(embedcheck_core::contracts::speech::SpeechSettings {
+            model: speech_model,
+            ..Default::default()
+        });
+    let speech: Vec<_> = every_clause()
+        .into_iter()
+        .filter(|c| c.contract() == embedcheck_core::catalogue::ContractId::Speech)
+        .collect();
+    audit_with(persona, settings, &speech).await
+}
+
+/// Asserts that every clause of `audit` was skipped with a reason holding each of
+/// `words`.
+pub fn assert_all_skipped(audit: &ServerAudit, words: &[&str]) {
+    for result in &audit.results {
+        assert_eq!(
+            result.outcome,
+            embedcheck_core::verdict::Outcome::Skip,
+            "{}: {}",
+            result.id,
+            result.reason
+        );
+        for word in words {
+            assert!(
+                result.reason.contains(word),
+                "{}: {}",
+                result.id,
+                result.reason
+            );
+        }
+    }
+}
+
 /// [`audit_with`] with `--timeout` set to `timeout`, keeping the run's log: every
 /// exchange and answer, for [`contradictions`].
 pub async fn audit_logged(
