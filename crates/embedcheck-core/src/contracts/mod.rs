@@ -197,19 +197,33 @@ mod tests {
         );
     }
 
+    /// A pasted route of any contract addresses the same server; the endpoint shown is
+    /// the route pasted (a speech-only run's header said `/v1/embeddings`), else the
+    /// embeddings route.
     #[test]
-    fn a_pasted_route_of_any_contract_gives_the_same_endpoint() {
-        for raw in [
-            "http://h:8000/v1",
-            "http://h:8000/v1/embeddings",
-            "http://h:8000/v1/audio/transcriptions/",
-            "http://h:8000/v1/audio/translations",
+    fn a_pasted_route_of_any_contract_addresses_the_same_server() {
+        for (raw, shown) in [
+            ("http://h:8000/v1", "http://h:8000/v1/embeddings"),
+            ("http://h:8000/v1/embeddings", "http://h:8000/v1/embeddings"),
+            (
+                "http://h:8000/v1/audio/transcriptions/",
+                "http://h:8000/v1/audio/transcriptions",
+            ),
+            (
+                "http://h:8000/v1/audio/translations",
+                "http://h:8000/v1/audio/translations",
+            ),
         ] {
             let target = target(raw).unwrap();
-            assert_eq!(target.display(), "http://h:8000/v1/embeddings", "{raw}");
+            assert_eq!(target.display(), shown, "{raw}");
+            assert_eq!(target.label(), "h-8000", "{raw}");
             assert_eq!(
                 target.url(&speech::requests::ROUTE).as_str(),
                 "http://h:8000/v1/audio/transcriptions"
+            );
+            assert_eq!(
+                target.url(&embeddings::ROUTE).as_str(),
+                "http://h:8000/v1/embeddings"
             );
         }
     }

@@ -21,9 +21,11 @@ pub struct Target {
     root: Url,
     /// The query the user gave, kept on every request.
     query: Option<String>,
-    /// The endpoint as reports have always shown it, the first route's URL with the
-    /// query (`{base}/embeddings`: every report and published table names servers so):
-    /// its host, password and query are the endpoint's whatever route a request takes.
+    /// The endpoint as reports show it, with the query: the route the user pasted
+    /// whole (`{base}/audio/transcriptions`), else the first route's URL
+    /// (`{base}/embeddings`, as every report and published table named servers before
+    /// speech): its host, password and query are the endpoint's whatever route a
+    /// request takes.
     shown: Url,
     models: Url,
     /// The pages where engines describe themselves.
@@ -76,7 +78,8 @@ pub(crate) const REDACTED: &str = "REDACTED";
 
 impl Target {
     /// The endpoint the user gave, among the routes a user may paste whole (the
-    /// contracts' routes under the base, the first one the endpoint as shown).
+    /// contracts' routes under the base; the one pasted, else the first, is the
+    /// endpoint as shown).
     pub fn parse(raw: &str, routes: &[Route]) -> Result<Self, TargetError> {
         let url = Url::parse(raw.trim())
             .map_err(|e| TargetError::Unparsable(raw.to_owned(), e.to_string()))?;
@@ -92,6 +95,12 @@ impl Target {
             .map(|r| r.path)
             .collect();
         let base = base_of(&url, &pasted);
+        // The route the user pasted is the one shown; a base URL shows the first
+        // contract's route.
+        let shown_route = pasted
+            .iter()
+            .find(|route| join(&base, route).path() == url.path().trim_end_matches('/'))
+            .or(pasted.first());
         let with_query = |mut leaf: Url| {
             leaf.set_query(url.query());
             leaf
@@ -99,7 +108,7 @@ impl Target {
         let root = root_of(&base);
         let identity = IdentityPage::ALL.map(|page| (page, with_query(join(&root, page.path()))));
         Ok(Target {
-            shown: with_query(pasted.first().map_or(base.clone(), |p| join(&base, p))),
+            shown: with_query(shown_route.map_or(base.clone(), |p| join(&base, p))),
             models: with_query(join(&base, "models")),
             base,
             root,
