@@ -539,3 +539,36 @@ async fn a_rejected_key_answered_400_is_access_refused() {
     );
     assert_eq!(outcome(&alike, "IN-001").0, Outcome::Fail);
 }
+
+/// A speech-only server that refuses the run's key: its embeddings route is absent, so
+/// the plain embeddings request says nothing of access; the speech route's 401 does,
+/// and the audit is not run on the user's key.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_speech_only_server_refusing_the_key_is_not_audited() {
+    let wrong_key = json!({"error": {"message": "Incorrect API key provided", "type": "invalid_request_error"}});
+    let refusal = Response::new(401).json(&wrong_key);
+    let server = Server::start(move |request| {
+        if request.method == "POST" && request.path.ends_with("/audio/transcriptions") {
+            refusal.clone()
+        } else {
+            unmatched()
+        }
+    })
+    .await;
+    let audit = audit(&format!("{}/v1", server.uri()), Some("wrong-key")).await;
+    let why = audit.aborted.as_deref().unwrap_or_default();
+    assert!(why.starts_with("access refused"), "{why}");
+    assert!(
+        audit
+            .results
+            .iter()
+            .all(|r| matches!(r.outcome, Outcome::Inconclusive | Outcome::Skip)),
+        "a clause was judged on refused answers: {:?}",
+        audit
+            .results
+            .iter()
+            .filter(|r| r.outcome == Outcome::Fail)
+            .map(|r| &r.id)
+            .collect::<Vec<_>>()
+    );
+}

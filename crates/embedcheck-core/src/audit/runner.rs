@@ -177,18 +177,40 @@ fn inconclusive(error: ProbeError) -> Verdict {
 /// server cannot be reached, nor when the answer is about the suite's own access
 /// (401, 403, 402, or a 429 saying a quota or credit is spent): every answer after it
 /// would be about the key or the account, and a verdict built on them would accuse the
-/// server of the user's own configuration. The request is IN-001's, so the clause run
-/// gets it from the cache.
+/// server of the user's own configuration. The plain request is each contract's in
+/// the registry's order until one's route is not absent (a speech-only server says
+/// nothing of access on the embeddings route); the first is IN-001's, so the clause
+/// run gets it from the cache.
 async fn reachable_with_access(session: &Session) -> Result<(), String> {
     let shown = || session.transport().target().display();
-    let reply = match crate::contracts::embeddings::requests::single(session).await {
-        Ok(reply) => reply,
-        Err(ProbeError::Transport(e)) => return Err(format!("failed to reach {}: {e}", shown())),
-        // A budget, a stall or Ctrl-C: the clause run says so clause by clause.
-        Err(_) => return Ok(()),
-    };
+    let mut first = true;
+    for contract in crate::contracts::ALL {
+        let Some(probe) = contract.plain_request(session) else {
+            continue;
+        };
+        let reply = match session.send(probe).await {
+            Ok(reply) => reply,
+            Err(ProbeError::Transport(e)) => {
+                return Err(format!("failed to reach {}: {e}", shown()));
+            }
+            // A budget, a stall or Ctrl-C: the clause run says so clause by clause.
+            Err(_) => return Ok(()),
+        };
+        if reply.is_absent() {
+            first = false;
+            continue;
+        }
+        return with_access(session, &reply, first).await;
+    }
+    Ok(())
+}
+
+/// Whether `reply`, the first plain request a route answered, is about the server;
+/// `first` where it is the first contract's, whose wrong-key probes tell a rejected key
+/// in disguise.
+async fn with_access(session: &Session, reply: &Reply, first: bool) -> Result<(), String> {
     if reply.is_redirect() {
-        return Err(redirected("the plain request", &reply));
+        return Err(redirected("the plain request", reply));
     }
     if matches!(reply.status, 401..=403) || reply.says_quota_spent() {
         return Err(format!(
@@ -196,7 +218,10 @@ async fn reachable_with_access(session: &Session) -> Result<(), String> {
             reply.summary()
         ));
     }
-    rejected_key_in_disguise(session, &reply).await
+    if first {
+        return rejected_key_in_disguise(session, reply).await;
+    }
+    Ok(())
 }
 
 /// A redirect is not the server's answer: nothing is judged on it, and it is never

@@ -5,7 +5,7 @@
 
 use crate::catalogue::ContractId;
 use crate::clauses::Check;
-use crate::http::Route;
+use crate::http::{Probe, Route};
 use crate::profiles::{Client, ClientProfile, Judged};
 use crate::session::facts::Facts;
 use crate::session::{Dialect, Session};
@@ -17,6 +17,11 @@ use serde_json::{Map, Value};
 pub(crate) trait Contract: Sync {
     /// Which contract this is, as the catalogue names it.
     fn id(&self) -> ContractId;
+
+    /// Its plain request, which any server offering it answers: what the audit asks
+    /// before any clause whether it reaches the server with the run's access. None
+    /// where the contract finds its route for itself (rerank).
+    fn plain_request(&self, s: &Session) -> Option<Probe>;
 
     /// Its clause checks, in the catalogue's order.
     fn checks(&self) -> Vec<Check>;

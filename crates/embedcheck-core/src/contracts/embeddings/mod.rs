@@ -15,7 +15,7 @@ pub use settings::EmbeddingsSettings;
 use crate::catalogue::ContractId;
 use crate::clauses::Check;
 use crate::contracts::contract::Contract;
-use crate::http::Route;
+use crate::http::{Probe, Route};
 use crate::profiles::{Client, ClientProfile, Judged};
 use crate::session::facts::Facts;
 use crate::session::{Dialect, Session};
@@ -44,6 +44,10 @@ pub(crate) const EMBEDDINGS: Embeddings = Embeddings;
 impl Contract for Embeddings {
     fn id(&self) -> ContractId {
         ContractId::Embeddings
+    }
+
+    fn plain_request(&self, s: &Session) -> Option<Probe> {
+        Some(requests::small_probe(s))
     }
 
     fn checks(&self) -> Vec<Check> {

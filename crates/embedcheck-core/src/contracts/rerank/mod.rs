@@ -17,7 +17,7 @@ pub use settings::RerankSettings;
 use crate::catalogue::ContractId;
 use crate::clauses::Check;
 use crate::contracts::contract::Contract;
-use crate::http::Route;
+use crate::http::{Probe, Route};
 use crate::profiles::{Client, ClientProfile, Judged};
 use crate::session::facts::Facts;
 use crate::session::{Dialect, Session};
@@ -46,6 +46,10 @@ pub(crate) const RERANK: Rerank = Rerank;
 impl Contract for Rerank {
     fn id(&self) -> ContractId {
         ContractId::Rerank
+    }
+
+    fn plain_request(&self, _: &Session) -> Option<Probe> {
+        None
     }
 
     fn checks(&self) -> Vec<Check> {

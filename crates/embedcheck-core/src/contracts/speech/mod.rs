@@ -15,7 +15,7 @@ pub use settings::SpeechSettings;
 use crate::catalogue::ContractId;
 use crate::clauses::Check;
 use crate::contracts::contract::Contract;
-use crate::http::Route;
+use crate::http::{Probe, Route};
 use crate::profiles::{Client, ClientProfile, Judged};
 use crate::session::facts::Facts;
 use crate::session::{Dialect, Session};
@@ -32,6 +32,10 @@ pub(crate) const SPEECH: Speech = Speech;
 impl Contract for Speech {
     fn id(&self) -> ContractId {
         ContractId::Speech
+    }
+
+    fn plain_request(&self, s: &Session) -> Option<Probe> {
+        Some(requests::minimal(s))
     }
 
     fn checks(&self) -> Vec<Check> {
