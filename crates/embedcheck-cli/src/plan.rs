@@ -15,7 +15,7 @@ use embedcheck_core::expectations::Expectations;
 use embedcheck_core::http::{Access, Header, KeyHeader, Secret, Target, Transport};
 use embedcheck_core::migration::corpus::Corpus;
 use embedcheck_core::migration::latency::LoadPlan;
-use embedcheck_core::migration::recording::Recording;
+use embedcheck_core::migration::recording::{self, Recording, RecordingError};
 use embedcheck_core::migration::retrieval::Instruction;
 use embedcheck_core::migration::sample;
 use embedcheck_core::migration::{Plan, Server};
@@ -344,6 +344,136 @@ pub(crate) fn migration(
     Ok((server, expectations, plan))
 }
 
+/// One audit as the plan makes it from the options, before anything is sent: what
+/// the runner reads, instead of the command line.
+pub(crate) struct Prepared {
+    /// The run's seed: `--seed`, else 0 for `--snapshot` (snapshots compare runs request
+    /// by request), else one from the clock.
+    pub seed: u64,
+    /// What the vendor profile says it changes, where `--vendor` named one.
+    pub vendor_summary: Option<String>,
+    /// The budgets, and what they may cost.
+    pub cost_line: String,
+    pub transport: Transport,
+    pub settings: Settings,
+    pub expectations: Expectations,
+    /// A live baseline's server, known failures and migration plan.
+    pub live: Option<(Server, Expectations, Plan)>,
+    /// A recorded baseline to replay against the audited server.
+    pub recorded: Option<Recording>,
+    /// Where `--record-baseline` writes.
+    pub recorder: Option<Recorder>,
+    pub snapshot: bool,
+    pub strict: bool,
+}
+
+impl Prepared {
+    /// The plan of one audit of `target` named `label`, with the `baseline` decided.
+    pub(crate) fn of(
+        options: &Options,
+        target: Target,
+        label: &str,
+        baseline: Option<Baseline>,
+        fresh_seed: impl FnOnce() -> u64,
+    ) -> Result<Prepared, RunError> {
+        let way_in = way_in(&Addressing::of_endpoint(options), options)?;
+        let seed = options
+            .seed
+            .unwrap_or_else(|| if options.snapshot { 0 } else { fresh_seed() });
+        let mut settings = settings(options, seed)?;
+        let expectations = apply_vendor(
+            way_in.vendor.as_ref(),
+            &target,
+            &mut settings,
+            known_failures(options, options.expectations.as_deref(), label)?,
+        )?;
+        let (live, recorded) = match baseline {
+            None => (None, None),
+            Some(Baseline::Live(target)) => (Some(migration(options, &settings, *target)?), None),
+            Some(Baseline::Recorded(_)) if options.migration.load => {
+                return Err(RunError::Usage(
+                    "--load measures two servers alive at once; a recorded baseline (--baseline DIR) has no server to load".into(),
+                ));
+            }
+            Some(Baseline::Recorded(recording)) => (None, Some(*recording)),
+        };
+        Ok(Prepared {
+            seed,
+            vendor_summary: way_in.vendor.as_ref().map(Profile::summary),
+            cost_line: cost_line(options),
+            transport: transport(target, way_in.access, options)?,
+            settings,
+            expectations,
+            live,
+            recorded,
+            recorder: Recorder::of(options),
+            snapshot: options.snapshot,
+            strict: options.strict,
+        })
+    }
+}
+
+/// What `--record-baseline` asks: where to write, whether texts stay, and the corpus
+/// and query instruction to record (read only when the audit reached the server).
+pub(crate) struct Recorder {
+    dir: std::path::PathBuf,
+    hashes_only: bool,
+    corpus: Option<std::path::PathBuf>,
+    corpus_sample: usize,
+    instruction: Instruction,
+}
+
+impl Recorder {
+    fn of(options: &Options) -> Option<Recorder> {
+        let m = &options.migration;
+        m.record_baseline.as_ref().map(|dir| Recorder {
+            dir: dir.clone(),
+            hashes_only: m.record_hashes_only,
+            corpus: m.corpus.clone(),
+            corpus_sample: m.corpus_sample as usize,
+            instruction: instruction(options),
+        })
+    }
+
+    /// The corpus as the audited server embeds it, written, after an audit that
+    /// reached the server (its facts decide the requests).
+    pub(crate) async fn record(
+        &self,
+        session: &embedcheck_core::session::Session,
+        audit: &embedcheck_core::audit::ServerAudit,
+    ) -> Result<String, RunError> {
+        if let Some(why) = &audit.aborted {
+            return Err(RecordingError::Server(why.clone()).into());
+        }
+        let corpus = corpus_of(self.corpus.as_deref(), self.corpus_sample)?;
+        let recording =
+            recording::record(session, &corpus, &self.instruction, &audit.label).await?;
+        self.write(recording)
+    }
+
+    /// Writes `recording` (its texts as hashes only with `--record-hashes-only`) and
+    /// says what it holds.
+    pub(crate) fn write(&self, mut recording: Recording) -> Result<String, RunError> {
+        if self.hashes_only {
+            recording = recording.without_texts();
+        }
+        let bytes = recording.write(&self.dir)?;
+        let refused = match recording.refused.len() {
+            0 => String::new(),
+            n => format!(" ({n} more refused even alone, recorded as refused)"),
+        };
+        Ok(format!(
+            "recorded: {} documents{refused} and {} queries as {} embeds them, {} dimensions, in {} requests, into {} ({bytes} bytes)",
+            recording.documents.len(),
+            recording.queries.len(),
+            recording.header.server,
+            recording.header.dimensions,
+            recording.header.requests,
+            self.dir.join(recording::FILE).display()
+        ))
+    }
+}
+
 /// The load `--load` asks for, with its `--concurrency` and `--load-requests`.
 pub(crate) fn load_plan(options: &Options) -> Option<LoadPlan> {
     let m = &options.migration;
@@ -377,8 +507,12 @@ fn recording(options: &Options, path: &std::path::Path) -> Result<Recording, Run
 /// sample of `--corpus-sample` documents where it holds more), else the shipped one.
 pub(crate) fn corpus(options: &Options) -> Result<Corpus, RunError> {
     let m = &options.migration;
-    Ok(match &m.corpus {
-        Some(dir) => sample::stratified(Corpus::load(dir)?, m.corpus_sample as usize),
+    corpus_of(m.corpus.as_deref(), m.corpus_sample as usize)
+}
+
+fn corpus_of(dir: Option<&std::path::Path>, sample: usize) -> Result<Corpus, RunError> {
+    Ok(match dir {
+        Some(dir) => sample::stratified(Corpus::load(dir)?, sample),
         None => Corpus::shipped(),
     })
 }

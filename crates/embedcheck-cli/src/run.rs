@@ -11,7 +11,7 @@ use embedcheck_core::catalogue::Clause;
 use embedcheck_core::contracts;
 use embedcheck_core::expectations::Expectations;
 use embedcheck_core::http::Target;
-use embedcheck_core::migration::recording::{self, RecordingError};
+use embedcheck_core::migration::recording::RecordingError;
 use embedcheck_core::migration::replay;
 use embedcheck_core::migration::{Server, audit_pair};
 use embedcheck_core::report;
@@ -171,55 +171,42 @@ async fn audit_async(
     selected: &[&Clause],
     baseline: Option<Baseline>,
 ) -> Result<Audited, RunError> {
-    let way_in = plan::way_in(&plan::Addressing::of_endpoint(options), options)?;
     let (target, label, _reference) = resolve_target(options).await?;
-    // Snapshots compare runs request by request, so they need the same generated
-    // inputs every time: a fixed seed unless the user chose one.
-    let seed = options
-        .seed
-        .unwrap_or_else(|| if options.snapshot { 0 } else { fresh_seed() });
+    let shown = target.display();
+    let plan = plan::Prepared::of(options, target, &label, baseline, fresh_seed)?;
+    let (seed, pins) = (plan.seed, ContractScore::pinned(&options.contract));
     let interrupt = Interrupt::default();
     watch_ctrl_c(interrupt.clone());
-    println!(
-        "embedcheck: auditing {} as {label:?} (seed {seed}; replay with --seed {seed})",
-        target.display()
-    );
-    if let Some(profile) = &way_in.vendor {
-        println!("embedcheck: {}", profile.summary());
+    println!("embedcheck: auditing {shown} as {label:?} (seed {seed}; replay with --seed {seed})");
+    if let Some(summary) = &plan.vendor_summary {
+        println!("embedcheck: {summary}");
     }
-    println!("embedcheck: {}", plan::cost_line(options));
-    let mut settings = plan::settings(options, seed)?;
-    let expectations = plan::apply_vendor(
-        way_in.vendor.as_ref(),
-        &target,
-        &mut settings,
-        plan::known_failures(options, options.expectations.as_deref(), &label)?,
-    )?;
-    let transport = plan::transport(target, way_in.access, options)?;
+    println!("embedcheck: {}", plan.cost_line);
+    run_prepared(plan, label, selected, interrupt, pins).await
+}
+
+/// One prepared audit, alone or beside its baseline, into its report.
+async fn run_prepared(
+    plan: plan::Prepared,
+    label: String,
+    selected: &[&Clause],
+    interrupt: Interrupt,
+    pins: ContractScore,
+) -> Result<Audited, RunError> {
     let mut snapshots = None;
     let mut recorded = None;
     let mut replayed = None;
-    let (live, recorded_baseline) = match baseline {
-        None => (None, None),
-        Some(Baseline::Live(target)) => (Some(plan::migration(options, &settings, *target)?), None),
-        Some(Baseline::Recorded(_)) if options.migration.load => {
-            return Err(RunError::Usage(
-                "--load measures two servers alive at once; a recorded baseline (--baseline DIR) has no server to load".into(),
-            ));
-        }
-        Some(Baseline::Recorded(recording)) => (None, Some(*recording)),
-    };
-    let (mut servers, comparisons) = match live {
+    let (mut servers, comparisons) = match plan.live {
         None => {
-            let mut session = Session::new(transport, settings, interrupt.clone());
+            let mut session = Session::new(plan.transport, plan.settings, interrupt.clone());
             let audit = audit::audit_session(&mut session, label, selected).await;
-            if options.snapshot {
+            if plan.snapshot {
                 snapshots = Some(record_snapshots(&session, &audit.label));
             }
-            if let Some(dir) = &options.migration.record_baseline {
-                recorded = Some(record_baseline(&session, options, &audit, dir).await);
+            if let Some(recorder) = &plan.recorder {
+                recorded = Some(recorder.record(&session, &audit).await);
             }
-            if let Some(recording) = &recorded_baseline {
+            if let Some(recording) = &plan.recorded {
                 println!(
                     "embedcheck: replaying the baseline recorded from {:?} ({} documents, {} queries)",
                     recording.header.server,
@@ -228,25 +215,26 @@ async fn audit_async(
                 );
                 replayed = Some(replay::replay(&session, recording).await);
             }
-            (vec![(audit, expectations)], Vec::new())
+            (vec![(audit, plan.expectations)], Vec::new())
         }
-        Some((baseline, baseline_expectations, plan)) => {
+        Some((baseline, baseline_expectations, migration)) => {
             println!(
                 "embedcheck: migration audit, baseline {} as {:?}",
                 baseline.transport.target().display(),
                 baseline.label
             );
             let candidate = Server {
-                transport,
-                settings,
+                transport: plan.transport,
+                settings: plan.settings,
                 label,
             };
-            let pair = audit_pair(baseline, candidate, &plan, selected, interrupt.clone()).await;
-            if let Some(dir) = &options.migration.record_baseline {
+            let pair =
+                audit_pair(baseline, candidate, &migration, selected, interrupt.clone()).await;
+            if let Some(recorder) = &plan.recorder {
                 let written = pair
                     .recording
                     .map_err(|why| RecordingError::Server(why).into())
-                    .and_then(|r| write_recording(r, options, dir));
+                    .and_then(|r| recorder.write(r));
                 recorded = Some(written);
             }
             replayed = pair.replay;
@@ -257,13 +245,13 @@ async fn audit_async(
             };
             let servers = vec![
                 (pair.baseline, baseline_expectations),
-                (pair.candidate, expectations),
+                (pair.candidate, plan.expectations),
             ];
             (servers, vec![comparison])
         }
     };
     for (audit, expectations) in &mut servers {
-        audit.judge(expectations, options.strict);
+        audit.judge(expectations, plan.strict);
         if let Some(why) = &audit.aborted {
             eprintln!("embedcheck: {why}");
         }
@@ -271,59 +259,16 @@ async fn audit_async(
     let servers = servers.into_iter().map(|(audit, _)| audit).collect();
     let mut report = Report::new(
         Tool::this(),
-        options.strict,
-        seed,
+        plan.strict,
+        plan.seed,
         servers,
         comparisons,
         interrupt.is_triggered(),
     );
     report.behaviour_snapshots = snapshots;
     report.replay = replayed;
-    report.contract = ContractScore::pinned(&options.contract);
+    report.contract = pins;
     Ok((report, recorded))
-}
-
-/// `--record-baseline DIR`: the corpus as the audited server embeds it, written to
-/// `DIR`, after an audit that reached the server (its facts decide the requests).
-async fn record_baseline(
-    session: &Session,
-    options: &Options,
-    audit: &audit::ServerAudit,
-    dir: &Path,
-) -> Result<String, RunError> {
-    if let Some(why) = &audit.aborted {
-        return Err(RecordingError::Server(why.clone()).into());
-    }
-    let corpus = plan::corpus(options)?;
-    let recording =
-        recording::record(session, &corpus, &plan::instruction(options), &audit.label).await?;
-    write_recording(recording, options, dir)
-}
-
-/// Writes `recording` to `dir` (its texts as hashes only with
-/// `--record-hashes-only`) and says what it holds.
-fn write_recording(
-    mut recording: recording::Recording,
-    options: &Options,
-    dir: &Path,
-) -> Result<String, RunError> {
-    if options.migration.record_hashes_only {
-        recording = recording.without_texts();
-    }
-    let bytes = recording.write(dir)?;
-    let refused = match recording.refused.len() {
-        0 => String::new(),
-        n => format!(" ({n} more refused even alone, recorded as refused)"),
-    };
-    Ok(format!(
-        "recorded: {} documents{refused} and {} queries as {} embeds them, {} dimensions, in {} requests, into {} ({bytes} bytes)",
-        recording.documents.len(),
-        recording.queries.len(),
-        recording.header.server,
-        recording.header.dimensions,
-        recording.header.requests,
-        dir.join(recording::FILE).display()
-    ))
 }
 
 /// `--dry-run`: prints the budget and each selected clause's first request as curl
