@@ -45,6 +45,7 @@ use embedcheck_core::expectations::Expectations;
 use embedcheck_core::http::Transport;
 use embedcheck_core::migration;
 use embedcheck_core::migration::corpus::{BATCH_SIZE, Corpus};
+use embedcheck_core::migration::latency::LoadPlan;
 use embedcheck_core::migration::recording::{self, Recording};
 use embedcheck_core::migration::replay::{self, rankings::LabelledQuality};
 use embedcheck_core::migration::retrieval::Instruction;
@@ -264,6 +265,9 @@ pub(crate) struct OnCorpus {
     pub corpus: Corpus,
     pub instruction: Instruction,
     pub recording: Option<Recording>,
+    /// `--load`: the study's load on each server after every audit.
+    load: Option<LoadPlan>,
+    timeout: std::time::Duration,
 }
 
 impl OnCorpus {
@@ -279,6 +283,8 @@ impl OnCorpus {
             corpus: plan::corpus(options)?,
             instruction: plan::instruction(options),
             recording,
+            load: plan::load_plan(options),
+            timeout: std::time::Duration::from_secs(options.timeout),
         }))
     }
 
@@ -330,12 +336,12 @@ impl OnCorpus {
 
     /// With `--load`, the study's load on each server in turn, alone on the machine,
     /// after every audit.
-    pub(crate) async fn measure_load(&self, options: &Options, audited: &mut [Audited]) {
-        let Some(load) = plan::load_plan(options) else {
+    pub(crate) async fn measure_load(&self, audited: &mut [Audited]) {
+        let Some(load) = self.load else {
             return;
         };
         let batches = self.batches_all_embedded(audited);
-        let timeout = std::time::Duration::from_secs(options.timeout);
+        let timeout = self.timeout;
         for one in audited.iter_mut() {
             let (Some(result), Some(session)) = (one.corpus.as_mut(), one.session.as_ref()) else {
                 continue;
@@ -365,26 +371,51 @@ pub(crate) fn check_load_targets(specs: &[ServerSpec]) -> Result<(), RunError> {
     Ok(())
 }
 
+/// A matrix run as the plan makes it from the options, before anything is sent:
+/// every server prepared, what is measured on the corpus, and how the audits run.
+pub(crate) struct MatrixPlan {
+    servers: Vec<Prepared>,
+    on_corpus: Option<OnCorpus>,
+    strict: bool,
+    /// How many servers are audited at once.
+    parallel: usize,
+    /// `--load`: each server's session is kept for the load after every audit.
+    keeps_sessions: bool,
+}
+
+impl MatrixPlan {
+    pub(crate) fn of(
+        options: &Options,
+        specs: &[ServerSpec],
+        seed: u64,
+        recording: Option<Recording>,
+    ) -> Result<MatrixPlan, RunError> {
+        Ok(MatrixPlan {
+            servers: specs
+                .iter()
+                .map(|spec| prepare(options, spec, seed))
+                .collect::<Result<_, _>>()?,
+            on_corpus: OnCorpus::of(options, recording)?,
+            strict: options.strict,
+            parallel: usize::try_from(options.parallel).unwrap_or(1).max(1),
+            keeps_sessions: options.migration.load,
+        })
+    }
+}
+
 pub(crate) async fn audit_all(
-    options: &Options,
-    specs: &[ServerSpec],
-    seed: u64,
+    plan: MatrixPlan,
     selected: &[&Clause],
-    recording: Option<Recording>,
     interrupt: Interrupt,
-) -> Result<Vec<Audited>, RunError> {
-    let prepared: Vec<Prepared> = specs
-        .iter()
-        .map(|spec| prepare(options, spec, seed))
-        .collect::<Result<_, _>>()?;
-    let on_corpus = OnCorpus::of(options, recording)?;
-    let on_corpus = on_corpus.as_ref();
-    let audits = futures::stream::iter(prepared.into_iter().map(|p| {
+) -> Vec<Audited> {
+    let on_corpus = plan.on_corpus.as_ref();
+    let (strict, keeps_sessions) = (plan.strict, plan.keeps_sessions);
+    let audits = futures::stream::iter(plan.servers.into_iter().map(|p| {
         let interrupt = interrupt.clone();
         async move {
             let mut session = Session::new(p.transport, p.settings, interrupt);
             let mut audit = audit::audit_session(&mut session, p.label, selected).await;
-            audit.judge(&p.expectations, options.strict);
+            audit.judge(&p.expectations, strict);
             let model = p.same_model.or_else(|| audit.model.clone());
             let vectors = match (&audit.aborted, model) {
                 (None, Some(model)) => {
@@ -403,19 +434,19 @@ pub(crate) async fn audit_all(
                 audit,
                 vectors,
                 corpus,
-                session: options.migration.load.then_some(session),
+                session: keeps_sessions.then_some(session),
                 own,
             }
         }
     }))
-    .buffered(usize::try_from(options.parallel).unwrap_or(1).max(1))
+    .buffered(plan.parallel)
     .collect::<Vec<Audited>>()
     .await;
     let mut audits = audits;
     if let Some(on) = on_corpus {
-        on.measure_load(options, &mut audits).await;
+        on.measure_load(&mut audits).await;
     }
-    Ok(audits)
+    audits
 }
 
 #[cfg(test)]

@@ -61,6 +61,7 @@ pub(crate) fn matrix(
     }
     let runtime = runtime()?;
     let seed = options.seed.unwrap_or_else(fresh_seed);
+    let plan = crate::matrix::MatrixPlan::of(options, specs, seed, recording)?;
     let interrupt = Interrupt::default();
     let audited = runtime.block_on(async {
         watch_ctrl_c(interrupt.clone());
@@ -69,9 +70,8 @@ pub(crate) fn matrix(
             specs.len(),
             options.parallel
         );
-        crate::matrix::audit_all(options, specs, seed, selected, recording, interrupt.clone())
-            .await
-    })?;
+        crate::matrix::audit_all(plan, selected, interrupt.clone()).await
+    });
     runtime.shutdown_timeout(Duration::from_secs(1));
     let mut servers = Vec::with_capacity(audited.len());
     let (mut vectors, mut corpus) = (Vec::new(), Vec::new());
