@@ -8,8 +8,9 @@ use std::str::FromStr;
 /// Options of a migration audit: the old server, and how to compare it.
 #[derive(Clone, Debug, clap::Args)]
 pub struct MigrationOptions {
-    /// Baseline (old) server to compare --endpoint with: a migration audit.
-    #[arg(long, env = "EMBEDCHECK_BASELINE", value_name = "URL")]
+    /// Baseline to compare --endpoint with: the old server's URL (a migration audit), or
+    /// a folder --record-baseline wrote (replayed against --endpoint).
+    #[arg(long, env = "EMBEDCHECK_BASELINE", value_name = "URL|DIR")]
     pub baseline: Option<String>,
 
     /// Model to request from the baseline (default: the first id of its GET /v1/models).
