@@ -346,7 +346,7 @@ pub(crate) fn migration(
 
 /// One audit as the plan makes it from the options, before anything is sent: what
 /// the runner reads, instead of the command line.
-pub(crate) struct Prepared {
+pub(crate) struct AuditPlan {
     /// The run's seed: `--seed`, else 0 for `--snapshot` (snapshots compare runs request
     /// by request), else one from the clock.
     pub seed: u64,
@@ -367,7 +367,7 @@ pub(crate) struct Prepared {
     pub strict: bool,
 }
 
-impl Prepared {
+impl AuditPlan {
     /// The plan of one audit of `target` named `label`, with the `baseline` decided.
     pub(crate) fn of(
         options: &Options,
@@ -375,7 +375,7 @@ impl Prepared {
         label: &str,
         baseline: Option<Baseline>,
         fresh_seed: impl FnOnce() -> u64,
-    ) -> Result<Prepared, RunError> {
+    ) -> Result<AuditPlan, RunError> {
         let way_in = way_in(&Addressing::of_endpoint(options), options)?;
         let seed = options
             .seed
@@ -397,7 +397,7 @@ impl Prepared {
             }
             Some(Baseline::Recorded(recording)) => (None, Some(*recording)),
         };
-        Ok(Prepared {
+        Ok(AuditPlan {
             seed,
             vendor_summary: way_in.vendor.as_ref().map(Profile::summary),
             cost_line: cost_line(options),

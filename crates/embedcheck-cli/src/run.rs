@@ -173,7 +173,7 @@ async fn audit_async(
 ) -> Result<Audited, RunError> {
     let (target, label, _reference) = resolve_target(options).await?;
     let shown = target.display();
-    let plan = plan::Prepared::of(options, target, &label, baseline, fresh_seed)?;
+    let plan = plan::AuditPlan::of(options, target, &label, baseline, fresh_seed)?;
     let (seed, pins) = (plan.seed, ContractScore::pinned(&options.contract));
     let interrupt = Interrupt::default();
     watch_ctrl_c(interrupt.clone());
@@ -187,7 +187,7 @@ async fn audit_async(
 
 /// One prepared audit, alone or beside its baseline, into its report.
 async fn run_prepared(
-    plan: plan::Prepared,
+    plan: plan::AuditPlan,
     label: String,
     selected: &[&Clause],
     interrupt: Interrupt,
