@@ -37,10 +37,7 @@ use embedcheck_core::agreement::{self, ProbeVectors};
 use embedcheck_core::audit::{self, ServerAudit};
 use embedcheck_core::catalogue::Clause;
 use embedcheck_core::contracts;
-use embedcheck_core::contracts::embeddings::EmbeddingsSettings;
-use embedcheck_core::contracts::rerank::RerankSettings;
-use embedcheck_core::contracts::speech::SpeechSettings;
-use embedcheck_core::declared::{Matryoshka, Overlength, QueryTemplate, Words};
+use embedcheck_core::contracts::{ServerOptionError, ServerOptions};
 use embedcheck_core::expectations::Expectations;
 use embedcheck_core::http::Transport;
 use embedcheck_core::migration;
@@ -70,25 +67,12 @@ pub(crate) struct ServerSpec {
     pub header_env: Vec<String>,
     /// A vendor profile's name or file (`--vendor`).
     pub vendor: Option<String>,
-    pub matryoshka: Option<String>,
-    pub overlength: Option<String>,
-    pub max_input_tokens: Option<u64>,
-    pub query_instruction: Option<String>,
     pub expectations: Option<PathBuf>,
-    /// This server's known answers (`--reference`), when they differ from the run's.
-    pub reference: Option<PathBuf>,
-    /// The model it reranks with (`--rerank-model`), when it differs from the run's.
-    pub rerank_model: Option<String>,
-    /// The model it transcribes with (`--speech-model`), when it differs from the run's.
-    pub speech_model: Option<String>,
-    /// Its reranker's own scores (`--rerank-reference`), when they differ from the run's.
-    pub rerank_reference: Option<PathBuf>,
-    /// Its speech model's own transcripts (`--speech-reference`), when they differ from
-    /// the run's.
-    pub speech_reference: Option<PathBuf>,
-    /// Its reranker is listwise (`--listwise`).
-    #[serde(default)]
-    pub listwise: bool,
+    /// Each contract's own values for this server (matryoshka, overlength,
+    /// max_input_tokens, query_instruction, reference; rerank_model, rerank_reference,
+    /// listwise; speech_model, speech_reference), when they differ from the run's.
+    #[serde(flatten)]
+    pub contracts: ServerOptions,
     /// The model it serves, when its model id differs from the others' for the same
     /// model (`BAAI/bge-m3` here, `bge-m3:latest` there): servers of one model are
     /// compared on the probe texts.
@@ -169,35 +153,7 @@ struct Prepared {
 /// The run's settings with this server's own values over them.
 fn prepare(options: &Options, spec: &ServerSpec, seed: u64) -> Result<Prepared, RunError> {
     let mut settings = plan::settings(options, seed)?;
-    let rerank = settings.contracts.get_mut::<RerankSettings>();
-    if let Some(path) = &spec.rerank_reference {
-        rerank.reference = Some(plan::rerank_reference(path)?);
-    }
-    rerank.model = spec.rerank_model.clone().or(rerank.model.take());
-    rerank.listwise |= spec.listwise;
-    let speech = settings.contracts.get_mut::<SpeechSettings>();
-    speech.model = spec.speech_model.clone().or(speech.model.take());
-    if let Some(path) = &spec.speech_reference {
-        speech.reference = Some(plan::speech_reference(path)?);
-    }
-    settings.model = spec.model.clone().or(settings.model);
-    let embeddings = settings.contracts.get_mut::<EmbeddingsSettings>();
-    if let Some(path) = &spec.reference {
-        embeddings.reference = Some(plan::reference(path)?);
-    }
-    if let Some(word) = &spec.matryoshka {
-        embeddings.matryoshka = declared::<Matryoshka>(word, "matryoshka", &spec.label)?;
-    }
-    if let Some(word) = &spec.overlength {
-        embeddings.overlength = declared::<Overlength>(word, "overlength", &spec.label)?;
-    }
-    embeddings.max_input_tokens = spec.max_input_tokens.or(embeddings.max_input_tokens);
-    if let Some(template) = &spec.query_instruction {
-        let parsed: QueryTemplate = template.parse().map_err(|e| {
-            RunError::Usage(format!("server {:?}: query_instruction: {e}", spec.label))
-        })?;
-        embeddings.query_instruction = Some(parsed);
-    }
+    over_run(spec, &mut settings)?;
     let run_wide = plan::Addressing::of_endpoint(options);
     let addressing = plan::Addressing {
         api_key_env: spec.api_key_env.as_deref().or(run_wide.api_key_env),
@@ -237,10 +193,17 @@ fn prepare(options: &Options, spec: &ServerSpec, seed: u64) -> Result<Prepared, 
     })
 }
 
-/// A declared option of server `label`, with the words' own error (what it expects,
-/// what it got) and where it was found.
-fn declared<T: Words>(word: &str, field: &str, label: &str) -> Result<T, RunError> {
-    T::parse_word(word).map_err(|e| RunError::Usage(format!("server {label:?}: {field}: {e}")))
+/// The run's settings with this server's own values (its model, each contract's)
+/// over them; a value in error names the server.
+fn over_run(spec: &ServerSpec, settings: &mut Settings) -> Result<(), RunError> {
+    spec.contracts
+        .over(&mut settings.contracts)
+        .map_err(|e| match e {
+            ServerOptionError::Reference(e) => RunError::Reference(e),
+            value => RunError::Usage(format!("server {:?}: {value}", spec.label)),
+        })?;
+    settings.model = spec.model.clone().or(settings.model.take());
+    Ok(())
 }
 
 /// Audits every server, at most `parallel` at a time, in the order given; each
@@ -471,7 +434,13 @@ mod tests {
             "[[server]]\nlabel = \"a\"\nendpoint = \"http://127.0.0.1:1/v1\"\nmax_input_tokens = 256\n",
         )
         .unwrap();
-        assert_eq!(file.server[0].max_input_tokens, Some(256));
+        let mut settings = Settings::default();
+        over_run(&file.server[0], &mut settings).unwrap();
+        let embeddings = settings
+            .contracts
+            .get::<embedcheck_core::contracts::embeddings::EmbeddingsSettings>()
+            .unwrap();
+        assert_eq!(embeddings.max_input_tokens, Some(256));
         assert!(
             toml::from_str::<ServersFile>(
                 "[[server]]\nlabel = \"a\"\nendpoint = \"x\"\ncolour = 1\n"
@@ -482,7 +451,11 @@ mod tests {
 
     #[test]
     fn a_misspelt_declared_option_names_its_server_and_the_words() {
-        let error = declared::<Overlength>("chunk", "overlength", "vllm").unwrap_err();
+        let file: ServersFile = toml::from_str(
+            "[[server]]\nlabel = \"vllm\"\nendpoint = \"x\"\noverlength = \"chunk\"\n",
+        )
+        .unwrap();
+        let error = over_run(&file.server[0], &mut Settings::default()).unwrap_err();
         assert_eq!(
             error.to_string(),
             "server \"vllm\": overlength: expected one of any, reject, truncate, aggregate, got \"chunk\""

@@ -3,7 +3,7 @@
 
 use clap::Parser;
 use embedcheck_core::catalogue::ContractPin;
-use embedcheck_core::declared::{DEFAULT_QUERY_TASK, Matryoshka, Overlength, QueryTemplate, Words};
+use embedcheck_core::contracts::ContractOptions;
 use embedcheck_core::session::DEFAULT_CASES;
 use std::path::PathBuf;
 
@@ -138,79 +138,10 @@ pub struct Options {
     )]
     pub max_retry_wait: u64,
 
-    /// Batch size the large-batch clauses send (IN-008 embeds it, CONS-006 compares its
-    /// deep positions with their texts alone).
-    #[arg(long, env = "EMBEDCHECK_LARGE_BATCH", value_name = "N", default_value_t = 2048,
-          value_parser = clap::value_parser!(u64).range(2..=100_000))]
-    pub large_batch: u64,
-
-    /// Whether the model supports Matryoshka truncation (dimensions below the native
-    /// size); auto detects it from one request and the report says which.
-    #[arg(long, env = "EMBEDCHECK_MATRYOSHKA", value_name = "WHEN", default_value = "auto",
-          value_parser = words::<Matryoshka>())]
-    pub matryoshka: Matryoshka,
-
-    /// The over-length policy your client relies on; a server with the other policy
-    /// fails LEN-003.
-    #[arg(long, env = "EMBEDCHECK_OVERLENGTH", value_name = "POLICY", default_value = "any",
-          value_parser = words::<Overlength>())]
-    pub overlength: Overlength,
-
-    /// Per-input token limit of the model; without it the suite searches for the limit.
-    #[arg(long, env = "EMBEDCHECK_MAX_INPUT_TOKENS", value_name = "N",
-          value_parser = clap::value_parser!(u64).range(1..))]
-    pub max_input_tokens: Option<u64>,
-
-    /// Query instruction your client expects `input_type: "query"` to prepend, with
-    /// {text} and optionally {task} (e.g. 'Instruct: {task}\nQuery: {text}'; \n is a newline).
-    #[arg(long, env = "EMBEDCHECK_QUERY_INSTRUCTION", value_name = "TEMPLATE")]
-    pub query_instruction: Option<QueryTemplate>,
-
-    /// What {task} stands for in --query-instruction.
-    #[arg(long, env = "EMBEDCHECK_QUERY_TASK", value_name = "TEXT",
-          default_value = DEFAULT_QUERY_TASK)]
-    pub query_task: String,
-
-    /// Known answers (JSON Lines: a header, then {"text", "embedding", "tokens"} per text, as
-    /// lab/reference.py writes them from the model's own library): the reference family
-    /// holds the server's vectors against them. Without it that family skips.
-    #[arg(long, env = "EMBEDCHECK_REFERENCE", value_name = "FILE")]
-    pub reference: Option<PathBuf>,
-
-    /// Model to rerank with (default: --model, else the first id from GET /v1/models).
-    #[arg(long, env = "EMBEDCHECK_RERANK_MODEL", value_name = "ID")]
-    pub rerank_model: Option<String>,
-
-    /// Model to transcribe with (default: --model, else the first id from GET
-    /// /v1/models): a server serving embeddings and speech names one model for each.
-    #[arg(long, env = "EMBEDCHECK_SPEECH_MODEL", value_name = "ID")]
-    pub speech_model: Option<String>,
-
-    /// The reranker's own scores (JSON Lines: a header, then {"query", "documents",
-    /// "scores", "raw"} per case, as lab/rerank_reference.py writes them from the model's
-    /// own library): the rerank-scores family holds the server's scores against them.
-    #[arg(long, env = "EMBEDCHECK_RERANK_REFERENCE", value_name = "FILE")]
-    pub rerank_reference: Option<PathBuf>,
-
-    /// The speech model's own transcripts of the suite's clip (JSON Lines: a header, then
-    /// {"clip", "sha256", "mode", "text", "tokens"} per decoding mode, as
-    /// lab/speech_reference.py writes them with a plain greedy loop over transformers):
-    /// SPR-001 holds the server's transcript against them.
-    #[arg(long, env = "EMBEDCHECK_SPEECH_REFERENCE", value_name = "FILE")]
-    pub speech_reference: Option<PathBuf>,
-
-    /// The reranker is listwise: it scores each document among the others by design
-    /// (jina-reranker-v3), so scores that move with position or neighbours are observed,
-    /// not failed.
-    #[arg(long, env = "EMBEDCHECK_LISTWISE")]
-    pub listwise: bool,
-
-    /// Cosine with the reference a vector must reach (engines on the same weights agree
-    /// above 0.999; broken pooling falls far below).
-    #[arg(long, env = "EMBEDCHECK_REFERENCE_THRESHOLD", value_name = "COSINE",
-          default_value_t = embedcheck_core::contracts::embeddings::reference::DEFAULT_THRESHOLD,
-          value_parser = threshold)]
-    pub reference_threshold: f64,
+    /// Each contract's own options (embeddings' --matryoshka, rerank's --rerank-model, …),
+    /// declared by the contract.
+    #[command(flatten)]
+    pub contracts: ContractOptions,
 
     /// Generated cases per property clause; more find rarer failures and cost more requests.
     #[arg(long, env = "EMBEDCHECK_CASES", value_name = "N", default_value_t = DEFAULT_CASES,
@@ -277,21 +208,6 @@ fn positive(word: &str) -> Result<f64, String> {
         Ok(n) if n > 0.0 && n.is_finite() => Ok(n),
         _ => Err(format!("expected a positive number, got {word:?}")),
     }
-}
-
-/// A cosine threshold: a number in (0, 1].
-fn threshold(word: &str) -> Result<f64, String> {
-    match word.parse::<f64>() {
-        Ok(t) if t > 0.0 && t <= 1.0 => Ok(t),
-        _ => Err(format!("expected a cosine in (0, 1], got {word:?}")),
-    }
-}
-
-/// A parser that accepts exactly the words of a declared value, listed in `--help`.
-fn words<T: Words + Send + Sync>() -> impl clap::builder::TypedValueParser<Value = T> {
-    use clap::builder::TypedValueParser;
-    clap::builder::PossibleValuesParser::new(T::words())
-        .map(|word: String| T::parse_word(&word).expect("clap accepted only listed words"))
 }
 
 impl Options {

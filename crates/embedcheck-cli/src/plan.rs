@@ -4,12 +4,6 @@
 use crate::error::RunError;
 use crate::options::Options;
 use embedcheck_core::contracts;
-use embedcheck_core::contracts::embeddings::EmbeddingsSettings;
-use embedcheck_core::contracts::embeddings::reference::Reference;
-use embedcheck_core::contracts::rerank::RerankSettings;
-use embedcheck_core::contracts::rerank::reference::RerankReference;
-use embedcheck_core::contracts::speech::SpeechSettings;
-use embedcheck_core::contracts::speech::reference::SpeechReference;
 use embedcheck_core::declared::QueryTemplate;
 use embedcheck_core::expectations::Expectations;
 use embedcheck_core::http::{Access, Header, KeyHeader, Secret, Target, Transport};
@@ -19,9 +13,8 @@ use embedcheck_core::migration::recording::{self, Recording, RecordingError};
 use embedcheck_core::migration::retrieval::Instruction;
 use embedcheck_core::migration::sample;
 use embedcheck_core::migration::{Plan, Server};
-use embedcheck_core::session::{ByContract, Settings};
+use embedcheck_core::session::Settings;
 use embedcheck_core::vendor::Profile;
-use std::sync::Arc;
 use std::time::Duration;
 
 /// How one server is reached, as its options name it: the key's variable and header,
@@ -178,34 +171,7 @@ pub(crate) fn settings(options: &Options, seed: u64) -> Result<Settings, RunErro
         cases: options.cases,
         rate: options.rate,
         dry_run: options.dry_run,
-        contracts: ByContract::default()
-            .with(EmbeddingsSettings {
-                large_batch: options.large_batch as usize,
-                matryoshka: options.matryoshka,
-                overlength: options.overlength,
-                max_input_tokens: options.max_input_tokens,
-                query_instruction: options.query_instruction.clone(),
-                query_task: options.query_task.clone(),
-                reference: options.reference.as_deref().map(reference).transpose()?,
-                reference_threshold: options.reference_threshold,
-            })
-            .with(RerankSettings {
-                model: options.rerank_model.clone(),
-                listwise: options.listwise,
-                reference: options
-                    .rerank_reference
-                    .as_deref()
-                    .map(rerank_reference)
-                    .transpose()?,
-            })
-            .with(SpeechSettings {
-                model: options.speech_model.clone(),
-                reference: options
-                    .speech_reference
-                    .as_deref()
-                    .map(speech_reference)
-                    .transpose()?,
-            }),
+        contracts: options.contracts.settings()?,
     })
 }
 
@@ -249,21 +215,6 @@ pub(crate) fn spend_line(options: &Options, requests: u64, tokens: u64) -> Strin
         ));
     }
     line
-}
-
-/// A reference file, read once and shared by every server that uses it.
-pub(crate) fn reference(path: &std::path::Path) -> Result<Arc<Reference>, RunError> {
-    Ok(Arc::new(Reference::load(path)?))
-}
-
-/// A rerank reference file, read once and shared by every server that uses it.
-pub(crate) fn rerank_reference(path: &std::path::Path) -> Result<Arc<RerankReference>, RunError> {
-    Ok(Arc::new(RerankReference::load(path)?))
-}
-
-/// A speech reference file, read once and shared by every server that uses it.
-pub(crate) fn speech_reference(path: &std::path::Path) -> Result<Arc<SpeechReference>, RunError> {
-    Ok(Arc::new(SpeechReference::load(path)?))
 }
 
 /// What `--baseline` names, decided once where the plan is made: a live server (a
@@ -522,18 +473,23 @@ fn corpus_of(dir: Option<&std::path::Path>, sample: usize) -> Result<Corpus, Run
 pub(crate) fn instruction(options: &Options) -> Instruction {
     Instruction {
         template: template(options),
-        task: options.query_task.clone(),
+        task: options.contracts.embeddings.query_task.clone(),
     }
 }
 
 /// `--query-instruction` when given, else Qwen3's template (with the default task,
 /// the reference server's own instruction).
 fn template(options: &Options) -> QueryTemplate {
-    options.query_instruction.clone().unwrap_or_else(|| {
-        Instruction::QWEN3_TEMPLATE
-            .parse()
-            .expect("the built-in template has {text}")
-    })
+    options
+        .contracts
+        .embeddings
+        .query_instruction
+        .clone()
+        .unwrap_or_else(|| {
+            Instruction::QWEN3_TEMPLATE
+                .parse()
+                .expect("the built-in template has {text}")
+        })
 }
 
 /// Load tests only ever target this machine: a load on someone's production endpoint

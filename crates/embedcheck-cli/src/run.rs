@@ -89,7 +89,7 @@ pub(crate) fn matrix(
         interrupt.is_triggered(),
     );
     report.contract = ContractScore::pinned(&options.contract);
-    let groups = agreement::compare(&vectors, options.reference_threshold);
+    let groups = agreement::compare(&vectors, options.contracts.embeddings.reference_threshold);
     for outlier in groups.iter().flat_map(|g| &g.outliers) {
         println!("{}", outlier.sentence());
     }

@@ -67,6 +67,14 @@ pub trait Words: Sized + Copy + 'static {
     }
 }
 
+/// A command-line parser that accepts exactly the words of a declared value, listed in
+/// `--help`.
+pub(crate) fn words<T: Words + Send + Sync>() -> impl clap::builder::TypedValueParser<Value = T> {
+    use clap::builder::TypedValueParser;
+    clap::builder::PossibleValuesParser::new(T::words())
+        .map(|word: String| T::parse_word(&word).expect("clap accepted only listed words"))
+}
+
 impl Words for Matryoshka {
     const ALL: &'static [Self] = &[Matryoshka::Auto, Matryoshka::Yes, Matryoshka::No];
 

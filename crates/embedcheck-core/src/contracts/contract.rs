@@ -7,6 +7,7 @@ use crate::catalogue::ContractId;
 use crate::clauses::Check;
 use crate::http::{Probe, Route};
 use crate::profiles::{Client, ClientProfile, Judged};
+use crate::reference::ReferenceError;
 use crate::session::facts::Facts;
 use crate::session::{Dialect, Session};
 use crate::verdict::Verdict;
@@ -70,4 +71,14 @@ pub(crate) trait Contract: Sync {
     /// Its clients' profiles, each "not probed" for `why`, when the audit could not
     /// start.
     fn not_probed(&self, why: &str) -> Vec<ClientProfile>;
+}
+
+/// Why a matrix server's own value cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum ServerOptionError {
+    #[error(transparent)]
+    Reference(#[from] ReferenceError),
+    /// A value that is none of the field's words or forms.
+    #[error("{field}: {why}")]
+    Value { field: &'static str, why: String },
 }

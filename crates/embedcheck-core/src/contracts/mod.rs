@@ -20,11 +20,14 @@ use std::collections::BTreeMap;
 pub(crate) mod contract;
 pub mod embeddings;
 mod offer;
+mod options;
 pub mod rerank;
 pub mod speech;
 
 pub(crate) use contract::Contract;
+pub use contract::ServerOptionError;
 pub(crate) use offer::{Offered, offered};
+pub use options::{ContractOptions, ServerOptions};
 
 /// Every contract, in the order the audit runs them and reports show them: the one
 /// list that names them.

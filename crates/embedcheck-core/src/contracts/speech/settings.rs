@@ -2,7 +2,11 @@
 //! each contract's settings.
 
 use super::reference::SpeechReference;
+use crate::contracts::contract::ServerOptionError;
+use crate::reference::ReferenceError;
 use crate::session::Session;
+use serde::Deserialize;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 /// The speech contract's settings.
@@ -23,4 +27,57 @@ pub(crate) fn of(s: &Session) -> SpeechSettings {
         .get::<SpeechSettings>()
         .cloned()
         .unwrap_or_default()
+}
+
+/// The speech contract's command-line options, read by the one parser of the command
+/// line (each also from its `EMBEDCHECK_*` variable).
+#[derive(Clone, Debug, clap::Args)]
+pub struct SpeechOptions {
+    /// Model to transcribe with (default: --model, else the first id from GET
+    /// /v1/models): a server serving embeddings and speech names one model for each.
+    #[arg(long, env = "EMBEDCHECK_SPEECH_MODEL", value_name = "ID")]
+    pub speech_model: Option<String>,
+
+    /// The speech model's own transcripts of the suite's clip (JSON Lines: a header, then
+    /// {"clip", "sha256", "mode", "text", "tokens"} per decoding mode, as
+    /// lab/speech_reference.py writes them with a plain greedy loop over transformers):
+    /// SPR-001 holds the server's transcript against them.
+    #[arg(long, env = "EMBEDCHECK_SPEECH_REFERENCE", value_name = "FILE")]
+    pub speech_reference: Option<PathBuf>,
+}
+
+impl SpeechOptions {
+    /// The settings these options declare; fails on an unreadable reference file.
+    pub fn settings(&self) -> Result<SpeechSettings, ReferenceError> {
+        Ok(SpeechSettings {
+            model: self.speech_model.clone(),
+            reference: self.speech_reference.as_deref().map(load).transpose()?,
+        })
+    }
+}
+
+/// A speech reference file, read once and shared by every session that uses it.
+fn load(path: &Path) -> Result<Arc<SpeechReference>, ReferenceError> {
+    Ok(Arc::new(SpeechReference::load(path)?))
+}
+
+/// One matrix server's own speech values (its `[[server]]` entry), over the run's.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
+pub struct SpeechServer {
+    /// The model it transcribes with (`--speech-model`), when it differs from the run's.
+    speech_model: Option<String>,
+    /// Its speech model's own transcripts (`--speech-reference`), when they differ from
+    /// the run's.
+    speech_reference: Option<PathBuf>,
+}
+
+impl SpeechServer {
+    /// `settings` with this server's values over them.
+    pub fn over(&self, settings: &mut SpeechSettings) -> Result<(), ServerOptionError> {
+        settings.model = self.speech_model.clone().or(settings.model.take());
+        if let Some(path) = &self.speech_reference {
+            settings.reference = Some(load(path)?);
+        }
+        Ok(())
+    }
 }
