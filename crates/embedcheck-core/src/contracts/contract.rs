@@ -71,6 +71,19 @@ pub(crate) trait Contract: Sync {
     /// Its clients' profiles, each "not probed" for `why`, when the audit could not
     /// start.
     fn not_probed(&self, why: &str) -> Vec<ClientProfile>;
+
+    /// The row it adds to a matrix under the clients, where it adds one: its name
+    /// and, from each server's `report.json`, that server's cell (None where the
+    /// report shows nothing of it; the row is left out where no server's does).
+    fn matrix_row(&self) -> Option<MatrixRow>;
+}
+
+/// A contract's row of the matrix: its name, and a server's cell from its report.
+pub(crate) struct MatrixRow {
+    pub name: &'static str,
+    pub cell: fn(report: &Value) -> Option<String>,
+    /// The cell of a server whose report shows nothing of the contract.
+    pub absent: &'static str,
 }
 
 /// Why a matrix server's own value cannot be used.

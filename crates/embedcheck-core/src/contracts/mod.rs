@@ -174,6 +174,33 @@ pub(crate) async fn profile(
     all
 }
 
+/// The rows the contracts add to a matrix under the clients, each a name and a cell
+/// per server (from its `report.json`), where any server's report shows the contract.
+pub(crate) fn matrix_rows(reports: &[&Value]) -> Vec<(&'static str, Vec<String>)> {
+    ALL.into_iter()
+        .filter_map(|c| c.matrix_row())
+        .filter_map(|row| {
+            let cells: Vec<Option<String>> = reports.iter().map(|r| (row.cell)(r)).collect();
+            cells.iter().any(Option::is_some).then(|| {
+                let cells = cells
+                    .into_iter()
+                    .map(|c| c.unwrap_or_else(|| row.absent.to_owned()))
+                    .collect();
+                (row.name, cells)
+            })
+        })
+        .collect()
+}
+
+/// The contracts that add a row to a matrix, by name (`rerank`): the matrix page's
+/// heading over those rows and the corpus's.
+pub(crate) fn with_matrix_rows() -> Vec<&'static str> {
+    ALL.into_iter()
+        .filter(|c| c.matrix_row().is_some())
+        .map(|c| c.id().as_str())
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -14,7 +14,7 @@ pub use settings::EmbeddingsSettings;
 
 use crate::catalogue::ContractId;
 use crate::clauses::Check;
-use crate::contracts::contract::Contract;
+use crate::contracts::contract::{Contract, MatrixRow};
 use crate::http::{Probe, Route};
 use crate::profiles::{Client, ClientProfile, Judged};
 use crate::session::facts::Facts;
@@ -120,5 +120,10 @@ impl Contract for Embeddings {
     /// The first contract's clients stand for the run's when it could not start.
     fn not_probed(&self, why: &str) -> Vec<ClientProfile> {
         profiles::not_probed(why)
+    }
+
+    /// None: the matrix's clause rows and agreement show it.
+    fn matrix_row(&self) -> Option<MatrixRow> {
+        None
     }
 }

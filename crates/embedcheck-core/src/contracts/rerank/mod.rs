@@ -16,7 +16,7 @@ pub use settings::RerankSettings;
 
 use crate::catalogue::ContractId;
 use crate::clauses::Check;
-use crate::contracts::contract::Contract;
+use crate::contracts::contract::{Contract, MatrixRow};
 use crate::http::{Probe, Route};
 use crate::profiles::{Client, ClientProfile, Judged};
 use crate::session::facts::Facts;
@@ -114,4 +114,30 @@ impl Contract for Rerank {
     fn not_probed(&self, _: &str) -> Vec<ClientProfile> {
         Vec::new()
     }
+
+    /// The dialect each server reranks in, and where: what its clients must speak.
+    fn matrix_row(&self) -> Option<MatrixRow> {
+        Some(MatrixRow {
+            name: "rerank dialect (what its clients must speak)",
+            cell: dialect_cell,
+            absent: "no rerank",
+        })
+    }
+}
+
+/// Where and in which dialect a server's report says it reranks: `TEI's at /rerank`.
+fn dialect_cell(report: &Value) -> Option<String> {
+    #[derive(serde::Deserialize)]
+    struct Routes {
+        used: Option<RerankRoute>,
+        #[serde(default = "cohere")]
+        dialect: RerankDialect,
+    }
+    fn cohere() -> RerankDialect {
+        RerankDialect::Cohere
+    }
+    let routes: Routes =
+        serde_json::from_value(report.pointer("/facts/rerank/routes/value")?.clone()).ok()?;
+    let used = routes.used?;
+    Some(format!("{} at {}", routes.dialect.described(), used.path()))
 }

@@ -14,7 +14,7 @@ pub use settings::SpeechSettings;
 
 use crate::catalogue::ContractId;
 use crate::clauses::Check;
-use crate::contracts::contract::Contract;
+use crate::contracts::contract::{Contract, MatrixRow};
 use crate::http::{Probe, Route};
 use crate::profiles::{Client, ClientProfile, Judged};
 use crate::session::facts::Facts;
@@ -91,5 +91,10 @@ impl Contract for Speech {
     /// None: whether the server transcribes is unknown before the audit starts.
     fn not_probed(&self, _: &str) -> Vec<ClientProfile> {
         Vec::new()
+    }
+
+    /// None: the matrix's clause rows and agreement show it.
+    fn matrix_row(&self) -> Option<MatrixRow> {
+        None
     }
 }

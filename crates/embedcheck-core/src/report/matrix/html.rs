@@ -84,16 +84,20 @@ fn clients(page: &mut String, doc: &Document) {
     page.push_str("</tbody></table></div>\n");
 }
 
-/// The rerank dialect of each server, and the servers on the user's corpus (quality on
-/// its labels, the replay against the recording, latency), one row each, one cell per
-/// server.
+/// The contracts' rows of each server (rerank's dialect), and the servers on the
+/// user's corpus (quality on its labels, the replay against the recording, latency),
+/// one row each, one cell per server.
 fn corpus(page: &mut String, doc: &Document) {
     let rows = doc.summary_rows();
     if rows.is_empty() {
         return;
     }
-    page.push_str(
-        "<div class=\"scroll short\"><table id=\"corpus\"><thead><tr><th>rerank and corpus</th>",
+    let mut heading = crate::contracts::with_matrix_rows();
+    heading.push("corpus");
+    let _ = write!(
+        page,
+        "<div class=\"scroll short\"><table id=\"corpus\"><thead><tr><th>{}</th>",
+        heading.join(" and ")
     );
     for label in doc.labels() {
         let _ = write!(page, "<th>{}</th>", escape(label));

@@ -263,22 +263,12 @@ impl Document {
         self
     }
 
-    /// The rows every view shows under the clients: the rerank dialect each server
-    /// speaks (where any serves rerank), then the rows on the user's corpus.
+    /// The rows every view shows under the clients: each contract's that adds one
+    /// (the rerank dialect each server speaks, where any serves rerank), then the rows
+    /// on the user's corpus.
     pub(crate) fn summary_rows(&self) -> Vec<(&'static str, Vec<String>)> {
-        let dialects: Vec<Option<String>> = self
-            .servers
-            .iter()
-            .map(|s| dialect_cell(&s.report))
-            .collect();
-        let mut rows = Vec::new();
-        if dialects.iter().any(Option::is_some) {
-            let cells = dialects
-                .into_iter()
-                .map(|d| d.unwrap_or_else(|| "no rerank".to_owned()))
-                .collect();
-            rows.push(("rerank dialect (what its clients must speak)", cells));
-        }
+        let reports: Vec<&Value> = self.servers.iter().map(|s| &s.report).collect();
+        let mut rows = crate::contracts::matrix_rows(&reports);
         rows.extend(self.corpus_rows());
         rows
     }
@@ -505,23 +495,6 @@ fn server(report: &Report, audit: &ServerAudit) -> Server {
         corpus: None,
         report: serde_json::from_str(&json::render(&single)).unwrap_or(Value::Null),
     }
-}
-
-/// Where and in which dialect a server's report says it reranks: `TEI's at /rerank`.
-fn dialect_cell(report: &Value) -> Option<String> {
-    #[derive(Deserialize)]
-    struct Routes {
-        used: Option<crate::contracts::rerank::RerankRoute>,
-        #[serde(default = "cohere")]
-        dialect: crate::contracts::rerank::RerankDialect,
-    }
-    fn cohere() -> crate::contracts::rerank::RerankDialect {
-        crate::contracts::rerank::RerankDialect::Cohere
-    }
-    let routes: Routes =
-        serde_json::from_value(report.pointer("/facts/rerank/routes/value")?.clone()).ok()?;
-    let used = routes.used?;
-    Some(format!("{} at {}", routes.dialect.described(), used.path()))
 }
 
 fn levels(audit: &ServerAudit) -> Vec<LevelCounts> {
