@@ -24,6 +24,22 @@ pub(crate) trait Contract: Sync {
     /// where the contract finds its route for itself (rerank).
     fn plain_request(&self, s: &Session) -> Option<Probe>;
 
+    /// Whether the server offers it, from its own requests' answers, before any
+    /// clause runs. `model_served` says, where a contract before it answered a request
+    /// naming the run's model with a result, how (`the model the embeddings route
+    /// embeds with`): a server error to the same model here then says the model
+    /// serves the other contract, not that this one is broken.
+    fn presence<'a>(
+        &'a self,
+        s: &'a Session,
+        model_served: Option<&'static str>,
+    ) -> BoxFuture<'a, Presence>;
+
+    /// Whether its clauses find where the server serves it (rerank's route search),
+    /// making it another way to read the server of the contract before it: it is
+    /// then asked up front only where that one's plain request is not answered.
+    fn finds_its_route(&self) -> bool;
+
     /// Its clause checks, in the catalogue's order.
     fn checks(&self) -> Vec<Check>;
 
@@ -76,6 +92,22 @@ pub(crate) trait Contract: Sync {
     /// and, from each server's `report.json`, that server's cell (None where the
     /// report shows nothing of it; the row is left out where no server's does).
     fn matrix_row(&self) -> Option<MatrixRow>;
+}
+
+/// What a contract's own requests found of the server, before any clause.
+pub(crate) enum Presence {
+    /// Its plain request was answered, or no answer could say (a budget, a stall,
+    /// Ctrl-C: the clause run says so clause by clause). `served_the_model`: how it
+    /// served the run's model, where it answered a request naming it with a result.
+    Answered {
+        served_the_model: Option<&'static str>,
+    },
+    /// Its route answers, but refuses whatever it is sent: not offered where another
+    /// way to read the server answers, else audited on its refusals.
+    RefusesAll(String),
+    /// Its route is absent, or the server cannot serve it for the model named: not
+    /// offered.
+    Absent(String),
 }
 
 /// A contract's row of the matrix: its name, and a server's cell from its report.

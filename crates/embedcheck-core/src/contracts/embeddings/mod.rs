@@ -14,7 +14,7 @@ pub use settings::EmbeddingsSettings;
 
 use crate::catalogue::ContractId;
 use crate::clauses::Check;
-use crate::contracts::contract::{Contract, MatrixRow};
+use crate::contracts::contract::{Contract, MatrixRow, Presence};
 use crate::http::{Probe, Route};
 use crate::profiles::{Client, ClientProfile, Judged};
 use crate::session::facts::Facts;
@@ -48,6 +48,15 @@ impl Contract for Embeddings {
 
     fn plain_request(&self, s: &Session) -> Option<Probe> {
         Some(requests::small_probe(s))
+    }
+
+    fn presence<'a>(&'a self, s: &'a Session, _: Option<&'static str>) -> BoxFuture<'a, Presence> {
+        Box::pin(requests::presence(s))
+    }
+
+    /// No: its route is the base URL's, the one a user gives.
+    fn finds_its_route(&self) -> bool {
+        false
     }
 
     fn checks(&self) -> Vec<Check> {

@@ -7,6 +7,7 @@
 //! consumer contract replay exactly what the clauses sent.
 
 use crate::catalogue::ContractId;
+use crate::contracts::contract::Presence;
 use crate::contracts::embeddings;
 use crate::http::excerpt::{self, array_len};
 use crate::http::route::estimate;
@@ -358,6 +359,50 @@ fn describe_input(input: &Value) -> String {
             }
         }
         other => format!("input: {}", excerpt::cut(&other.to_string(), 40)),
+    }
+}
+
+/// Whether the server offers embeddings, from the pattern of its answers, in no
+/// language: the plain request answered (any status but a refusal) is an embeddings
+/// endpoint. A refusal is not yet "not offered": the route is absent (404, 405, 501),
+/// or it refuses the batch request alike (whatever it carries: TEI serving a
+/// cross-encoder answers 424 "Model is not an embedding model"), which the registry
+/// weighs against the other ways to read the server.
+pub(crate) async fn presence(s: &Session) -> Presence {
+    let Ok(plain) = single(s).await else {
+        // A budget, a stall or Ctrl-C: the clause run says so clause by clause.
+        return Presence::Answered {
+            served_the_model: None,
+        };
+    };
+    let why = || {
+        format!(
+            "embeddings is not offered: the plain request to {} was answered {}",
+            s.transport().target().url(&ROUTE).path(),
+            plain.summary()
+        )
+    };
+    if plain.is_absent() {
+        return Presence::Absent(why());
+    }
+    if refused_whatever_it_carries(s, &plain).await {
+        return Presence::RefusesAll(why());
+    }
+    let embeds = plain.is_success() && plain.float_vectors().is_ok();
+    Presence::Answered {
+        served_the_model: embeds.then_some("the model the embeddings route embeds with"),
+    }
+}
+
+/// Whether the plain request's refusal is the batch request's too: the endpoint
+/// refuses what it is sent whatever that is.
+async fn refused_whatever_it_carries(s: &Session, plain: &Reply) -> bool {
+    if !plain.is_refusal() {
+        return false;
+    }
+    match batch(s).await {
+        Ok(batch) => plain.refused_alike(&batch),
+        Err(_) => false,
     }
 }
 

@@ -16,7 +16,7 @@ pub use settings::RerankSettings;
 
 use crate::catalogue::ContractId;
 use crate::clauses::Check;
-use crate::contracts::contract::{Contract, MatrixRow};
+use crate::contracts::contract::{Contract, MatrixRow, Presence};
 use crate::http::{Probe, Route};
 use crate::profiles::{Client, ClientProfile, Judged};
 use crate::session::facts::Facts;
@@ -50,6 +50,16 @@ impl Contract for Rerank {
 
     fn plain_request(&self, _: &Session) -> Option<Probe> {
         None
+    }
+
+    fn presence<'a>(&'a self, s: &'a Session, _: Option<&'static str>) -> BoxFuture<'a, Presence> {
+        Box::pin(requests::presence(s))
+    }
+
+    /// Yes: its routes hang from the server's root or its base, in four dialects,
+    /// and a server serving embeddings is asked there by its clauses.
+    fn finds_its_route(&self) -> bool {
+        true
     }
 
     fn checks(&self) -> Vec<Check> {

@@ -8,6 +8,7 @@
 //! clause skips, nothing fails.
 
 use crate::catalogue::ContractId;
+use crate::contracts::contract::Presence;
 use crate::contracts::rerank::RerankRoute;
 use crate::contracts::rerank::facts::{RerankRoutes, RouteAnswer};
 use crate::contracts::rerank::reply::{RerankDialect, RerankShape};
@@ -302,4 +303,20 @@ fn describe_fields(fields: &Map<String, Value>, model: &str) -> String {
         }
     }
     parts.join(", ")
+}
+
+/// Whether the server reranks, asked up front only where the embeddings route does
+/// not answer: a route serving the portable request. Its model is rerank's own
+/// (`--rerank-model`), so it says nothing of the run's.
+pub(crate) async fn presence(s: &Session) -> Presence {
+    match route(s).await {
+        Ok(Some(_)) => Presence::Answered {
+            served_the_model: None,
+        },
+        Ok(None) => Presence::Absent(format!(
+            "no rerank route serves the portable request ({}): check --endpoint",
+            tried(s)
+        )),
+        Err(e) => Presence::Absent(format!("the rerank routes: {e}")),
+    }
 }

@@ -14,7 +14,7 @@ pub use settings::SpeechSettings;
 
 use crate::catalogue::ContractId;
 use crate::clauses::Check;
-use crate::contracts::contract::{Contract, MatrixRow};
+use crate::contracts::contract::{Contract, MatrixRow, Presence};
 use crate::http::{Probe, Route};
 use crate::profiles::{Client, ClientProfile, Judged};
 use crate::session::facts::Facts;
@@ -36,6 +36,19 @@ impl Contract for Speech {
 
     fn plain_request(&self, s: &Session) -> Option<Probe> {
         Some(requests::minimal(s))
+    }
+
+    fn presence<'a>(
+        &'a self,
+        s: &'a Session,
+        model_served: Option<&'static str>,
+    ) -> BoxFuture<'a, Presence> {
+        Box::pin(requests::presence(s, model_served))
+    }
+
+    /// No: its route is its own, asked whatever else the server serves.
+    fn finds_its_route(&self) -> bool {
+        false
     }
 
     fn checks(&self) -> Vec<Check> {

@@ -7,6 +7,7 @@
 
 use super::audio::{self, Clip};
 use crate::catalogue::ContractId;
+use crate::contracts::contract::Presence;
 use crate::http::form::{Form, Upload};
 use crate::http::{Anchor, Body, Probe, Reply, Route, Validity, Work};
 use crate::session::Session;
@@ -239,21 +240,31 @@ pub(crate) fn json_text(reply: &Reply) -> Option<&str> {
 /// Why the server does not offer speech-to-text, where it does not: the minimal
 /// request's route is absent, or it serves no model of that name (OpenAI's 404
 /// `model_not_found`: the route answers, for another model), or the request named the
-/// model the embeddings route just embedded with (no `--speech-model`) and was
+/// model another contract just served (`model_served`, no `--speech-model`) and was
 /// answered with a server error (LiteLLM in front of an embeddings model: 500
 /// "Unmapped provider passed in"): an embeddings model asked to transcribe says
-/// nothing of the server's speech-to-text. `None` when it is offered, or when no answer
-/// could say (a budget, a stall: the clauses say so one by one).
-pub(crate) async fn not_offered(s: &Session, embeds_the_model: bool) -> Option<String> {
+/// nothing of the server's speech-to-text. Answered when it is offered, or when no
+/// answer could say (a budget, a stall: the clauses say so one by one).
+pub(crate) async fn presence(s: &Session, model_served: Option<&'static str>) -> Presence {
+    match not_offered(s, model_served).await {
+        Some(why) => Presence::Absent(why),
+        None => Presence::Answered {
+            served_the_model: None,
+        },
+    }
+}
+
+/// Why the server does not offer speech-to-text, where it does not (`presence`).
+async fn not_offered(s: &Session, model_served: Option<&'static str>) -> Option<String> {
     let reply = match s.send(minimal(s)).await {
         Ok(reply) => reply,
         Err(_) => return None,
     };
     let model = model(s);
     let named = super::settings::of(s).model.is_some();
-    if reply.is_server_error() && embeds_the_model && !named {
+    if let Some(served) = model_served.filter(|_| reply.is_server_error() && !named) {
         return Some(format!(
-            "speech-to-text is not audited: the minimal request to {} named {model:?}, the model the embeddings route embeds with, and was answered {}; name the speech model with --speech-model",
+            "speech-to-text is not audited: the minimal request to {} named {model:?}, {served}, and was answered {}; name the speech model with --speech-model",
             s.transport().target().url(&ROUTE).path(),
             reply.summary()
         ));
