@@ -26,13 +26,19 @@ pub mod speech;
 
 pub(crate) use contract::Contract;
 pub use contract::ServerOptionError;
-pub(crate) use offer::{Offered, offered};
+pub(crate) use offer::Offered;
 pub use options::{ContractOptions, ServerOptions};
 
 /// Every contract, in the order the audit runs them and reports show them: the one
 /// list that names them.
 pub(crate) const ALL: [&dyn Contract; 3] =
     [&embeddings::EMBEDDINGS, &rerank::RERANK, &speech::SPEECH];
+
+/// Which contracts the server offers, from their own requests' answers, before any
+/// clause runs; an error where it offers none.
+pub(crate) async fn offered(s: &Session) -> Result<Offered, String> {
+    offer::offered(s, &ALL).await
+}
 
 /// The contract a clause, a route or a report names.
 fn of(id: ContractId) -> &'static dyn Contract {

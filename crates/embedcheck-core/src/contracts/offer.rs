@@ -11,8 +11,7 @@
 //! is not offered where another is offered, and a server where every group is absent
 //! is not audited.
 
-use super::contract::Presence;
-use super::{ALL, Contract};
+use super::contract::{Contract, Presence};
 use crate::catalogue::ContractId;
 use crate::session::Session;
 
@@ -41,12 +40,15 @@ impl Offered {
     }
 }
 
-/// Which contracts the server offers, each group asked in the registry's order; an
-/// error where it offers none.
-pub(crate) async fn offered(session: &Session) -> Result<Offered, String> {
+/// Which of `contracts` the server offers, each group asked in their order; an error
+/// where it offers none.
+pub(crate) async fn offered(
+    session: &Session,
+    contracts: &[&'static dyn Contract],
+) -> Result<Offered, String> {
     let mut groups: Vec<Group> = Vec::new();
     let mut model_served = None;
-    for contract in ALL {
+    for &contract in contracts {
         let group = match groups.last_mut() {
             Some(group) if contract.finds_its_route() => group,
             _ => {
@@ -63,7 +65,7 @@ pub(crate) async fn offered(session: &Session) -> Result<Offered, String> {
         }
         group.members.push((contract, presence));
     }
-    decide(groups)
+    decide(groups, contracts)
 }
 
 /// Contracts read from one server the same way, each with what its requests found
@@ -119,7 +121,7 @@ impl Group {
 
 /// The groups joined: an absent group's members not offered, each with the group's
 /// why, where another group is offered; an error where none is.
-fn decide(groups: Vec<Group>) -> Result<Offered, String> {
+fn decide(groups: Vec<Group>, contracts: &[&dyn Contract]) -> Result<Offered, String> {
     let mut not_offered = Vec::new();
     let mut absent = Vec::new();
     let mut any_offered = false;
@@ -140,13 +142,14 @@ fn decide(groups: Vec<Group>) -> Result<Offered, String> {
     for (ids, why) in absent {
         not_offered.extend(ids.into_iter().map(|id| (id, why.clone())));
     }
-    not_offered.sort_by_key(|(id, _)| ALL.iter().position(|c| c.id() == *id));
+    not_offered.sort_by_key(|(id, _)| contracts.iter().position(|c| c.id() == *id));
     Ok(Offered { not_offered })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::contracts::ALL;
 
     fn absent(why: &str) -> Option<Presence> {
         Some(Presence::Absent(why.to_owned()))
@@ -183,20 +186,20 @@ mod tests {
     #[test]
     fn a_group_answered_by_its_second_way_is_offered_but_for_the_first() {
         let refuses = Some(Presence::RefusesAll("refuses".to_owned()));
-        let offered = decide(groups([refuses, answered(), answered()])).unwrap();
+        let offered = decide(groups([refuses, answered(), answered()]), &ALL).unwrap();
         assert_eq!(not_offered(&offered), [(ALL[0].id().as_str(), "refuses")]);
     }
 
     #[test]
     fn a_group_whose_first_way_refuses_and_none_answers_is_audited_on_its_refusals() {
         let refuses = Some(Presence::RefusesAll("refuses".to_owned()));
-        let offered = decide(groups([refuses, absent("none"), absent("no route")])).unwrap();
+        let offered = decide(groups([refuses, absent("none"), absent("no route")]), &ALL).unwrap();
         assert_eq!(not_offered(&offered), [(ALL[2].id().as_str(), "no route")]);
     }
 
     #[test]
     fn an_absent_group_is_not_offered_where_another_is_and_the_run_ends_where_none_is() {
-        let offered = decide(groups([absent("a"), absent("b"), answered()])).unwrap();
+        let offered = decide(groups([absent("a"), absent("b"), answered()]), &ALL).unwrap();
         assert_eq!(
             not_offered(&offered),
             [
@@ -204,13 +207,13 @@ mod tests {
                 (ALL[1].id().as_str(), "a, and b")
             ]
         );
-        let none = decide(groups([absent("a"), absent("b"), absent("c")]));
+        let none = decide(groups([absent("a"), absent("b"), absent("c")]), &ALL);
         assert_eq!(none.unwrap_err(), "a, and b; c");
     }
 
     #[test]
     fn a_way_not_asked_is_offered_its_clauses_decide() {
-        let offered = decide(groups([answered(), None, answered()])).unwrap();
+        let offered = decide(groups([answered(), None, answered()]), &ALL).unwrap();
         assert!(offered.not_offered().is_empty());
     }
 }
