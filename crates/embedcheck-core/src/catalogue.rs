@@ -1,5 +1,6 @@
-//! The clause catalogue: the contracts as data, one file each: `specs/clauses.json`
-//! (embeddings) and `specs/rerank/clauses.json` (rerank).
+//! The clause catalogue: the contracts as data, one file each,
+//! `specs/<contract>/clauses.json` (`specs/embeddings/clauses.json`,
+//! `specs/rerank/clauses.json`, …), shipped by the build script in their folders' order.
 //!
 //! The catalogue is the single source of wording. Code names a clause by its ID and
 //! finds its level, family, contract and normative sentence here, so a report never
@@ -15,52 +16,45 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt;
 
-/// Every contract's catalogue as shipped with this build, in the order the contracts
-/// are run and reported.
-const SHIPPED: [(ContractId, &str); 3] = [
-    (
-        ContractId::Embeddings,
-        include_str!("../specs/clauses.json"),
-    ),
-    (
-        ContractId::Rerank,
-        include_str!("../specs/rerank/clauses.json"),
-    ),
-    (
-        ContractId::Speech,
-        include_str!("../specs/speech/clauses.json"),
-    ),
-];
+// Every shipped catalogue's text (`SHIPPED`), one per `specs/<contract>/clauses.json`,
+// in the folders' order: the list is the build script's, so no code names a contract.
+include!(concat!(env!("OUT_DIR"), "/shipped.rs"));
 
-/// An endpoint contract: what a set of clauses is about.
-#[derive(
-    Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
-)]
-#[serde(rename_all = "snake_case")]
-pub enum ContractId {
-    /// `POST /v1/embeddings`, OpenAI's.
-    #[default]
-    Embeddings,
-    /// `POST /v1/rerank` (also `/rerank`, `/v2/rerank`), Cohere's and Jina's shape.
-    Rerank,
-    /// `POST /v1/audio/transcriptions`, OpenAI's speech-to-text.
-    Speech,
-}
+/// An endpoint contract (`embeddings`, `rerank`, `speech`), by the name its catalogue
+/// file gives it: the contracts are data, and each folder of `contracts/` names the
+/// one it implements (`rerank::ID`). Ordered as the catalogues are shipped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ContractId(&'static str);
 
 impl ContractId {
-    /// Every contract this build knows, in the order they are run and reported.
-    pub const ALL: [ContractId; 3] = [
-        ContractId::Embeddings,
-        ContractId::Rerank,
-        ContractId::Speech,
-    ];
+    /// The contract named `name` in its catalogue, for the folder that implements it
+    /// (a test holds every folder's name to a shipped catalogue).
+    pub(crate) const fn of_catalogue(name: &'static str) -> Self {
+        ContractId(name)
+    }
+
+    /// A clause's contract before its catalogue's name is set.
+    fn unread() -> Self {
+        ContractId("")
+    }
+
+    /// Every contract this build ships a catalogue of, in their order.
+    pub fn all() -> Vec<ContractId> {
+        Catalogue::shipped()
+            .contracts
+            .iter()
+            .map(|c| c.name)
+            .collect()
+    }
+
+    /// The first shipped contract, which a pin without a name (`--contract 1.2`) and
+    /// a plain version mean: embeddings, the suite's first.
+    pub fn first() -> ContractId {
+        Catalogue::shipped().contracts[0].name
+    }
 
     pub fn as_str(self) -> &'static str {
-        match self {
-            ContractId::Embeddings => "embeddings",
-            ContractId::Rerank => "rerank",
-            ContractId::Speech => "speech",
-        }
+        self.0
     }
 }
 
@@ -70,21 +64,52 @@ impl fmt::Display for ContractId {
     }
 }
 
+impl Serialize for ContractId {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.0)
+    }
+}
+
+impl<'de> Deserialize<'de> for ContractId {
+    /// A catalogue's name for its contract, kept for the run (`intern`).
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        Ok(ContractId(intern(&String::deserialize(deserializer)?)))
+    }
+}
+
 impl std::str::FromStr for ContractId {
     type Err = String;
 
+    /// A shipped contract's name; any other is refused with the names this build knows.
     fn from_str(text: &str) -> Result<Self, Self::Err> {
-        ContractId::ALL
-            .into_iter()
+        let all = ContractId::all();
+        all.iter()
+            .copied()
             .find(|c| c.as_str() == text)
             .ok_or_else(|| {
-                let known: Vec<&str> = ContractId::ALL.iter().map(|c| c.as_str()).collect();
+                let known: Vec<&str> = all.iter().map(|c| c.as_str()).collect();
                 format!(
                     "unknown contract {text:?}: this build knows {}",
                     known.join(" and ")
                 )
             })
     }
+}
+
+/// A name read from a catalogue, kept for the whole run: each distinct name is stored
+/// once, so names can be copied as `&'static str` (the shipped catalogues hold a few
+/// dozen).
+fn intern(name: &str) -> &'static str {
+    static NAMES: std::sync::Mutex<Vec<&'static str>> = std::sync::Mutex::new(Vec::new());
+    let mut names = NAMES
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Some(known) = names.iter().find(|n| **n == name) {
+        return known;
+    }
+    let kept: &'static str = Box::leak(name.to_owned().into_boxed_str());
+    names.push(kept);
+    kept
 }
 
 /// RFC 2119 requirement level of a clause.
@@ -108,73 +133,40 @@ impl fmt::Display for Level {
     }
 }
 
-/// The clause families; one module under `clauses/` each.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Family {
-    ResponseShape,
-    Input,
-    Dimensions,
-    UnknownFields,
-    OverLength,
-    Encoding,
-    Errors,
-    Usage,
-    Consistency,
-    Auth,
-    Reference,
-    RerankShape,
-    RerankScores,
-    RerankLimits,
-    RerankDialects,
-    SpeechShape,
-    SpeechErrors,
-    SpeechReference,
-}
+/// A clause family (`dimensions`, `rerank-shape`), by the name its catalogue gives it:
+/// one module under a contract's `clauses/` each. Its clauses are its catalogue's
+/// contract's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Family(&'static str);
 
 impl Family {
-    /// The contract the family's clauses belong to.
-    pub fn contract(self) -> ContractId {
-        match self {
-            Family::RerankShape
-            | Family::RerankScores
-            | Family::RerankLimits
-            | Family::RerankDialects => ContractId::Rerank,
-            Family::SpeechShape | Family::SpeechErrors | Family::SpeechReference => {
-                ContractId::Speech
-            }
-            _ => ContractId::Embeddings,
-        }
+    /// The name used in reports, filters and the catalogues.
+    pub fn as_str(self) -> &'static str {
+        self.0
     }
 
-    /// The name used in reports, filters and `specs/clauses.json`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Family::ResponseShape => "response-shape",
-            Family::Input => "input",
-            Family::Dimensions => "dimensions",
-            Family::UnknownFields => "unknown-fields",
-            Family::OverLength => "over-length",
-            Family::Encoding => "encoding",
-            Family::Errors => "errors",
-            Family::Usage => "usage",
-            Family::Consistency => "consistency",
-            Family::Auth => "auth",
-            Family::Reference => "reference",
-            Family::RerankShape => "rerank-shape",
-            Family::RerankScores => "rerank-scores",
-            Family::RerankLimits => "rerank-limits",
-            Family::RerankDialects => "rerank-dialects",
-            Family::SpeechShape => "speech-shape",
-            Family::SpeechErrors => "speech-errors",
-            Family::SpeechReference => "speech-reference",
-        }
+    /// The family of that name, for tests that build results by hand.
+    #[cfg(test)]
+    pub(crate) fn named(name: &'static str) -> Family {
+        Family(name)
     }
 }
 
 impl fmt::Display for Family {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
+    }
+}
+
+impl Serialize for Family {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.0)
+    }
+}
+
+impl<'de> Deserialize<'de> for Family {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        Ok(Family(intern(&String::deserialize(deserializer)?)))
     }
 }
 
@@ -232,7 +224,7 @@ impl std::str::FromStr for ContractPin {
     fn from_str(text: &str) -> Result<Self, Self::Err> {
         let (contract, version) = match text.split_once('=') {
             Some((name, version)) => (name.trim().parse()?, version),
-            None => (ContractId::Embeddings, text),
+            None => (ContractId::first(), text),
         };
         let version = Catalogue::shipped().known_version_of(contract, version)?;
         Ok(ContractPin { contract, version })
@@ -242,8 +234,7 @@ impl std::str::FromStr for ContractPin {
 /// A contract's versions: the current one, and what each changed.
 #[derive(Clone, Debug, Deserialize)]
 pub struct Contract {
-    /// Which contract (embeddings when the file names none).
-    #[serde(default)]
+    /// Which contract.
     pub name: ContractId,
     pub version: ContractVersion,
     pub versions: Vec<VersionNote>,
@@ -268,6 +259,9 @@ pub struct Change {
 pub struct Clause {
     pub id: String,
     pub family: Family,
+    /// Its catalogue's contract, set as the catalogue is read.
+    #[serde(skip, default = "ContractId::unread")]
+    contract: ContractId,
     pub level: Level,
     /// The contract version that added the clause.
     pub since: ContractVersion,
@@ -292,13 +286,26 @@ struct CatalogueFile {
     clauses: Vec<Clause>,
 }
 
-/// Every contract's clauses, in the order they are run and reported: the embeddings
-/// contract's, then the rerank contract's.
+impl CatalogueFile {
+    /// A shipped catalogue, each clause marked with the file's contract.
+    ///
+    /// Panics only if the shipped JSON is broken, which the self-tests rule out.
+    fn read(json: &str) -> CatalogueFile {
+        let mut file: CatalogueFile = serde_json::from_str(json)
+            .unwrap_or_else(|e| panic!("a shipped catalogue is invalid: {e}"));
+        for clause in &mut file.clauses {
+            clause.contract = file.contract.name;
+        }
+        file
+    }
+}
+
+/// Every contract's clauses, in the order the catalogues are shipped.
 #[derive(Clone, Debug)]
 pub struct Catalogue {
     pub catalogue_version: u32,
-    /// Each contract's versions, in [`ContractId::ALL`]'s order (a plain
-    /// `--contract 1.2` pins the first, embeddings).
+    /// Each contract's versions, in the catalogues' order (a plain `--contract 1.2`
+    /// pins the first, embeddings).
     pub contracts: Vec<Contract>,
     /// Source keys used by clauses, each with a description of what was read.
     pub sources: BTreeMap<String, String>,
@@ -318,9 +325,8 @@ impl Catalogue {
                 sources: BTreeMap::new(),
                 clauses: Vec::new(),
             };
-            for (contract, json) in SHIPPED {
-                let file: CatalogueFile = serde_json::from_str(json)
-                    .unwrap_or_else(|e| panic!("the {contract} catalogue is invalid: {e}"));
+            for json in SHIPPED {
+                let file = CatalogueFile::read(json);
                 catalogue.catalogue_version = file.catalogue_version;
                 catalogue.contracts.push(file.contract);
                 catalogue.sources.extend(file.sources);
@@ -364,7 +370,7 @@ impl Catalogue {
 impl Clause {
     /// The contract the clause belongs to.
     pub fn contract(&self) -> ContractId {
-        self.family.contract()
+        self.contract
     }
 
     /// Why this clause is not scored under contract `pinned`: added, or changed in a
@@ -387,27 +393,27 @@ mod tests {
 
     #[test]
     fn shipped_catalogues_validate_against_their_schema() {
-        for (_, text) in SHIPPED {
+        for text in SHIPPED {
             let value: serde_json::Value = serde_json::from_str(text).unwrap();
             let problems = crate::schemas::full::problems(crate::schemas::full::CATALOGUE, &value);
             assert!(problems.is_empty(), "{problems:#?}");
         }
     }
 
-    /// Each file holds its own contract's families only, so a clause's contract is its
-    /// family's.
+    /// Each file names its own contract, in the folders' order, and holds its own
+    /// families only, so a family names one contract's clauses.
     #[test]
     fn each_contract_file_holds_its_own_families() {
-        let names: Vec<ContractId> = Catalogue::shipped()
-            .contracts
-            .iter()
-            .map(|c| c.name)
-            .collect();
-        assert_eq!(names, ContractId::ALL);
-        for (contract, text) in SHIPPED {
-            let file: CatalogueFile = serde_json::from_str(text).unwrap();
-            assert_eq!(file.contract.name, contract);
-            assert!(file.clauses.iter().all(|c| c.contract() == contract));
+        let names: Vec<&str> = ContractId::all().iter().map(|c| c.as_str()).collect();
+        assert_eq!(names, ["embeddings", "rerank", "speech"]);
+        let mut families: BTreeMap<Family, ContractId> = BTreeMap::new();
+        for text in SHIPPED {
+            let file = CatalogueFile::read(text);
+            for clause in &file.clauses {
+                assert_eq!(clause.contract(), file.contract.name);
+                let owner = *families.entry(clause.family).or_insert(clause.contract());
+                assert_eq!(owner, clause.contract(), "{}", clause.family);
+            }
         }
     }
 
@@ -470,9 +476,9 @@ mod tests {
     #[test]
     fn a_pin_names_its_contract_or_means_embeddings() {
         let rerank: ContractPin = "rerank=1.0".parse().unwrap();
-        assert_eq!(rerank.contract, ContractId::Rerank);
+        assert_eq!(rerank.contract.as_str(), "rerank");
         let embeddings: ContractPin = "1.2".parse().unwrap();
-        assert_eq!(embeddings.contract, ContractId::Embeddings);
+        assert_eq!(embeddings.contract.as_str(), "embeddings");
         assert!(
             "rerank=1.9"
                 .parse::<ContractPin>()

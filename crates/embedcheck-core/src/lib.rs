@@ -2,7 +2,7 @@
 //!
 //! The engine behind `cargo test -- --endpoint URL` and the `embedcheck` binary, usable
 //! as a library without either (the command line lives in the root package):
-//! - [`catalogue`]: the clauses as data (`specs/clauses.json`),
+//! - [`catalogue`]: the clauses as data (`specs/<contract>/clauses.json`),
 //! - [`http`] and [`session`]: bounded, budgeted, polite probing of one server,
 //! - [`clauses`]: one module per clause family, each check returning a verdict with
 //!   its evidence,

@@ -7,7 +7,7 @@
 use crate::common;
 
 use embedcheck_core::audit::ServerAudit;
-use embedcheck_core::catalogue::{Catalogue, Clause, ContractId};
+use embedcheck_core::catalogue::{Catalogue, Clause};
 use embedcheck_core::contracts::rerank::reference::RerankReference;
 use embedcheck_core::contracts::rerank::{RerankDialect, RerankSettings};
 use embedcheck_core::verdict::Outcome;
@@ -21,7 +21,7 @@ fn rerank_clauses() -> Vec<&'static Clause> {
     Catalogue::shipped()
         .clauses
         .iter()
-        .filter(|c| c.contract() == ContractId::Rerank)
+        .filter(|c| c.contract() == embedcheck_core::contracts::rerank::ID)
         .collect()
 }
 

@@ -4,9 +4,8 @@
 //!
 //! Each check is an async function from the session to a verdict, registered in its
 //! family's `checks()` under the clause ID it implements, and every contract's in the
-//! registry (`contracts/mod.rs`). The catalogues (`specs/clauses.json`,
-//! `specs/rerank/clauses.json`) hold the wording; a self-test proves both lists name the
-//! same clauses. `README.md` beside this file is the checklist for adding a clause.
+//! registry (`contracts/mod.rs`). The catalogues (`specs/<contract>/clauses.json`) hold
+//! the wording; a self-test proves both lists name the same clauses. `README.md` beside this file is the checklist for adding a clause.
 
 use crate::session::{ProbeError, Session};
 use crate::verdict::Verdict;

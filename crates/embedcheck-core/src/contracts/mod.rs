@@ -268,7 +268,7 @@ mod tests {
     /// schema's `client` enum lists exactly these.
     #[test]
     fn every_contracts_clients_are_distinct_and_in_the_report_schema() {
-        let clients: Vec<Client> = ContractId::ALL
+        let clients: Vec<Client> = ContractId::all()
             .into_iter()
             .flat_map(clients)
             .copied()

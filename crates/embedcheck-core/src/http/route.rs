@@ -86,7 +86,7 @@ pub(crate) fn estimate(input: &Value) -> u64 {
 /// `POST {base}/embeddings`, each item of `input` an input.
 #[cfg(test)]
 pub(crate) const TESTING: Route = Route {
-    contract: ContractId::Embeddings,
+    contract: ContractId::of_catalogue("testing"),
     path: "embeddings",
     anchor: Anchor::Base,
     work: |body| {

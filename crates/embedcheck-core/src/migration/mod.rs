@@ -33,7 +33,7 @@ pub(crate) mod vectors;
 
 use crate::audit;
 use crate::audit::ServerAudit;
-use crate::catalogue::{Clause, ContractId};
+use crate::catalogue::Clause;
 use crate::contracts::embeddings::facts::EmbeddingsFacts;
 use crate::contracts::embeddings::requests;
 use crate::http::Transport;
@@ -172,7 +172,7 @@ pub async fn audit_pair(
     let no_corpus = unreachable.clone().or_else(|| {
         b_audit
             .facts
-            .not_offered(ContractId::Embeddings)
+            .not_offered(crate::contracts::embeddings::ID)
             .map(|why| format!("the baseline offers no embeddings ({why})"))
     });
     let work = match &no_corpus {

@@ -76,11 +76,11 @@ impl ContractScore {
             scored: None,
         };
         ContractScore {
-            version: score(ContractId::Embeddings).version,
+            version: score(ContractId::first()).version,
             scored: None,
-            others: ContractId::ALL
+            others: ContractId::all()
                 .into_iter()
-                .filter(|c| *c != ContractId::Embeddings)
+                .filter(|c| *c != ContractId::first())
                 .map(|c| (c, score(c)))
                 .collect(),
         }

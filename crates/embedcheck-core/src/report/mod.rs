@@ -309,7 +309,7 @@ pub(crate) mod sample {
     fn pass() -> ClauseResult {
         let mut result = result(
             "RESP-001",
-            Family::ResponseShape,
+            Family::named("response-shape"),
             Level::Must,
             Outcome::Pass,
             "response matches the schema",
@@ -326,7 +326,7 @@ pub(crate) mod sample {
     fn fail() -> ClauseResult {
         let mut result = result(
             "IN-003",
-            Family::Input,
+            Family::named("input"),
             Level::Must,
             Outcome::Fail,
             "token-id input rejected with 422 | expected 200\nsee evidence",
@@ -353,7 +353,7 @@ pub(crate) mod sample {
     fn skip() -> ClauseResult {
         result(
             "DIM-002",
-            Family::Dimensions,
+            Family::named("dimensions"),
             Level::Should,
             Outcome::Skip,
             "the server does not support `dimensions`",
@@ -363,7 +363,7 @@ pub(crate) mod sample {
     fn inconclusive() -> ClauseResult {
         let mut result = result(
             "CONS-001",
-            Family::Consistency,
+            Family::named("consistency"),
             Level::Should,
             Outcome::Inconclusive,
             "no answer within the 30 s timeout",

@@ -102,7 +102,7 @@ pub async fn speech_audit(persona: &Persona, speech_model: Option<String>) -> Se
         });
     let speech: Vec<_> = every_clause()
         .into_iter()
-        .filter(|c| c.contract() == embedcheck_core::catalogue::ContractId::Speech)
+        .filter(|c| c.contract() == embedcheck_core::contracts::speech::ID)
         .collect();
     audit_with(persona, settings, &speech).await
 }

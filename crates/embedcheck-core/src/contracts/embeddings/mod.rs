@@ -1,4 +1,4 @@
-//! The embeddings contract (`specs/clauses.json`): `POST /v1/embeddings` as OpenAI's
+//! The embeddings contract (`specs/embeddings/clauses.json`): `POST /v1/embeddings` as OpenAI's
 //! API reference and SDKs describe it.
 
 pub(crate) mod clauses;
@@ -41,9 +41,12 @@ pub(crate) struct Embeddings;
 /// The one value of it.
 pub(crate) const EMBEDDINGS: Embeddings = Embeddings;
 
+/// The contract's name in its catalogue (`specs/embeddings/clauses.json`).
+pub const ID: ContractId = ContractId::of_catalogue("embeddings");
+
 impl Contract for Embeddings {
     fn id(&self) -> ContractId {
-        ContractId::Embeddings
+        ID
     }
 
     fn plain_request(&self, s: &Session) -> Option<Probe> {

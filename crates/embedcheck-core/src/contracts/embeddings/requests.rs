@@ -6,7 +6,6 @@
 //! clauses (the batch in RESP-002 is the batch in CONS-002) and lets the migration's
 //! consumer contract replay exactly what the clauses sent.
 
-use crate::catalogue::ContractId;
 use crate::contracts::contract::Presence;
 use crate::contracts::embeddings;
 use crate::http::excerpt::{self, array_len};
@@ -19,7 +18,7 @@ use std::sync::Arc;
 /// `POST {base}/embeddings`. Its usage counts are charged where USE-005 found them to
 /// count tokens, and a vendor's field names (`--vendor`) apply to its bodies.
 pub const ROUTE: Route = Route {
-    contract: ContractId::Embeddings,
+    contract: crate::contracts::embeddings::ID,
     path: "embeddings",
     anchor: Anchor::Base,
     work,

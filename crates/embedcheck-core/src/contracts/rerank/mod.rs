@@ -43,9 +43,12 @@ pub(crate) struct Rerank;
 /// The one value of it.
 pub(crate) const RERANK: Rerank = Rerank;
 
+/// The contract's name in its catalogue (`specs/rerank/clauses.json`).
+pub const ID: ContractId = ContractId::of_catalogue("rerank");
+
 impl Contract for Rerank {
     fn id(&self) -> ContractId {
-        ContractId::Rerank
+        ID
     }
 
     fn plain_request(&self, _: &Session) -> Option<Probe> {

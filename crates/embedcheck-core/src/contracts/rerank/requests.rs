@@ -7,7 +7,6 @@
 //! first that is served at all). A server serving none is "not offered": every rerank
 //! clause skips, nothing fails.
 
-use crate::catalogue::ContractId;
 use crate::contracts::contract::Presence;
 use crate::contracts::rerank::RerankRoute;
 use crate::contracts::rerank::facts::{RerankRoutes, RouteAnswer};
@@ -55,7 +54,7 @@ pub(crate) fn in_dialect(s: &Session, mut probe: Probe) -> Result<Probe, ProbeEr
     if probe
         .resource
         .route()
-        .is_none_or(|r| r.contract != ContractId::Rerank)
+        .is_none_or(|r| r.contract != crate::contracts::rerank::ID)
     {
         return Ok(probe);
     }
@@ -253,7 +252,7 @@ pub(crate) fn tried(s: &Session) -> String {
     let statuses = routes.value.statuses();
     let mut said: Vec<String> = Vec::new();
     for logged in s.log() {
-        let rerank = logged.contract() == Some(ContractId::Rerank);
+        let rerank = logged.contract() == Some(crate::contracts::rerank::ID);
         let refusal = logged
             .reply
             .filter(|r| rerank && !r.is_success() && !matches!(r.status, 404 | 405))

@@ -1,6 +1,5 @@
 //! Where a server may serve rerank, and what a rerank request costs.
 
-use crate::catalogue::ContractId;
 use crate::http::route::estimate;
 use crate::http::{Anchor, Route, Work};
 use serde_json::Value;
@@ -45,7 +44,7 @@ impl RerankRoute {
     /// The route as the shared engine sends to it.
     pub(crate) fn route(self) -> Route {
         Route {
-            contract: ContractId::Rerank,
+            contract: crate::contracts::rerank::ID,
             path: self.path(),
             anchor: Anchor::Root,
             work,

@@ -29,9 +29,12 @@ pub(crate) struct Speech;
 /// The one value of it.
 pub(crate) const SPEECH: Speech = Speech;
 
+/// The contract's name in its catalogue (`specs/speech/clauses.json`).
+pub const ID: ContractId = ContractId::of_catalogue("speech");
+
 impl Contract for Speech {
     fn id(&self) -> ContractId {
-        ContractId::Speech
+        ID
     }
 
     fn plain_request(&self, s: &Session) -> Option<Probe> {

@@ -6,7 +6,6 @@
 //! route that is absent (404, 405, 501) is "not offered", and every speech clause skips.
 
 use super::audio::{self, Clip};
-use crate::catalogue::ContractId;
 use crate::contracts::contract::Presence;
 use crate::http::form::{Form, Upload};
 use crate::http::{Anchor, Body, Probe, Reply, Route, Validity, Work};
@@ -16,7 +15,7 @@ use std::sync::{Arc, OnceLock};
 /// `POST {base}/audio/transcriptions`. Its bodies are forms, whose work the session
 /// counts itself; its usage (seconds of audio) is never charged as tokens.
 pub const ROUTE: Route = Route {
-    contract: ContractId::Speech,
+    contract: crate::contracts::speech::ID,
     path: "audio/transcriptions",
     anchor: Anchor::Base,
     work: |_| Work::default(),

@@ -7,7 +7,6 @@
 
 use super::scores::{largest_difference, scores, tolerance};
 use super::shape::answered;
-use crate::catalogue::ContractId;
 use crate::clauses::{Check, CheckResult, check};
 use crate::contracts::rerank::RerankRoute;
 use crate::contracts::rerank::facts::{LongInputPolicy, TopNZero};
@@ -533,7 +532,7 @@ fn down_after_many(s: &Session) -> Option<Verdict> {
     let logged = s
         .log()
         .into_iter()
-        .find(|l| l.contract() == Some(ContractId::Rerank) && l.exchange == killer)?;
+        .find(|l| l.contract() == Some(crate::contracts::rerank::ID) && l.exchange == killer)?;
     let sent = crate::json::parse(logged.request_body.as_deref()?)?;
     let documents = crate::contracts::rerank::reply::sent_documents(&sent)?.len();
     (documents >= MANY).then(|| {
@@ -738,7 +737,7 @@ async fn throttling_says_when(s: &Session) -> CheckResult {
     let throttled: Vec<_> = s
         .throttled()
         .into_iter()
-        .filter(|t| t.contract() == Some(ContractId::Rerank))
+        .filter(|t| t.contract() == Some(crate::contracts::rerank::ID))
         .collect();
     Ok(crate::clauses::judging::throttling_says_when(&throttled))
 }

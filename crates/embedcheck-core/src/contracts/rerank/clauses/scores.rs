@@ -7,7 +7,6 @@
 //! within its own measured noise, or with the model's own library (`--rerank-reference`).
 
 use super::shape::{answered, not_offered};
-use crate::catalogue::ContractId;
 use crate::clauses::{Check, CheckResult, check};
 use crate::contracts::rerank::RerankRoute;
 use crate::contracts::rerank::facts::ScoreScale;
@@ -354,7 +353,7 @@ async fn duplicates_equal(s: &Session) -> CheckResult {
 fn run_answers(s: &Session) -> Vec<(Exchange, Vec<f64>)> {
     s.log()
         .into_iter()
-        .filter(|l| l.contract() == Some(ContractId::Rerank))
+        .filter(|l| l.contract() == Some(crate::contracts::rerank::ID))
         .filter(|l| !asked_for_raw_scores(s, l))
         .filter_map(|l| {
             let answer = l.reply.filter(|r| r.is_success())?.rerank().ok()?;

@@ -5,7 +5,6 @@
 //! document echoed as `{"text"}` when it is echoed at all. Servers answering another
 //! shape (TEI's bare array) are named as what they are.
 
-use crate::catalogue::ContractId;
 use crate::clauses::{Check, CheckResult, check};
 use crate::contracts::rerank::RerankRoute;
 use crate::contracts::rerank::facts::UnknownModel;
@@ -249,7 +248,7 @@ pub(crate) async fn judged_answers(
 fn rerank_answers(s: &Session) -> Vec<(Arc<Reply>, usize, Logged)> {
     s.log()
         .into_iter()
-        .filter(|l| l.contract() == Some(ContractId::Rerank))
+        .filter(|l| l.contract() == Some(crate::contracts::rerank::ID))
         .filter_map(|l| {
             let reply = l.reply.clone().filter(|r| r.is_success())?;
             let sent = crate::json::parse(l.request_body.as_deref()?)?;
