@@ -272,7 +272,7 @@ async fn the_studys_servers_reproduce_the_studys_findings() {
     assert!(v.equivalent);
 
     // Same request, different answer.
-    for topic in Topic::ALL {
+    for topic in Topic::all() {
         assert_eq!(
             judgement(m, topic),
             Judgement::Broken,
@@ -285,7 +285,7 @@ async fn the_studys_servers_reproduce_the_studys_findings() {
     let speech = m
         .contract
         .iter()
-        .find(|e| e.topic == Topic::Speech)
+        .find(|e| e.topic == Topic::SPEECH)
         .unwrap();
     assert!(
         speech.candidate.starts_with("404") && speech.baseline.contains("answers text"),
@@ -301,7 +301,7 @@ async fn the_studys_servers_reproduce_the_studys_findings() {
     let instruction = m
         .contract
         .iter()
-        .find(|e| e.topic == Topic::Instruction)
+        .find(|e| e.topic == Topic::INSTRUCTION)
         .unwrap();
     assert!(
         instruction.candidate.contains("field ignored"),
@@ -311,7 +311,7 @@ async fn the_studys_servers_reproduce_the_studys_findings() {
     let overlength = m
         .contract
         .iter()
-        .find(|e| e.topic == Topic::Overlength)
+        .find(|e| e.topic == Topic::OVERLENGTH)
         .unwrap();
     assert!(
         overlength
@@ -324,7 +324,7 @@ async fn the_studys_servers_reproduce_the_studys_findings() {
     let rerank = m
         .contract
         .iter()
-        .find(|e| e.topic == Topic::Rerank)
+        .find(|e| e.topic == Topic::RERANK)
         .unwrap();
     assert!(
         rerank
@@ -447,7 +447,7 @@ async fn identical_servers_are_equivalent_and_rank_alike() {
     let speech = m
         .contract
         .iter()
-        .find(|e| e.topic == Topic::Speech)
+        .find(|e| e.topic == Topic::SPEECH)
         .unwrap();
     assert_eq!(speech.judgement, Judgement::Kept);
     assert!(
@@ -576,7 +576,7 @@ async fn a_speech_only_pair_compares_speech_alone() {
     let (old, new) = (start(&speech_only()).await, start(&speech_only()).await);
     let pair = migrate(&old, &new).await;
     let m = &pair.migration;
-    assert_eq!(judgement(m, Topic::Speech), Judgement::Kept);
+    assert_eq!(judgement(m, Topic::SPEECH), Judgement::Kept);
     assert!(m.requests.baseline < 20, "{} requests", m.requests.baseline);
     assert!(m.fixes_applied.is_none());
     let not_recorded = pair.recording.as_ref().map(|_| ()).unwrap_err();
@@ -621,7 +621,7 @@ async fn a_server_whose_bare_input_is_a_query_migrates_with_each_side_kept() {
     let instruction = m
         .contract
         .iter()
-        .find(|e| e.topic == Topic::Instruction)
+        .find(|e| e.topic == Topic::INSTRUCTION)
         .unwrap();
     assert_eq!(instruction.judgement, Judgement::Broken, "{instruction:#?}");
     assert!(
@@ -661,7 +661,7 @@ async fn a_migration_between_rerank_dialects_names_the_client_change() {
         let rerank = m
             .contract
             .iter()
-            .find(|e| e.topic == Topic::Rerank)
+            .find(|e| e.topic == Topic::RERANK)
             .expect("the rerank expectation");
         assert_eq!(rerank.judgement, Judgement::Broken, "{rerank:#?}");
         let remedy = m

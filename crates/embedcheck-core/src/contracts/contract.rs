@@ -5,6 +5,7 @@
 
 use crate::catalogue::ContractId;
 use crate::clauses::Check;
+use crate::contracts::consumer::Consumer;
 use crate::http::{Probe, Route};
 use crate::profiles::{Client, ClientProfile, Judged};
 use crate::reference::ReferenceError;
@@ -92,6 +93,11 @@ pub(crate) trait Contract: Sync {
     /// and, from each server's `report.json`, that server's cell (None where the
     /// report shows nothing of it; the row is left out where no server's does).
     fn matrix_row(&self) -> Option<MatrixRow>;
+
+    /// Its part of the migration's consumer contract (what a client of the baseline
+    /// relies on), where the migration does not judge it itself: embeddings' topics
+    /// are the migration's own, read with the vectors it compares.
+    fn consumer(&self) -> Option<&'static dyn Consumer>;
 }
 
 /// What a contract's own requests found of the server, before any clause.

@@ -17,6 +17,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 
+pub(crate) mod consumer;
 pub(crate) mod contract;
 pub mod embeddings;
 mod offer;
@@ -205,6 +206,25 @@ pub(crate) fn with_matrix_rows() -> Vec<&'static str> {
         .filter(|c| c.matrix_row().is_some())
         .map(|c| c.id().as_str())
         .collect()
+}
+
+/// Every contract's topics of the migration's consumer contract, in the registry's
+/// order (embeddings' are the migration's own).
+pub(crate) fn consumer_topics() -> Vec<consumer::Topic> {
+    ALL.into_iter()
+        .filter_map(|c| c.consumer())
+        .flat_map(|c| c.topics().iter().copied())
+        .collect()
+}
+
+/// Every contract's topics of the consumer contract judged on the pair, in the
+/// registry's order.
+pub(crate) async fn judge_consumer(pair: consumer::Pair<'_>) -> Vec<consumer::Expectation> {
+    let mut all = Vec::new();
+    for part in ALL.into_iter().filter_map(|c| c.consumer()) {
+        all.extend(part.judge(pair).await);
+    }
+    all
 }
 
 #[cfg(test)]

@@ -125,9 +125,9 @@ pub(crate) async fn run(b: &Session, c: &Session, f: Findings<'_>) -> Option<Fix
             .iter()
             .find(|e| e.topic == topic && e.judgement == Judgement::Broken)
     };
-    let truncate = broken(Topic::Overlength).and_then(|e| e.findings.truncates_at);
-    let instruction = broken(Topic::Instruction).is_some();
-    let reduced = broken(Topic::Matryoshka).and_then(|e| e.findings.reduced);
+    let truncate = broken(Topic::OVERLENGTH).and_then(|e| e.findings.truncates_at);
+    let instruction = broken(Topic::INSTRUCTION).is_some();
+    let reduced = broken(Topic::MATRYOSHKA).and_then(|e| e.findings.reduced);
     let failed = f.documents.1.vectors.iter().any(Option::is_none);
     if truncate.is_none() && !instruction && reduced.is_none() && !failed {
         return None;

@@ -9,7 +9,7 @@
 //! - Prepend the query instruction yourself …  (query cosine old vs new: 0.52 bare, 0.9998 prefixed)
 //! ```
 
-use super::contract::{Expectation, Judgement, SpeechLoss, Topic};
+use super::contract::{Expectation, Judgement, Topic};
 use super::retrieval::Retrieval;
 use super::vectors::VectorEquivalence;
 use crate::http::Encoding;
@@ -50,13 +50,16 @@ fn remedy(finding: &str, action: impl Into<String>, evidence: impl Into<String>)
 
 fn for_expectation(e: &Expectation, retrieval: &Retrieval) -> Option<Remedy> {
     let seen = format!("baseline: {}; candidate: {}", e.baseline, e.candidate);
+    if let Some(action) = &e.findings.action {
+        return Some(remedy(e.topic.name(), action.as_str(), seen));
+    }
     Some(match e.topic {
-        Topic::Matryoshka if e.findings.refuses_native => remedy(
+        Topic::MATRYOSHKA if e.findings.refuses_native => remedy(
             "matryoshka",
             "stop sending `dimensions`; for shorter vectors keep the first d values and re-normalise them in the client",
             seen,
         ),
-        Topic::Matryoshka => remedy(
+        Topic::MATRYOSHKA => remedy(
             "matryoshka",
             format!(
                 "stop sending `dimensions` below {}; truncate vectors in the client (first d values, re-normalised)",
@@ -64,7 +67,7 @@ fn for_expectation(e: &Expectation, retrieval: &Retrieval) -> Option<Remedy> {
             ),
             seen,
         ),
-        Topic::Instruction => remedy(
+        Topic::INSTRUCTION => remedy(
             "instruction",
             format!(
                 "prepend the query instruction yourself (`{}`) and stop relying on `input_type`",
@@ -72,7 +75,7 @@ fn for_expectation(e: &Expectation, retrieval: &Retrieval) -> Option<Remedy> {
             ),
             instruction_evidence(&seen, retrieval),
         ),
-        Topic::Overlength => remedy(
+        Topic::OVERLENGTH => remedy(
             "overlength",
             match e.findings.truncates_at {
                 Some(n) => format!("truncate inputs to {n} tokens with the model's tokenizer before sending (a cut at whole characters can end a token or two away from the old server's cut)"),
@@ -80,7 +83,7 @@ fn for_expectation(e: &Expectation, retrieval: &Retrieval) -> Option<Remedy> {
             },
             seen,
         ),
-        Topic::Encoding => remedy(
+        Topic::ENCODING => remedy(
             "encoding",
             match e.findings.candidate_encoding {
                 Some(Encoding::Base64) => "decode base64 embeddings, or send `encoding_format: \"float\"` (or no `encoding_format`)".to_owned(),
@@ -88,56 +91,18 @@ fn for_expectation(e: &Expectation, retrieval: &Retrieval) -> Option<Remedy> {
             },
             seen,
         ),
-        Topic::ErrorShape => remedy(
+        Topic::ERROR_SHAPE => remedy(
             "error_shape",
             "read error messages from `error.message`, a top-level `message` and `detail` alike",
             seen,
         ),
-        Topic::Rerank => remedy("rerank", rerank_action(e), seen),
-        Topic::Speech => remedy("speech", speech_action(e), seen),
-        Topic::ServerErrors => remedy(
+        Topic::SERVER_ERRORS => remedy(
             "server_errors",
             "do not retry 5xx answers to these requests: they are client mistakes the candidate reports as server errors",
             server_error_evidence(e),
         ),
+        _ => return None,
     })
-}
-
-/// What a speech client changes: where it transcribes, or the formats it asks for.
-fn speech_action(e: &Expectation) -> String {
-    match &e.findings.speech {
-        Some(SpeechLoss::NotOffered) => "keep speech-to-text on the baseline (or another server): the candidate does not answer POST /v1/audio/transcriptions".to_owned(),
-        Some(SpeechLoss::Formats(lost)) if !lost.is_empty() => format!(
-            "ask for json or verbose_json and build {} from its text and segments in the client, or keep those formats on the baseline: the candidate refuses them",
-            lost.join(", ")
-        ),
-        _ => "hold the candidate's transcription answer against the baseline's before switching: the minimal request does not get a JSON transcript".to_owned(),
-    }
-}
-
-/// What a rerank client changes: its route, its score threshold, or where it reranks.
-fn rerank_action(e: &Expectation) -> String {
-    if let Some((old, new)) = e.findings.rerank_dialects {
-        return format!(
-            "change every rerank client from {} dialect {} to {} {}: the candidate does not read the baseline's request (TEI's clients: LlamaIndex's TextEmbeddingInference, Haystack's HuggingFaceTEIRanker; NIM's: NVIDIARerank; Cohere's: the Cohere SDKs, LangChain's and LlamaIndex's CohereRerank, Dify, Open WebUI)",
-            old.described(),
-            old.request(),
-            new.described(),
-            new.request()
-        );
-    }
-    match (e.findings.rerank_routes, e.findings.rerank_scales) {
-        (Some((_, None)), _) => "keep reranking on the baseline (or another reranker): the candidate serves no rerank route".to_owned(),
-        (Some((old, Some(new))), _) if old != new => format!(
-            "point rerank clients at {} (the candidate does not answer {}): a Cohere SDK base URL without `/v1`, or the full URL where the client takes one",
-            new.path(),
-            old.path()
-        ),
-        (_, Some((old, new))) => format!(
-            "re-tune every score threshold: the baseline answered {old}, the candidate {new}"
-        ),
-        _ => "hold the candidate's ranking against the baseline's before switching: the same request ranks another document first".to_owned(),
-    }
 }
 
 fn instruction_evidence(seen: &str, retrieval: &Retrieval) -> String {

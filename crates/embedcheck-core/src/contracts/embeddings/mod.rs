@@ -14,6 +14,7 @@ pub use settings::EmbeddingsSettings;
 
 use crate::catalogue::ContractId;
 use crate::clauses::Check;
+use crate::contracts::consumer::Consumer;
 use crate::contracts::contract::{Contract, MatrixRow, Presence};
 use crate::http::{Probe, Route};
 use crate::profiles::{Client, ClientProfile, Judged};
@@ -136,6 +137,11 @@ impl Contract for Embeddings {
 
     /// None: the matrix's clause rows and agreement show it.
     fn matrix_row(&self) -> Option<MatrixRow> {
+        None
+    }
+
+    /// None: embeddings' topics are the migration's own (`migration/contract.rs`).
+    fn consumer(&self) -> Option<&'static dyn Consumer> {
         None
     }
 }

@@ -2,6 +2,7 @@
 //! `/v2/rerank` in Cohere's dialect and in the dialects of TEI, NVIDIA NIM and Voyage.
 
 pub(crate) mod clauses;
+mod consumer;
 pub mod facts;
 pub(crate) mod profiles;
 pub mod reference;
@@ -16,6 +17,7 @@ pub use settings::RerankSettings;
 
 use crate::catalogue::ContractId;
 use crate::clauses::Check;
+use crate::contracts::consumer::Consumer;
 use crate::contracts::contract::{Contract, MatrixRow, Presence};
 use crate::http::{Probe, Route};
 use crate::profiles::{Client, ClientProfile, Judged};
@@ -135,6 +137,10 @@ impl Contract for Rerank {
             cell: dialect_cell,
             absent: "no rerank",
         })
+    }
+
+    fn consumer(&self) -> Option<&'static dyn Consumer> {
+        Some(&consumer::RerankConsumer)
     }
 }
 

@@ -4,6 +4,7 @@
 
 pub mod audio;
 pub(crate) mod clauses;
+mod consumer;
 pub(crate) mod profiles;
 pub mod reference;
 pub(crate) mod reply;
@@ -14,6 +15,7 @@ pub use settings::SpeechSettings;
 
 use crate::catalogue::ContractId;
 use crate::clauses::Check;
+use crate::contracts::consumer::Consumer;
 use crate::contracts::contract::{Contract, MatrixRow, Presence};
 use crate::http::{Probe, Route};
 use crate::profiles::{Client, ClientProfile, Judged};
@@ -112,5 +114,9 @@ impl Contract for Speech {
     /// None: the matrix's clause rows and agreement show it.
     fn matrix_row(&self) -> Option<MatrixRow> {
         None
+    }
+
+    fn consumer(&self) -> Option<&'static dyn Consumer> {
+        Some(&consumer::SpeechConsumer)
     }
 }
