@@ -6,7 +6,7 @@
 use crate::catalogue::ContractId;
 use crate::clauses::Check;
 use crate::contracts::consumer::Consumer;
-use crate::http::{Probe, Route};
+use crate::http::{Probe, Reply, Route};
 use crate::profiles::{Client, ClientProfile, Judged};
 use crate::reference::ReferenceError;
 use crate::session::facts::Facts;
@@ -98,6 +98,31 @@ pub(crate) trait Contract: Sync {
     /// relies on), where the migration does not judge it itself: embeddings' topics
     /// are the migration's own, read with the vectors it compares.
     fn consumer(&self) -> Option<&'static dyn Consumer>;
+
+    /// How the migration's side-by-side view tells its answers from any other body,
+    /// where the migration does not itself: embeddings' (a vector's length and
+    /// encoding) are the migration's own.
+    fn answer_shape(&self) -> Option<AnswerShape>;
+}
+
+/// A contract's answer, as the migration's side-by-side view tells it.
+#[derive(Clone, Copy)]
+pub(crate) struct AnswerShape {
+    /// Its shape's name in report.json (`rerank`) and in words (`rerank results`),
+    /// and the word its items are counted in (`5 results`).
+    pub shape: ContractShape,
+    /// Whether a JSON body is its answer.
+    pub is: fn(&Value) -> bool,
+    /// How many items the answer carries.
+    pub items: fn(&Reply) -> Option<usize>,
+}
+
+/// A contract's answer shape, by name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ContractShape {
+    pub name: &'static str,
+    pub label: &'static str,
+    pub items_word: &'static str,
 }
 
 /// What a contract's own requests found of the server, before any clause.

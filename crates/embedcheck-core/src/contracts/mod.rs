@@ -7,7 +7,7 @@ use crate::catalogue::{Clause, ContractId};
 use crate::clauses::Check;
 use crate::contracts::embeddings::facts::EmbeddingsFacts;
 use crate::contracts::rerank::facts::RerankFacts;
-use crate::http::{Target, TargetError};
+use crate::http::{Reply, Target, TargetError};
 use crate::profiles::{self, Client, ClientProfile, Judged};
 use crate::session::ByContract;
 use crate::session::facts::Facts;
@@ -26,6 +26,7 @@ pub mod rerank;
 pub mod speech;
 
 pub(crate) use contract::Contract;
+pub use contract::ContractShape;
 pub use contract::ServerOptionError;
 pub(crate) use offer::Offered;
 pub use options::{ContractOptions, ServerOptions};
@@ -225,6 +226,16 @@ pub(crate) async fn judge_consumer(pair: consumer::Pair<'_>) -> Vec<consumer::Ex
         all.extend(part.judge(pair).await);
     }
     all
+}
+
+/// The contract answer `reply` carries, if a contract that tells its answers
+/// recognises its JSON: its shape and how many items it carries.
+pub(crate) fn answer_shape(reply: &Reply) -> Option<(ContractShape, Option<usize>)> {
+    let json = reply.json.as_ref()?;
+    ALL.into_iter()
+        .filter_map(|c| c.answer_shape())
+        .find(|a| (a.is)(json))
+        .map(|a| (a.shape, (a.items)(reply)))
 }
 
 #[cfg(test)]

@@ -15,8 +15,8 @@
 
 use crate::audit::ServerAudit;
 use crate::catalogue::Level;
-use crate::contracts::{self, embeddings, rerank};
-use crate::http::{Encoding, Reply, Validity, excerpt};
+use crate::contracts::{self, ContractShape, embeddings};
+use crate::http::{Anchor, Encoding, Reply, Validity, excerpt};
 use crate::session::{Logged, Session};
 use crate::vectors::decode_base64;
 use crate::verdict::Outcome;
@@ -73,23 +73,40 @@ pub struct Answer {
 }
 
 /// The shape of a body.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Shape {
     /// A `data` array of embeddings.
     Embeddings,
+    /// Another contract's answer, as that contract tells it (a rerank answer:
+    /// `results[]`, or TEI's bare array).
+    Contract(ContractShape),
     /// `{"error": {"message": …}}`, as OpenAI writes errors.
     OpenaiError,
     /// `{"message": …}` or `{"error": "…"}` (vLLM, Dynamo, TEI).
     FlatError,
     /// `{"detail": …}` (FastAPI).
     DetailError,
-    /// A rerank answer (`results[]`, or TEI's bare array).
-    Rerank,
     OtherJson,
     NotJson,
     Empty,
     NoAnswer,
+}
+
+impl Serialize for Shape {
+    /// Its name in report.json (`openai_error`, a contract's own: `rerank`).
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(match self {
+            Shape::Embeddings => "embeddings",
+            Shape::Contract(shape) => shape.name,
+            Shape::OpenaiError => "openai_error",
+            Shape::FlatError => "flat_error",
+            Shape::DetailError => "detail_error",
+            Shape::OtherJson => "other_json",
+            Shape::NotJson => "not_json",
+            Shape::Empty => "empty",
+            Shape::NoAnswer => "no_answer",
+        })
+    }
 }
 
 /// One clause's outcome on both servers.
@@ -135,10 +152,9 @@ impl Answer {
             ),
             _ => (None, None),
         };
-        let shape = shape(reply.json.as_ref(), reply.body.is_empty());
-        let items = match shape {
-            Shape::Rerank => reply.rerank().ok().map(|a| a.items.len()),
-            _ => reply.data().ok().map(<[Value]>::len),
+        let (shape, items) = match shape(reply) {
+            (shape @ Shape::Contract(_), items) => (shape, items),
+            (shape, _) => (shape, reply.data().ok().map(<[Value]>::len)),
         };
         Answer {
             status: Some(reply.status),
@@ -191,10 +207,16 @@ impl fmt::Display for Answer {
                 write!(f, " · base64 ({d} values)")?
             }
             (Shape::Embeddings, _, _) => write!(f, " · list")?,
-            (Shape::Rerank, _, _) => write!(f, " · {} results", self.items.unwrap_or_default())?,
+            (Shape::Contract(shape), _, _) => write!(
+                f,
+                " · {} {}",
+                self.items.unwrap_or_default(),
+                shape.items_word
+            )?,
             (shape, _, _) => write!(f, " · {}", shape.label())?,
         }
-        if let Some(items) = self.items.filter(|&n| n > 1 && self.shape != Shape::Rerank) {
+        let counted = matches!(self.shape, Shape::Contract(_));
+        if let Some(items) = self.items.filter(|&n| n > 1 && !counted) {
             write!(f, " × {items}")?;
         }
         if let Some(tokens) = self.tokens {
@@ -214,7 +236,7 @@ impl Shape {
             Shape::OpenaiError => "OpenAI-shaped error",
             Shape::FlatError => "flat error",
             Shape::DetailError => "FastAPI detail error",
-            Shape::Rerank => "rerank results",
+            Shape::Contract(shape) => shape.label,
             Shape::OtherJson => "other JSON",
             Shape::NotJson => "non-JSON body",
             Shape::Empty => "empty body",
@@ -230,15 +252,23 @@ impl Shape {
     }
 }
 
-fn shape(json: Option<&Value>, empty: bool) -> Shape {
-    let Some(json) = json else {
-        return if empty { Shape::Empty } else { Shape::NotJson };
+/// The shape of a reply's body, with the items a contract's answer carries.
+fn shape(reply: &Reply) -> (Shape, Option<usize>) {
+    let Some(json) = reply.json.as_ref() else {
+        let shape = if reply.body.is_empty() {
+            Shape::Empty
+        } else {
+            Shape::NotJson
+        };
+        return (shape, None);
     };
     if embeddings::reply::is_list(json) {
-        Shape::Embeddings
-    } else if rerank::reply::is_ranking(json) {
-        Shape::Rerank
-    } else if json.pointer("/error/message").is_some() {
+        return (Shape::Embeddings, None);
+    }
+    if let Some((shape, items)) = contracts::answer_shape(reply) {
+        return (Shape::Contract(shape), items);
+    }
+    let shape = if json.pointer("/error/message").is_some() {
         Shape::OpenaiError
     } else if json.get("message").is_some() || json.get("error").is_some_and(Value::is_string) {
         Shape::FlatError
@@ -246,7 +276,8 @@ fn shape(json: Option<&Value>, empty: bool) -> Shape {
         Shape::DetailError
     } else {
         Shape::OtherJson
-    }
+    };
+    (shape, None)
 }
 
 /// Builds the side-by-side view from both sessions' logs and both audits.
@@ -319,23 +350,17 @@ fn row(shown: &Logged, model: &str, b: Option<&Logged>, c: Option<&Logged>) -> P
 /// server's own model name replaced.
 fn key(logged: &Logged, model: &str) -> String {
     let exchange = &logged.exchange;
-    // The resource: `embeddings` wherever the base path puts it; a rerank route with
-    // its version (`v1/rerank`, `/rerank`, `v2/rerank` are different routes).
-    let resource = if exchange.path.ends_with("/rerank") {
-        let mut tail = exchange.path.rsplitn(3, '/');
-        let (last, version) = (tail.next(), tail.next());
-        format!(
-            "{}/{}",
-            version.unwrap_or_default(),
-            last.unwrap_or_default()
-        )
-    } else {
-        exchange
+    // The resource: a route from the server's root with its version (`/v1/rerank`,
+    // `/rerank` and `/v2/rerank` are different routes), one under the base URL by its
+    // last segment wherever the base path puts it (`embeddings`).
+    let resource = match logged.resource.route() {
+        Some(route) if route.anchor == Anchor::Root => route.path.to_owned(),
+        _ => exchange
             .path
             .rsplit('/')
             .next()
             .unwrap_or_default()
-            .to_owned()
+            .to_owned(),
     };
     let body = exchange.request_body.as_deref().unwrap_or_default();
     let body = if model.is_empty() {

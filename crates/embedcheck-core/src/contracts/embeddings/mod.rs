@@ -15,7 +15,7 @@ pub use settings::EmbeddingsSettings;
 use crate::catalogue::ContractId;
 use crate::clauses::Check;
 use crate::contracts::consumer::Consumer;
-use crate::contracts::contract::{Contract, MatrixRow, Presence};
+use crate::contracts::contract::{AnswerShape, Contract, MatrixRow, Presence};
 use crate::http::{Probe, Route};
 use crate::profiles::{Client, ClientProfile, Judged};
 use crate::session::facts::Facts;
@@ -142,6 +142,11 @@ impl Contract for Embeddings {
 
     /// None: embeddings' topics are the migration's own (`migration/contract.rs`).
     fn consumer(&self) -> Option<&'static dyn Consumer> {
+        None
+    }
+
+    /// None: embeddings' answers are the migration's own (`migration/behaviour.rs`).
+    fn answer_shape(&self) -> Option<AnswerShape> {
         None
     }
 }

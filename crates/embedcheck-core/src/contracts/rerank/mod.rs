@@ -18,7 +18,7 @@ pub use settings::RerankSettings;
 use crate::catalogue::ContractId;
 use crate::clauses::Check;
 use crate::contracts::consumer::Consumer;
-use crate::contracts::contract::{Contract, MatrixRow, Presence};
+use crate::contracts::contract::{AnswerShape, Contract, ContractShape, MatrixRow, Presence};
 use crate::http::{Probe, Route};
 use crate::profiles::{Client, ClientProfile, Judged};
 use crate::session::facts::Facts;
@@ -141,6 +141,19 @@ impl Contract for Rerank {
 
     fn consumer(&self) -> Option<&'static dyn Consumer> {
         Some(&consumer::RerankConsumer)
+    }
+
+    /// `results[]`, or TEI's bare array, counted in results.
+    fn answer_shape(&self) -> Option<AnswerShape> {
+        Some(AnswerShape {
+            shape: ContractShape {
+                name: "rerank",
+                label: "rerank results",
+                items_word: "results",
+            },
+            is: reply::is_ranking,
+            items: |reply| reply.rerank().ok().map(|a| a.items.len()),
+        })
     }
 }
 

@@ -16,7 +16,7 @@ pub use settings::SpeechSettings;
 use crate::catalogue::ContractId;
 use crate::clauses::Check;
 use crate::contracts::consumer::Consumer;
-use crate::contracts::contract::{Contract, MatrixRow, Presence};
+use crate::contracts::contract::{AnswerShape, Contract, MatrixRow, Presence};
 use crate::http::{Probe, Route};
 use crate::profiles::{Client, ClientProfile, Judged};
 use crate::session::facts::Facts;
@@ -118,5 +118,10 @@ impl Contract for Speech {
 
     fn consumer(&self) -> Option<&'static dyn Consumer> {
         Some(&consumer::SpeechConsumer)
+    }
+
+    /// None: a transcript is shown as the JSON or text it is.
+    fn answer_shape(&self) -> Option<AnswerShape> {
+        None
     }
 }
