@@ -205,16 +205,39 @@ pub(crate) fn cost_line(options: &Options) -> String {
     line
 }
 
-/// What the run spent, at `--price-per-mtok`.
-pub(crate) fn spend_line(options: &Options, requests: u64, tokens: u64) -> String {
-    let mut line = format!("spent: {requests} requests, {tokens} tokens");
-    if let Some(price) = options.price_per_mtok {
-        line.push_str(&format!(
-            " (${:.4} at ${price}/M tokens)",
-            tokens as f64 * price / 1_000_000.0
-        ));
+/// What an audit prints and writes once it has run: where its reports go, and the
+/// price its spend is told at.
+#[derive(Debug)]
+pub(crate) struct Outputs {
+    /// `--report-dir`, else `target/embedcheck/<label>/`.
+    pub report_dir: std::path::PathBuf,
+    /// `--price-per-mtok`.
+    price_per_mtok: Option<f64>,
+}
+
+impl Outputs {
+    fn of(options: &Options, label: &str) -> Outputs {
+        Outputs {
+            report_dir: options.report_dir.clone().unwrap_or_else(|| {
+                std::path::PathBuf::from("target")
+                    .join("embedcheck")
+                    .join(label)
+            }),
+            price_per_mtok: options.price_per_mtok,
+        }
     }
-    line
+
+    /// What the run spent, at `--price-per-mtok`.
+    pub(crate) fn spend_line(&self, requests: u64, tokens: u64) -> String {
+        let mut line = format!("spent: {requests} requests, {tokens} tokens");
+        if let Some(price) = self.price_per_mtok {
+            line.push_str(&format!(
+                " (${:.4} at ${price}/M tokens)",
+                tokens as f64 * price / 1_000_000.0
+            ));
+        }
+        line
+    }
 }
 
 /// What `--baseline` names, decided once where the plan is made: a live server (a
@@ -316,6 +339,8 @@ pub(crate) struct AuditPlan {
     pub recorder: Option<Recorder>,
     pub snapshot: bool,
     pub strict: bool,
+    /// Where its reports go, and how its spend is told.
+    pub outputs: Outputs,
 }
 
 impl AuditPlan {
@@ -360,6 +385,7 @@ impl AuditPlan {
             recorder: Recorder::of(options),
             snapshot: options.snapshot,
             strict: options.strict,
+            outputs: Outputs::of(options, label),
         })
     }
 }
@@ -386,9 +412,9 @@ impl Recorder {
         })
     }
 
-    /// The corpus as the audited server embeds it, written, after an audit that
-    /// reached the server (its facts decide the requests).
-    pub(crate) async fn record(
+    /// The corpus as the audited server embeds it, recorded and written, after an
+    /// audit that reached the server (its facts decide the requests).
+    pub(crate) async fn record_and_write(
         &self,
         session: &embedcheck_core::session::Session,
         audit: &embedcheck_core::audit::ServerAudit,

@@ -144,18 +144,18 @@ pub(crate) fn audit(
     baseline: Option<Baseline>,
 ) -> Result<Report, RunError> {
     let runtime = runtime()?;
-    let (report, recorded) = runtime.block_on(audit_async(options, selected, baseline))?;
+    let (report, recorded, outputs) = runtime.block_on(audit_async(options, selected, baseline))?;
     runtime.shutdown_timeout(Duration::from_secs(1));
     print!("{}", report::terminal::render(&report));
     for server in &report.servers {
         println!(
             "{}: {}",
             server.label,
-            plan::spend_line(options, server.requests_sent, server.tokens_used)
+            outputs.spend_line(server.requests_sent, server.tokens_used)
         );
     }
-    let dir = report_dir(options, &report.subject().label);
-    report::write_all(&report, &dir)?;
+    let dir = &outputs.report_dir;
+    report::write_all(&report, dir)?;
     println!("reports: {}", dir.display());
     if let Some(recorded) = recorded {
         println!("{}", recorded?);
@@ -163,8 +163,9 @@ pub(crate) fn audit(
     Ok(report)
 }
 
-/// A run's report, and with `--record-baseline` what was recorded or why not.
-type Audited = (Report, Option<Result<String, RunError>>);
+/// A run's report, with `--record-baseline` what was recorded or why not, and what
+/// is printed and written of it.
+type Audited = (Report, Option<Result<String, RunError>>, plan::Outputs);
 
 async fn audit_async(
     options: &Options,
@@ -193,6 +194,7 @@ async fn run_prepared(
     interrupt: Interrupt,
     pins: ContractScore,
 ) -> Result<Audited, RunError> {
+    let outputs = plan.outputs;
     let mut snapshots = None;
     let mut recorded = None;
     let mut replayed = None;
@@ -204,7 +206,7 @@ async fn run_prepared(
                 snapshots = Some(record_snapshots(&session, &audit.label));
             }
             if let Some(recorder) = &plan.recorder {
-                recorded = Some(recorder.record(&session, &audit).await);
+                recorded = Some(recorder.record_and_write(&session, &audit).await);
             }
             if let Some(recording) = &plan.recorded {
                 println!(
@@ -268,7 +270,7 @@ async fn run_prepared(
     report.behaviour_snapshots = snapshots;
     report.replay = replayed;
     report.contract = pins;
-    Ok((report, recorded))
+    Ok((report, recorded, outputs))
 }
 
 /// `--dry-run`: prints the budget and each selected clause's first request as curl
@@ -379,13 +381,6 @@ fn watch_ctrl_c(interrupt: Interrupt) {
             interrupt.trigger();
         }
     });
-}
-
-fn report_dir(options: &Options, label: &str) -> PathBuf {
-    options
-        .report_dir
-        .clone()
-        .unwrap_or_else(|| PathBuf::from("target").join("embedcheck").join(label))
 }
 
 /// A seed from the clock, for runs that did not ask for one; printed so it can be replayed.

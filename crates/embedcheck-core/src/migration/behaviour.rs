@@ -377,13 +377,14 @@ pub(crate) fn describe(logged: &Logged, model: &str) -> String {
     let Some(body) = &exchange.request_body else {
         return format!("{} {}", exchange.method, exchange.path);
     };
+    // A form's excerpt is never JSON: told by how it begins.
+    if let Some(parts) = body.strip_prefix(FORM_EXCERPT) {
+        return format!("form at {}: {}", exchange.path, describe_form(parts, model));
+    }
     match serde_json::from_str::<Value>(body) {
         Ok(Value::Object(fields)) => contracts::describe_request(&exchange.path, &fields, model),
         Ok(other) => format!("JSON body {}", excerpt::cut(&other.to_string(), 40)),
-        Err(_) => match body.strip_prefix(FORM_EXCERPT) {
-            Some(parts) => format!("form at {}: {}", exchange.path, describe_form(parts, model)),
-            None => format!("raw body {}", excerpt::cut(body, 40)),
-        },
+        Err(_) => format!("raw body {}", excerpt::cut(body, 40)),
     }
 }
 
