@@ -14,8 +14,8 @@
 //!   no model field, no models route, at most 2048 inputs, error bodies azure
 //! ```
 
+use crate::contracts::VendorParts;
 use crate::contracts::embeddings::EmbeddingsSettings;
-use crate::contracts::speech::SpeechSettings;
 use crate::expectations::{Expectation, Expectations};
 use crate::http::{AccessError, Fields, KeyHeader};
 use crate::session::Settings;
@@ -108,13 +108,10 @@ pub struct Profile {
     pub sources: Vec<String>,
     #[serde(default)]
     pub notes: Vec<String>,
-    /// The URL of the vendor's speech-to-text route to give `--endpoint`, placeholders
-    /// in braces, where it serves one: on Azure a deployment of its own, so speech is
-    /// a run of its own there.
-    pub speech_endpoint: Option<String>,
-    /// The documented model the speech clauses name unless `--speech-model` does:
-    /// a vendor's models route lists chat models first.
-    pub speech_model: Option<String>,
+    /// What it documents of the other contracts (its speech route and model), each
+    /// contract's own keys.
+    #[serde(flatten)]
+    pub contracts: VendorParts,
     /// Deviations from the contract the vendor documents, by clause ID.
     #[serde(default)]
     pub documented: BTreeMap<String, Expectation>,
@@ -205,10 +202,7 @@ impl Profile {
             embeddings.large_batch = embeddings.large_batch.min(max as usize);
         }
         embeddings.max_input_tokens = embeddings.max_input_tokens.or(self.max_input_tokens);
-        let speech = settings.contracts.get_mut::<SpeechSettings>();
-        if speech.model.is_none() {
-            speech.model.clone_from(&self.speech_model);
-        }
+        self.contracts.adjust(&mut settings.contracts);
     }
 
     /// The documented deviations, shown as `fail (documented)` with their links.
@@ -247,9 +241,7 @@ impl Profile {
             parts.push(format!("encodings {}", encodings.join("|")));
         }
         parts.push(format!("error bodies {:?}", self.error_shape).to_lowercase());
-        if let Some(model) = &self.speech_model {
-            parts.push(format!("speech model {model}"));
-        }
+        parts.extend(self.contracts.summary());
         format!(
             "vendor profile {} ({}): {}; {} documented deviations",
             self.name,
@@ -263,6 +255,7 @@ impl Profile {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::contracts::speech::SpeechSettings;
 
     #[test]
     fn every_shipped_profile_loads_under_its_own_name() {
@@ -295,6 +288,16 @@ mod tests {
                 "README has no command line for {name}"
             );
         }
+    }
+
+    /// A profile's keys are its own and each contract's: any other is refused.
+    #[test]
+    fn a_profile_refuses_a_key_no_one_knows() {
+        let (_, groq) = SHIPPED.iter().find(|(name, _)| *name == "groq").unwrap();
+        assert!(Profile::parse(groq, "groq").is_ok());
+        let misspelt = groq.replace("speech_model", "speech_modle");
+        let error = Profile::parse(&misspelt, "groq").unwrap_err().to_string();
+        assert!(error.contains("speech_modle"), "{error}");
     }
 
     #[test]
@@ -355,23 +358,26 @@ mod tests {
         assert!(groq.summary().contains("speech model whisper-large-v3"));
     }
 
-    /// Each speech URL a profile gives is one `--endpoint` reads as the speech route.
+    /// Each other contract's URL a profile gives (its speech route) is one
+    /// `--endpoint` reads as that contract's route.
     #[test]
-    fn every_speech_endpoint_is_a_speech_route() {
+    fn every_contracts_endpoint_is_its_route() {
+        let mut checked = 0;
         for name in Profile::names() {
             let profile = Profile::named(name).unwrap();
-            let Some(url) = &profile.speech_endpoint else {
-                continue;
-            };
-            let url = url.replace(['{', '}'], "");
-            let target = crate::contracts::target(&url).unwrap_or_else(|e| panic!("{name}: {e}"));
-            let route = target.url(&crate::contracts::speech::requests::ROUTE);
-            assert_eq!(
-                route.as_str(),
-                url.as_str(),
-                "{name}: the speech clauses would not reach the documented route"
-            );
+            for (url, route) in profile.contracts.endpoints() {
+                let url = url.replace(['{', '}'], "");
+                let target =
+                    crate::contracts::target(&url).unwrap_or_else(|e| panic!("{name}: {e}"));
+                assert_eq!(
+                    target.url(&route).as_str(),
+                    url.as_str(),
+                    "{name}: the clauses would not reach the documented route"
+                );
+                checked += 1;
+            }
         }
+        assert!(checked >= 6, "{checked}");
     }
 
     #[test]

@@ -29,7 +29,7 @@ pub(crate) use contract::Contract;
 pub use contract::ContractShape;
 pub use contract::ServerOptionError;
 pub(crate) use offer::Offered;
-pub use options::{ContractOptions, ServerOptions};
+pub use options::{ContractOptions, ServerOptions, VendorParts};
 
 /// Every contract, in the order the audit runs them and reports show them: the one
 /// list that names them.

@@ -5,6 +5,7 @@
 
 use super::contract::ServerOptionError;
 use super::{embeddings, rerank, speech};
+use crate::http::Route;
 use crate::reference::ReferenceError;
 use crate::session::ByContract;
 use serde::de::{self, Deserialize, Deserializer, MapAccess, Visitor};
@@ -54,9 +55,7 @@ impl ServerOptions {
         self.embeddings.over(store.get_mut())
     }
 
-    /// Every contract's keys. An entry's flattened part is offered only the keys it
-    /// names (serde's flattening hands a struct its own fields), where a part that
-    /// took any map would leave the entry unable to tell an unknown key.
+    /// Every contract's keys (`flattened_keys`).
     fn keys() -> &'static [&'static str] {
         static KEYS: OnceLock<Vec<&'static str>> = OnceLock::new();
         KEYS.get_or_init(|| {
@@ -72,33 +71,96 @@ impl ServerOptions {
 
 impl<'de> Deserialize<'de> for ServerOptions {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        deserializer.deserialize_struct("ServerOptions", Self::keys(), Parts)
+        let table = flattened(deserializer, "ServerOptions", Self::keys())?;
+        Ok(ServerOptions {
+            rerank: part(&table)?,
+            speech: part(&table)?,
+            embeddings: part(&table)?,
+        })
     }
 }
 
-/// Reads the entry's contract keys as one table, then each contract's part from it.
-struct Parts;
+/// Every contract's own facts of one vendor (its profile in `specs/vendors/`), beside
+/// the embeddings facts the profile holds: speech's route and model.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct VendorParts {
+    speech: speech::settings::SpeechVendor,
+}
 
-impl<'de> Visitor<'de> for Parts {
-    type Value = ServerOptions;
-
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("a server's own values")
+impl VendorParts {
+    /// `store` with what the vendor documents standing in where the user declared
+    /// nothing (its speech model for `--speech-model`).
+    pub fn adjust(&self, store: &mut ByContract) {
+        self.speech.adjust(store.get_mut());
     }
 
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ServerOptions, A::Error> {
-        let mut table = BTreeMap::<String, toml::Value>::new();
+    /// What the run's summary line says of them (`speech model whisper-large-v3`).
+    pub fn summary(&self) -> Vec<String> {
+        self.speech.summary().into_iter().collect()
+    }
+
+    /// The URLs the profile gives for `--endpoint` beside its embeddings one, each with
+    /// the route a run pasting it must reach.
+    pub fn endpoints(&self) -> Vec<(&str, Route)> {
+        let speech = self
+            .speech
+            .endpoint()
+            .map(|url| (url, speech::requests::ROUTE));
+        speech.into_iter().collect()
+    }
+
+    fn keys() -> &'static [&'static str] {
+        static KEYS: OnceLock<Vec<&'static str>> = OnceLock::new();
+        KEYS.get_or_init(fields_of::<speech::settings::SpeechVendor>)
+    }
+}
+
+impl<'de> Deserialize<'de> for VendorParts {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let table = flattened(deserializer, "VendorParts", Self::keys())?;
+        Ok(VendorParts {
+            speech: part(&table)?,
+        })
+    }
+}
+
+/// The keys `keys` of the entry a value is flattened into, as one table. An entry's
+/// flattened part is offered only the keys it names (serde's flattening hands a
+/// struct its own fields), where a part that took any map would leave the entry, which
+/// refuses unknown keys, unable to tell one.
+fn flattened<'de, D: Deserializer<'de>>(
+    deserializer: D,
+    name: &'static str,
+    keys: &'static [&'static str],
+) -> Result<BTreeMap<String, toml::Value>, D::Error> {
+    deserializer.deserialize_struct(name, keys, Table)
+}
+
+/// One contract's part of a flattened table.
+fn part<T: serde::de::DeserializeOwned, E: de::Error>(
+    table: &BTreeMap<String, toml::Value>,
+) -> Result<T, E> {
+    toml::Value::Table(table.clone().into_iter().collect())
+        .try_into()
+        .map_err(E::custom)
+}
+
+/// Reads an entry's keys as one table.
+struct Table;
+
+impl<'de> Visitor<'de> for Table {
+    type Value = BTreeMap<String, toml::Value>;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a table of each contract's values")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut table = BTreeMap::new();
         while let Some((key, value)) = map.next_entry::<String, toml::Value>()? {
             table.insert(key, value);
         }
-        let part = |table: &BTreeMap<String, toml::Value>| {
-            toml::Value::Table(table.clone().into_iter().collect())
-        };
-        Ok(ServerOptions {
-            rerank: part(&table).try_into().map_err(de::Error::custom)?,
-            speech: part(&table).try_into().map_err(de::Error::custom)?,
-            embeddings: part(&table).try_into().map_err(de::Error::custom)?,
-        })
+        Ok(table)
     }
 }
 
@@ -154,5 +216,6 @@ mod tests {
             assert!(keys.contains(&key), "{key}: {keys:?}");
         }
         assert_eq!(keys.len(), 10);
+        assert_eq!(VendorParts::keys(), ["speech_endpoint", "speech_model"]);
     }
 }

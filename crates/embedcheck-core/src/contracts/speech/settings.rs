@@ -81,3 +81,36 @@ impl SpeechServer {
         Ok(())
     }
 }
+
+/// What a vendor profile documents of its speech-to-text (`specs/vendors/`).
+#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
+pub struct SpeechVendor {
+    /// The URL of the vendor's speech-to-text route to give `--endpoint`, placeholders
+    /// in braces, where it serves one: on Azure a deployment of its own, so speech is
+    /// a run of its own there.
+    speech_endpoint: Option<String>,
+    /// The documented model the speech clauses name unless `--speech-model` does:
+    /// a vendor's models route lists chat models first.
+    speech_model: Option<String>,
+}
+
+impl SpeechVendor {
+    /// The documented speech model stands in for `--speech-model`.
+    pub(crate) fn adjust(&self, settings: &mut SpeechSettings) {
+        if settings.model.is_none() {
+            settings.model.clone_from(&self.speech_model);
+        }
+    }
+
+    /// `speech model whisper-large-v3`, where the vendor documents one.
+    pub(crate) fn summary(&self) -> Option<String> {
+        self.speech_model
+            .as_ref()
+            .map(|model| format!("speech model {model}"))
+    }
+
+    /// The speech URL to paste, where the vendor serves one.
+    pub(crate) fn endpoint(&self) -> Option<&str> {
+        self.speech_endpoint.as_deref()
+    }
+}
