@@ -6,8 +6,8 @@
 use crate::audit::{ClauseResult, ServerAudit};
 use crate::catalogue::{Clause, Level};
 use crate::clauses::{Check, Stage};
-use crate::contracts::{self, Offered};
-use crate::http::{Probe, Reply, Transport};
+use crate::contracts::{self, Contract, Offered};
+use crate::http::{Credentials, Probe, Reply, Transport};
 use crate::profiles::{ClauseOutcome, ClientProfile, Judged};
 use crate::session::facts::ModelSource;
 use crate::session::{Fact, Interrupt, ProbeError, Session, Settings};
@@ -185,7 +185,7 @@ async fn reachable_with_access(session: &Session) -> Result<(), String> {
     let shown = || session.transport().target().display();
     let mut first = true;
     for contract in crate::contracts::ALL {
-        let Some(probe) = contract.plain_request(session) else {
+        let Some(probe) = contract.plain_request(session, Credentials::Run) else {
             continue;
         };
         let reply = match session.send(probe).await {
@@ -200,7 +200,7 @@ async fn reachable_with_access(session: &Session) -> Result<(), String> {
             first = false;
             continue;
         }
-        return with_access(session, &reply, first).await;
+        return with_access(session, contract, &reply, first).await;
     }
     Ok(())
 }
@@ -208,7 +208,12 @@ async fn reachable_with_access(session: &Session) -> Result<(), String> {
 /// Whether `reply`, the first plain request a route answered, is about the server;
 /// `first` where it is the first contract's, whose wrong-key probes tell a rejected key
 /// in disguise.
-async fn with_access(session: &Session, reply: &Reply, first: bool) -> Result<(), String> {
+async fn with_access(
+    session: &Session,
+    contract: &dyn Contract,
+    reply: &Reply,
+    first: bool,
+) -> Result<(), String> {
     if reply.is_redirect() {
         return Err(redirected("the plain request", reply));
     }
@@ -219,7 +224,7 @@ async fn with_access(session: &Session, reply: &Reply, first: bool) -> Result<()
         ));
     }
     if first {
-        return rejected_key_in_disguise(session, reply).await;
+        return rejected_key_in_disguise(session, contract, reply).await;
     }
     Ok(())
 }
@@ -243,19 +248,23 @@ fn redirected(what: &str, reply: &Reply) -> String {
 /// with the run's credentials is a 4xx, it is sent once with an obviously wrong key:
 /// the same answer, while the request without credentials is answered otherwise, means
 /// the server reads the key and takes the run's for a wrong one.
-async fn rejected_key_in_disguise(session: &Session, reply: &Reply) -> Result<(), String> {
-    use crate::contracts::embeddings::requests;
+async fn rejected_key_in_disguise(
+    session: &Session,
+    contract: &dyn Contract,
+    reply: &Reply,
+) -> Result<(), String> {
     if !reply.is_client_error() || !session.transport().access().has_credentials() {
         return Ok(());
     }
     let plain = |r: &Reply| (r.status, r.error_message());
-    let wrong = requests::single_with_wrong_credentials(session);
-    let (Ok(wrong), Ok(bare)) = (
-        session.send(wrong).await,
-        session
-            .send(requests::single_without_credentials(session))
-            .await,
-    ) else {
+    let probes = (
+        contract.plain_request(session, Credentials::Wrong),
+        contract.plain_request(session, Credentials::Withheld),
+    );
+    let (Some(wrong), Some(bare)) = probes else {
+        return Ok(());
+    };
+    let (Ok(wrong), Ok(bare)) = (session.send(wrong).await, session.send(bare).await) else {
         return Ok(());
     };
     if plain(&wrong) == plain(reply) && plain(&bare) != plain(reply) {

@@ -6,7 +6,7 @@
 use crate::catalogue::ContractId;
 use crate::clauses::Check;
 use crate::contracts::consumer::Consumer;
-use crate::http::{Probe, Reply, Route};
+use crate::http::{Credentials, Probe, Reply, Route};
 use crate::profiles::{Client, ClientProfile, Judged};
 use crate::reference::ReferenceError;
 use crate::session::facts::Facts;
@@ -20,10 +20,11 @@ pub(crate) trait Contract: Sync {
     /// Which contract this is, as the catalogue names it.
     fn id(&self) -> ContractId;
 
-    /// Its plain request, which any server offering it answers: what the audit asks
-    /// before any clause whether it reaches the server with the run's access. None
-    /// where the contract finds its route for itself (rerank).
-    fn plain_request(&self, s: &Session) -> Option<Probe>;
+    /// Its plain request, which any server offering it answers, with `credentials`:
+    /// what the audit asks before any clause whether it reaches the server with the
+    /// run's access (and, with a wrong key and none, whether a 4xx is a rejected key
+    /// in disguise). None where the contract finds its route for itself (rerank).
+    fn plain_request(&self, s: &Session, credentials: Credentials) -> Option<Probe>;
 
     /// Whether the server offers it, from its own requests' answers, before any
     /// clause runs. `model_served` says, where a contract before it answered a request
@@ -50,6 +51,11 @@ pub(crate) trait Contract: Sync {
     /// Its routes a user may paste whole as `--endpoint` (the report still shows the
     /// first contract's route as the endpoint).
     fn pasteable_routes(&self) -> &'static [Route];
+
+    /// Its smallest request, the least work a server of it can be sent, which the
+    /// session sends after requests timed out until the server answers one; None
+    /// where it has none smaller than the models listing.
+    fn small_request(&self) -> Option<fn(&Session) -> Probe>;
 
     /// How a request is said in the server's dialect, where the contract has several.
     fn dialect(&self) -> Option<Dialect>;

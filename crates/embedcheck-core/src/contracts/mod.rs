@@ -80,13 +80,18 @@ pub(crate) fn model_options() -> Vec<&'static str> {
 }
 
 /// What the session asks of the contracts: how each says a request in the dialect the
-/// server speaks (rerank's: TEI's, NIM's and Voyage's besides Cohere's), and
-/// embeddings' smallest request to tell a busy server from a dead one.
+/// server speaks (rerank's: TEI's, NIM's and Voyage's besides Cohere's), and the
+/// smallest request to tell a busy server from a dead one (the first contract's that
+/// has one: embeddings' one word; else the models listing).
 pub(crate) fn hooks() -> Hooks {
-    Hooks {
+    let mut hooks = Hooks {
         dialects: ALL.into_iter().filter_map(|c| c.dialect()).collect(),
-        small_request: embeddings::requests::small,
+        ..Hooks::default()
+    };
+    if let Some(small) = ALL.into_iter().find_map(|c| c.small_request()) {
+        hooks.small_request = small;
     }
+    hooks
 }
 
 /// Each contract's facts as the report's `facts` shows them after the shared ones:

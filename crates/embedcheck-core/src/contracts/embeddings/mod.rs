@@ -16,7 +16,7 @@ use crate::catalogue::ContractId;
 use crate::clauses::Check;
 use crate::contracts::consumer::Consumer;
 use crate::contracts::contract::{AnswerShape, Contract, MatrixRow, Presence};
-use crate::http::{Probe, Route};
+use crate::http::{Credentials, Probe, Route};
 use crate::profiles::{Client, ClientProfile, Judged};
 use crate::session::facts::Facts;
 use crate::session::{Dialect, Session};
@@ -50,8 +50,13 @@ impl Contract for Embeddings {
         ID
     }
 
-    fn plain_request(&self, s: &Session) -> Option<Probe> {
-        Some(requests::small_probe(s))
+    /// The one-sentence request, as IN-001 and AUTH-001 send it.
+    fn plain_request(&self, s: &Session, credentials: Credentials) -> Option<Probe> {
+        Some(match credentials {
+            Credentials::Run => requests::small_probe(s),
+            Credentials::Withheld => requests::single_without_credentials(s),
+            Credentials::Wrong => requests::single_with_wrong_credentials(s),
+        })
     }
 
     fn presence<'a>(&'a self, s: &'a Session, _: Option<&'static str>) -> BoxFuture<'a, Presence> {
@@ -73,6 +78,11 @@ impl Contract for Embeddings {
 
     fn pasteable_routes(&self) -> &'static [Route] {
         &[requests::ROUTE]
+    }
+
+    /// One word.
+    fn small_request(&self) -> Option<fn(&Session) -> Probe> {
+        Some(requests::small)
     }
 
     fn dialect(&self) -> Option<Dialect> {

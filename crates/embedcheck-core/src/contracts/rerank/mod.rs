@@ -19,7 +19,7 @@ use crate::catalogue::ContractId;
 use crate::clauses::Check;
 use crate::contracts::consumer::Consumer;
 use crate::contracts::contract::{AnswerShape, Contract, ContractShape, MatrixRow, Presence};
-use crate::http::{Probe, Route};
+use crate::http::{Credentials, Probe, Route};
 use crate::profiles::{Client, ClientProfile, Judged};
 use crate::session::facts::Facts;
 use crate::session::{Dialect, Session};
@@ -53,7 +53,7 @@ impl Contract for Rerank {
         ID
     }
 
-    fn plain_request(&self, _: &Session) -> Option<Probe> {
+    fn plain_request(&self, _: &Session, _: Credentials) -> Option<Probe> {
         None
     }
 
@@ -78,6 +78,10 @@ impl Contract for Rerank {
     /// None: rerank's routes are searched for, from the server's root or its base.
     fn pasteable_routes(&self) -> &'static [Route] {
         &[]
+    }
+
+    fn small_request(&self) -> Option<fn(&Session) -> Probe> {
+        None
     }
 
     /// TEI's, NIM's and Voyage's besides Cohere's.

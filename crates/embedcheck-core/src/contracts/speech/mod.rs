@@ -17,7 +17,7 @@ use crate::catalogue::ContractId;
 use crate::clauses::Check;
 use crate::contracts::consumer::Consumer;
 use crate::contracts::contract::{AnswerShape, Contract, MatrixRow, Presence};
-use crate::http::{Probe, Route};
+use crate::http::{Credentials, Probe, Route};
 use crate::profiles::{Client, ClientProfile, Judged};
 use crate::session::facts::Facts;
 use crate::session::{Dialect, Session};
@@ -39,8 +39,14 @@ impl Contract for Speech {
         ID
     }
 
-    fn plain_request(&self, s: &Session) -> Option<Probe> {
-        Some(requests::minimal(s))
+    /// The minimal transcription request.
+    fn plain_request(&self, s: &Session, credentials: Credentials) -> Option<Probe> {
+        let minimal = requests::minimal(s);
+        Some(match credentials {
+            Credentials::Run => minimal,
+            Credentials::Withheld => minimal.unauthenticated(),
+            Credentials::Wrong => minimal.with_wrong_credentials(),
+        })
     }
 
     fn presence<'a>(
@@ -66,6 +72,11 @@ impl Contract for Speech {
 
     fn pasteable_routes(&self) -> &'static [Route] {
         &[requests::ROUTE, requests::TRANSLATIONS]
+    }
+
+    /// None: its smallest request uploads a clip.
+    fn small_request(&self) -> Option<fn(&Session) -> Probe> {
+        None
     }
 
     fn dialect(&self) -> Option<Dialect> {
