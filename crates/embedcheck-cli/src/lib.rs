@@ -10,6 +10,7 @@
 //! clauses, write every report, then let libtest-mimic print one line per clause.
 
 mod args;
+mod diff;
 mod error;
 mod harness;
 mod matrix;
@@ -33,16 +34,27 @@ pub fn main() -> ExitCode {
     main_with(std::env::args().skip(1))
 }
 
-/// Runs embedcheck with the given arguments (without the program name).
+/// Runs embedcheck with the given arguments (without the program name): `diff OLD
+/// NEW` compares two runs' reports, any other words audit.
 pub fn main_with(args: impl IntoIterator<Item = String>) -> ExitCode {
-    finish(execute(args::split(args), Trials::Print))
+    finish(dispatch(args, Trials::Print))
 }
 
 /// [`main_with`] without libtest's lines: the same run, reports and exit status, for
 /// tests that audit through the command line inside `cargo test`, where a `test
 /// result: FAILED` line from an audited server reads as a failure of the tests.
 pub fn main_without_trials(args: impl IntoIterator<Item = String>) -> ExitCode {
-    finish(execute(args::split(args), Trials::Silent))
+    finish(dispatch(args, Trials::Silent))
+}
+
+/// `diff OLD NEW` compares two runs' reports; any other words audit.
+fn dispatch(args: impl IntoIterator<Item = String>, trials: Trials) -> Result<ExitCode, RunError> {
+    let mut args = args.into_iter().peekable();
+    if args.peek().is_some_and(|first| first == "diff") {
+        args.next();
+        return diff::run(args);
+    }
+    execute(args::split(args), trials)
 }
 
 fn finish(outcome: Result<ExitCode, RunError>) -> ExitCode {

@@ -224,7 +224,9 @@ impl Options {
         use clap::CommandFactory;
         let ours = Options::command().render_help().to_string();
         format!(
-            "{ours}\nLibtest arguments work as usual: a filter by clause ID or family \
+            "{ours}\n`embedcheck diff OLD NEW` (or `cargo test -- diff OLD NEW`) compares two runs' \
+             report.json: the verdicts that changed and what is behind each.\n\n\
+             Libtest arguments work as usual: a filter by clause ID or family \
              (e.g. `dimensions`, `RESP-003`), --exact, --skip FILTER, --list, --nocapture.\n\n\
              Exit status: 0 no failing clause; 101 a clause failed (MUST, or any with --strict; \
              in a matrix, on any server), or a known failure passes (update the file or --allow-fixed); \

@@ -1,7 +1,8 @@
 //! Baselines that cannot rot, through the command line: a server pinned to a contract
 //! version stays green when the suite adds a clause it fails (the clause runs and is
 //! reported as not scored), and a known failure that starts passing fails the run
-//! until the file is updated, unless `--allow-fixed`.
+//! until the file is updated, unless `--allow-fixed`; and `embedcheck diff` of two runs
+//! fails on the server's new failures only.
 
 use std::path::Path;
 use std::process::ExitCode;
@@ -114,4 +115,53 @@ async fn a_known_failure_that_passes_fails_the_run_unless_allowed() {
         result(&report(&allowed), "RESP-001")["gate"],
         "not_as_expected_allowed"
     );
+}
+
+/// A server upgraded to break one clause (DIM-001's breaker answers `dimensions` 500,
+/// which also fails the clauses that need a truncated vector): `embedcheck diff` of
+/// the runs before and after names each new failure with the server behind it, and
+/// fails; the clauses now skipped are changes, not failures; the same run against
+/// itself changes nothing and passes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn diff_fails_on_what_an_upgrade_broke() {
+    let before = personas::reference().start().await;
+    let after = personas::breaker("DIM-001")
+        .expect("a breaker")
+        .start()
+        .await;
+    let scratch = out_dir("diff");
+    let (old, new) = (scratch.path().join("old"), scratch.path().join("new"));
+    for (server, dir) in [(&before, &old), (&after, &new)] {
+        let words = format!(
+            "--endpoint {} --seed 7 --report-dir {} dimensions",
+            server.base_url(),
+            dir.display()
+        );
+        run(words.split_whitespace().map(str::to_owned).collect()).await;
+    }
+    let text = |dir: &Path| std::fs::read_to_string(dir.join("report.json")).expect("a report");
+    let (old_text, new_text) = (text(&old), text(&new));
+    let compared = embedcheck_core::report::diff::diff((&old_text, "old"), (&new_text, "new"))
+        .expect("two reports");
+    let page = compared.markdown(false);
+    let regressions: Vec<&str> = compared.regressions().map(|c| c.id.as_str()).collect();
+    assert!(regressions.contains(&"DIM-001"), "{page}");
+    assert!(
+        regressions.iter().all(|id| id.starts_with("DIM-")),
+        "{page}"
+    );
+    let skipped = compared
+        .changes
+        .iter()
+        .filter(|c| c.new.as_ref().is_some_and(|n| n.outcome == "skip"));
+    assert!(skipped.clone().count() > 0, "{page}");
+    assert!(skipped.clone().all(|c| !c.is_regression()), "{page}");
+    assert!(page.contains("| DIM-001 "), "{page}");
+    let diff = |a: &Path, b: &Path| {
+        let words = ["diff", &a.display().to_string(), &b.display().to_string()];
+        run(words.map(str::to_owned).to_vec())
+    };
+    assert_eq!(diff(&old, &new).await, status(101));
+    assert_eq!(diff(&old, &old).await, status(0));
+    assert_eq!(diff(&old, &scratch.path().join("none")).await, status(2));
 }

@@ -17,6 +17,7 @@
 //! └── junit.xml
 //! ```
 
+pub mod diff;
 mod document;
 mod html;
 pub(crate) mod json;

@@ -1,0 +1,60 @@
+//! `embedcheck diff OLD NEW`: which clause verdicts changed between two runs' reports,
+//! each with what changed behind it, as Markdown (a terminal and a CI job's summary
+//! read it alike). The run fails only on the server's new failures, so a server's CI
+//! can hold its last accepted report and stay green when the suite learns a clause.
+
+use crate::error::{EXIT_CLAUSE_FAILED, EXIT_CONFORMANT, RunError};
+use clap::Parser;
+use embedcheck_core::report::diff;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+/// Compares two runs' report.json: the verdicts that changed and what is behind each
+/// (the clause, or the server). Exit status 101 where the server fails a clause it
+/// did not fail before, else 0.
+#[derive(Debug, Parser)]
+#[command(name = "embedcheck diff", disable_version_flag = true)]
+struct DiffOptions {
+    /// The old run's report.json, or the folder holding it.
+    #[arg(value_name = "OLD")]
+    old: PathBuf,
+    /// The new run's report.json, or the folder holding it.
+    #[arg(value_name = "NEW")]
+    new: PathBuf,
+    /// Show only the server's new failures (what fails the diff).
+    #[arg(long)]
+    regressions_only: bool,
+}
+
+/// Runs `embedcheck diff` with the words after `diff`.
+pub(crate) fn run(words: impl IntoIterator<Item = String>) -> Result<ExitCode, RunError> {
+    let program = std::iter::once("embedcheck diff".to_owned());
+    let options = match DiffOptions::try_parse_from(program.chain(words)) {
+        Ok(options) => options,
+        Err(e) if e.kind() == clap::error::ErrorKind::DisplayHelp => {
+            print!("{e}");
+            return Ok(ExitCode::SUCCESS);
+        }
+        Err(e) => return Err(RunError::Usage(crate::first_line(&e.to_string()))),
+    };
+    let (old, new) = (read(&options.old)?, read(&options.new)?);
+    let compared = diff::diff((&old.1, &old.0), (&new.1, &new.0))
+        .map_err(|e| RunError::Usage(e.to_string()))?;
+    print!("{}", compared.markdown(options.regressions_only));
+    Ok(ExitCode::from(match compared.regressions().next() {
+        Some(_) => EXIT_CLAUSE_FAILED,
+        None => EXIT_CONFORMANT,
+    }))
+}
+
+/// A report's path as given and its text; a folder stands for its report.json.
+fn read(given: &Path) -> Result<(String, String), RunError> {
+    let path = match given.is_dir() {
+        true => given.join("report.json"),
+        false => given.to_owned(),
+    };
+    let shown = path.display().to_string();
+    let text = std::fs::read_to_string(&path)
+        .map_err(|e| RunError::Usage(format!("{shown}: cannot read it: {e}")))?;
+    Ok((shown, text))
+}
