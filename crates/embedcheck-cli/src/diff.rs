@@ -9,16 +9,16 @@ use embedcheck_core::report::diff;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-/// Compares two runs' report.json: the verdicts that changed and what is behind each
-/// (the clause, or the server). Exit status 101 where the server fails a clause it
-/// did not fail before, else 0.
+/// Compares two runs' report.json, or two tables' matrix.json: the verdicts that
+/// changed and what is behind each (the clause, or the server). Exit status 101 where
+/// a server fails a clause it did not fail before, else 0.
 #[derive(Debug, Parser)]
 #[command(name = "embedcheck diff", disable_version_flag = true)]
 struct DiffOptions {
-    /// The old run's report.json, or the folder holding it.
+    /// The old run's report.json (or a table's matrix.json), or the folder holding it.
     #[arg(value_name = "OLD")]
     old: PathBuf,
-    /// The new run's report.json, or the folder holding it.
+    /// The new run's report.json (or a table's matrix.json), or the folder holding it.
     #[arg(value_name = "NEW")]
     new: PathBuf,
     /// Show only the server's new failures (what fails the diff).
@@ -38,18 +38,37 @@ pub(crate) fn run(words: impl IntoIterator<Item = String>) -> Result<ExitCode, R
         Err(e) => return Err(RunError::Usage(crate::first_line(&e.to_string()))),
     };
     let (old, new) = (read(&options.old)?, read(&options.new)?);
-    let compared = diff::diff((&old.1, &old.0), (&new.1, &new.0))
-        .map_err(|e| RunError::Usage(e.to_string()))?;
-    print!("{}", compared.markdown(options.regressions_only));
-    Ok(ExitCode::from(match compared.regressions().next() {
-        Some(_) => EXIT_CLAUSE_FAILED,
-        None => EXIT_CONFORMANT,
+    let usage = |e: diff::DiffError| RunError::Usage(e.to_string());
+    let (page, regressed) = match (diff::is_table(&old.1), diff::is_table(&new.1)) {
+        (false, false) => {
+            let compared = diff::diff((&old.1, &old.0), (&new.1, &new.0)).map_err(usage)?;
+            let regressed = compared.regressions().next().is_some();
+            (compared.markdown(options.regressions_only), regressed)
+        }
+        (true, true) => {
+            let compared = diff::diff_tables((&old.1, &old.0), (&new.1, &new.0)).map_err(usage)?;
+            let regressed = compared.regressions().next().is_some();
+            (compared.markdown(options.regressions_only), regressed)
+        }
+        _ => {
+            return Err(RunError::Usage(format!(
+                "{} and {} are not alike: diff two runs' report.json, or two tables' matrix.json",
+                old.0, new.0
+            )));
+        }
+    };
+    print!("{page}");
+    Ok(ExitCode::from(match regressed {
+        true => EXIT_CLAUSE_FAILED,
+        false => EXIT_CONFORMANT,
     }))
 }
 
-/// A report's path as given and its text; a folder stands for its report.json.
+/// A report's path as given and its text; a folder stands for its report.json, or a
+/// table's folder for its matrix.json.
 fn read(given: &Path) -> Result<(String, String), RunError> {
     let path = match given.is_dir() {
+        true if !given.join("report.json").exists() => given.join("matrix.json"),
         true => given.join("report.json"),
         false => given.to_owned(),
     };
