@@ -98,6 +98,21 @@ junit=""
   echo "report-dir=$report_dir"
 } >>"$GITHUB_OUTPUT"
 
+# With a baseline report, the step fails on the server's new failures only: the diff's
+# table joins the summary and its status stands for the audit's (where the audit ran).
+if [ -n "${INPUT_BASELINE_REPORT:-}" ] && [ -n "$report_json" ] &&
+  { [ "$status" -eq 0 ] || [ "$status" -eq 101 ]; }; then
+  "$venv/bin/embedcheck" diff "$INPUT_BASELINE_REPORT" "$report_json" --regressions-only \
+    >"$tmp/embedcheck-diff.md"
+  diffed=$?
+  cat "$tmp/embedcheck-diff.md" >>"$GITHUB_STEP_SUMMARY"
+  case "$diffed" in
+    0) status=0 ;;
+    101) echo "::error::embedcheck: the server fails clauses it passed in $INPUT_BASELINE_REPORT" ;;
+    *) status="$diffed" ;;
+  esac
+fi
+
 if [ "$status" -ne 0 ]; then
   echo "::error::embedcheck: $conclusion (exit status $status); reports in $report_dir"
 fi
