@@ -18,6 +18,7 @@ mod migration_options;
 mod options;
 mod plan;
 mod run;
+mod site;
 
 pub use error::{
     EXIT_CLAUSE_FAILED, EXIT_CONFORMANT, EXIT_INTERRUPTED, EXIT_NOTHING_SELECTED, EXIT_RUNTIME,
@@ -47,14 +48,21 @@ pub fn main_without_trials(args: impl IntoIterator<Item = String>) -> ExitCode {
     finish(dispatch(args, Trials::Silent))
 }
 
-/// `diff OLD NEW` compares two runs' reports; any other words audit.
+/// `diff OLD NEW` compares two runs' reports, `site OUT TABLES` builds the
+/// compatibility index; any other words audit.
 fn dispatch(args: impl IntoIterator<Item = String>, trials: Trials) -> Result<ExitCode, RunError> {
     let mut args = args.into_iter().peekable();
-    if args.peek().is_some_and(|first| first == "diff") {
-        args.next();
-        return diff::run(args);
+    match args.peek().map(String::as_str) {
+        Some("diff") => {
+            args.next();
+            diff::run(args)
+        }
+        Some("site") => {
+            args.next();
+            site::run(args)
+        }
+        _ => execute(args::split(args), trials),
     }
-    execute(args::split(args), trials)
 }
 
 fn finish(outcome: Result<ExitCode, RunError>) -> ExitCode {

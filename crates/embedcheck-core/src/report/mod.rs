@@ -25,6 +25,7 @@ pub(crate) mod junit;
 pub mod markdown;
 pub mod matrix;
 mod page;
+pub mod site;
 pub mod terminal;
 mod text;
 

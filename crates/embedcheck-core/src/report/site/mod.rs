@@ -1,0 +1,306 @@
+//! The compatibility index: static pages built from the published tables
+//! (`matrix.json`), readable from `file://` with nothing loaded from the network. A
+//! page per clause says what the clause asks and why at its level (its evidence), its
+//! sources and versions, and how every measured server did on it, with the reason and
+//! the evidence excerpt; an index lists the clauses by contract and family.
+
+use super::page::{document, escape, inline};
+use crate::catalogue::{Catalogue, Clause, LevelEvidence};
+use serde_json::Value;
+use std::fmt::Write as _;
+
+/// One published table: its name (`rerank`) and its `matrix.json`.
+pub struct Table {
+    pub name: String,
+    pub json: Value,
+}
+
+impl Table {
+    /// The table named `name` from its `matrix.json` text, or why it is none.
+    pub fn parse(name: &str, text: &str) -> Result<Table, String> {
+        let json: Value =
+            serde_json::from_str(text).map_err(|e| format!("not a matrix.json ({e})"))?;
+        if !json["servers"].is_array() {
+            return Err("not a matrix.json (no servers)".to_owned());
+        }
+        Ok(Table {
+            name: name.to_owned(),
+            json,
+        })
+    }
+}
+
+/// Every page of the site, each its path under the site's folder and its HTML.
+pub fn pages(tables: &[Table]) -> Vec<(String, String)> {
+    let catalogue = Catalogue::shipped();
+    let mut pages = vec![("clauses/index.html".to_owned(), index(catalogue, tables))];
+    for clause in &catalogue.clauses {
+        let path = format!("clauses/{}.html", clause.id);
+        pages.push((path, clause_page(catalogue, clause, tables)));
+    }
+    pages
+}
+
+/// Every clause by contract and family, each with its level and title.
+fn index(catalogue: &Catalogue, tables: &[Table]) -> String {
+    let mut body = String::from("<h1>embedcheck: the clauses</h1>\n");
+    let names: Vec<&str> = tables.iter().map(|t| t.name.as_str()).collect();
+    let _ = writeln!(
+        body,
+        "<p>{} clauses over {} contracts, each measured on the published tables ({}).</p>",
+        catalogue.clauses.len(),
+        catalogue.contracts.len(),
+        escape(&names.join(", "))
+    );
+    let mut family = None;
+    for clause in &catalogue.clauses {
+        if family != Some(clause.family) {
+            if family.is_some() {
+                body.push_str("</ul>\n");
+            }
+            family = Some(clause.family);
+            let _ = writeln!(
+                body,
+                "<h2>{} · {}</h2>\n<ul>",
+                clause.contract(),
+                clause.family
+            );
+        }
+        let _ = writeln!(
+            body,
+            "<li><a href=\"{0}.html\">{0}</a> {1} <span class=\"level\">{2}</span></li>",
+            clause.id,
+            inline(&clause.title),
+            clause.level
+        );
+    }
+    body.push_str("</ul>\n");
+    document("embedcheck: the clauses", &body)
+}
+
+/// One clause: what it asks, why at its level, its sources and versions, and every
+/// measured server's outcome.
+fn clause_page(catalogue: &Catalogue, clause: &Clause, tables: &[Table]) -> String {
+    let mut body = String::from("<nav><a href=\"index.html\">all clauses</a></nav>\n");
+    let _ = writeln!(
+        body,
+        "<h1>{} {}</h1>\n<p><b>{}</b> · {} · the {} contract, since {}</p>\n<p>{}</p>",
+        clause.id,
+        inline(&clause.title),
+        clause.level,
+        clause.family,
+        clause.contract(),
+        clause.since,
+        inline(&clause.statement)
+    );
+    let _ = writeln!(body, "<h2>Why {}</h2>\n<ul>", clause.level);
+    for evidence in &clause.level_evidence.0 {
+        let _ = writeln!(body, "<li>{}</li>", evidence_words(evidence));
+    }
+    let _ = writeln!(
+        body,
+        "</ul>\n<h2>Rationale</h2>\n<p>{}</p>\n<h2>Sources</h2>\n<ul>",
+        inline(&clause.rationale)
+    );
+    for key in &clause.sources {
+        let described = catalogue.sources.get(key).map_or("", String::as_str);
+        let _ = writeln!(
+            body,
+            "<li><b>{}</b>: {}</li>",
+            escape(key),
+            inline(described)
+        );
+    }
+    let _ = writeln!(
+        body,
+        "</ul>\n<h2>Versions</h2>\n<ul>\n<li>{}: added</li>",
+        clause.since
+    );
+    for change in &clause.changed {
+        let _ = writeln!(
+            body,
+            "<li>{}: {}</li>",
+            change.version,
+            inline(&change.change)
+        );
+    }
+    body.push_str("</ul>\n<h2>On the published servers</h2>\n");
+    for table in tables {
+        measured(&mut body, clause, table);
+    }
+    document(&format!("{} {}", clause.id, clause.title), &body)
+}
+
+/// A level's evidence in words: what kind it is, what it says, and whose.
+fn evidence_words(evidence: &LevelEvidence) -> String {
+    let (kind, whose) = match evidence {
+        LevelEvidence::Requirement { source, .. } => ("a documented requirement", source),
+        LevelEvidence::ClientBreaks { client, .. } => ("a client that breaks", client),
+        LevelEvidence::Documented { source, .. } => ("a documented behaviour", source),
+        LevelEvidence::ClientWarns { client, .. } => ("a client that warns", client),
+    };
+    format!("{kind} ({}): {}", escape(whose), inline(evidence.says()))
+}
+
+/// The clause on each server of one table: outcome, reason, the first exchange.
+fn measured(body: &mut String, clause: &Clause, table: &Table) {
+    let servers = table.json["servers"]
+        .as_array()
+        .map_or(&[][..], Vec::as_slice);
+    let rows: Vec<(&str, &Value)> = servers
+        .iter()
+        .filter_map(|s| {
+            let result = s["report"]["results"]
+                .as_array()?
+                .iter()
+                .find(|r| r["id"] == clause.id.as_str())?;
+            Some((s["label"].as_str()?, result))
+        })
+        .collect();
+    if rows.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        body,
+        "<h3>{}</h3>\n<table>\n<tr><th>server</th><th>outcome</th><th>reason</th><th>evidence</th></tr>",
+        escape(&table.name)
+    );
+    for (label, result) in rows {
+        let _ = writeln!(
+            body,
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            escape(label),
+            outcome_word(result),
+            inline(result["reason"].as_str().unwrap_or_default()),
+            exchange(result)
+        );
+    }
+    body.push_str("</table>\n");
+}
+
+/// `pass`, `FAIL` (fails the run), `fail*` (tolerated), `known`, `skip`, `?`: the
+/// tables' words.
+fn outcome_word(result: &Value) -> &'static str {
+    match (
+        result["outcome"].as_str().unwrap_or_default(),
+        result["gate"].as_str().unwrap_or_default(),
+    ) {
+        (_, "known_failure") => "known",
+        ("fail", "fails_run") => "FAIL",
+        ("fail", _) => "fail*",
+        ("pass", _) => "pass",
+        ("skip", _) => "skip",
+        _ => "?",
+    }
+}
+
+/// The first exchange of a verdict's evidence, as a request line, its status and
+/// the start of the answer (vectors already elided in reports).
+fn exchange(result: &Value) -> String {
+    let Some(first) = result["evidence"].as_array().and_then(|e| e.first()) else {
+        return String::new();
+    };
+    let status = first["status"]
+        .as_u64()
+        .map_or("no answer".to_owned(), |s| s.to_string());
+    let answer = first["response_body"].as_str().unwrap_or_default();
+    let cut: String = answer.chars().take(160).collect();
+    format!(
+        "<code>{} {}</code> → {status} <code>{}</code>",
+        escape(first["method"].as_str().unwrap_or_default()),
+        escape(first["path"].as_str().unwrap_or_default()),
+        escape(&cut)
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The four published tables, as the README's command names them.
+    fn published() -> Vec<Table> {
+        let table = |name: &str, text: &str| Table::parse(name, text).unwrap();
+        vec![
+            table(
+                "embeddings",
+                include_str!("../../../../../docs/compatibility/matrix.json"),
+            ),
+            table(
+                "qwen3-embedding-tiny",
+                include_str!("../../../../../docs/compatibility/qwen3-embedding-tiny/matrix.json"),
+            ),
+            table(
+                "rerank",
+                include_str!("../../../../../docs/compatibility/rerank/matrix.json"),
+            ),
+            table(
+                "speech",
+                include_str!("../../../../../docs/compatibility/speech/matrix.json"),
+            ),
+        ]
+    }
+
+    /// The committed site (`docs/site/`) is the one the published tables build, page for
+    /// page, and holds no page of a clause the catalogue no longer has: a table
+    /// republished or a clause added fails this test until the site is built again
+    /// (the README's command, or this test with EMBEDCHECK_RENDER_PUBLISHED=1).
+    #[test]
+    fn the_committed_site_is_the_published_tables() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/site");
+        let render = std::env::var_os("EMBEDCHECK_RENDER_PUBLISHED").is_some();
+        let pages = pages(&published());
+        for (path, html) in &pages {
+            let file = root.join(path);
+            if render {
+                std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+                std::fs::write(&file, html).unwrap();
+                continue;
+            }
+            let committed = std::fs::read_to_string(&file).unwrap_or_default();
+            assert!(
+                committed == *html,
+                "docs/site/{path} differs from the published tables: build the site again (README, 'The compatibility index')"
+            );
+        }
+        let committed = std::fs::read_dir(root.join("clauses")).unwrap().count();
+        assert_eq!(
+            committed,
+            pages.len(),
+            "docs/site/clauses/ holds pages of no clause"
+        );
+    }
+
+    /// A page for every clause of the three catalogues and an index linking each.
+    #[test]
+    fn every_clause_has_a_page_the_index_links() {
+        let pages = pages(&published());
+        let catalogue = Catalogue::shipped();
+        assert_eq!(pages.len(), catalogue.clauses.len() + 1);
+        let index = &pages[0].1;
+        for clause in &catalogue.clauses {
+            assert!(
+                index.contains(&format!("href=\"{}.html\"", clause.id)),
+                "{}",
+                clause.id
+            );
+        }
+    }
+
+    /// A clause's page shows each measured server's outcome, reason and exchange, and
+    /// its level's evidence.
+    #[test]
+    fn a_clause_page_shows_every_measured_server() {
+        let tables = published();
+        let pages = pages(&tables);
+        let (_, page) = pages
+            .iter()
+            .find(|(path, _)| path == "clauses/DIM-001.html")
+            .unwrap();
+        for server in tables[0].json["servers"].as_array().unwrap() {
+            let label = server["label"].as_str().unwrap();
+            assert!(page.contains(&format!("<tr><td>{label}</td>")), "{label}");
+        }
+        assert!(page.contains("<h2>Why MUST</h2>"));
+        assert!(page.contains("→ 500") || page.contains("→ 200"), "{page}");
+    }
+}
