@@ -2,7 +2,9 @@
 //! (`matrix.json`), readable from `file://` with nothing loaded from the network. A
 //! page per clause says what the clause asks and why at its level (its evidence), its
 //! sources and versions, and how every measured server did on it, with the reason and
-//! the evidence excerpt; an index lists the clauses by contract and family.
+//! the evidence excerpt; a page per measured server (its table's provenance, its
+//! verdicts, its clients' verdicts and what the audit learned of it); an index lists
+//! the clauses by contract and family and the servers by table.
 
 use super::page::{document, escape, inline};
 use crate::catalogue::{Catalogue, Clause, LevelEvidence};
@@ -38,7 +40,108 @@ pub fn pages(tables: &[Table]) -> Vec<(String, String)> {
         let path = format!("clauses/{}.html", clause.id);
         pages.push((path, clause_page(catalogue, clause, tables)));
     }
+    for table in tables {
+        for server in servers(table) {
+            let path = format!("servers/{}", server_page_name(table, server));
+            pages.push((path, server_page(catalogue, table, server)));
+        }
+    }
     pages
+}
+
+/// A table's servers.
+fn servers(table: &Table) -> &[Value] {
+    table.json["servers"]
+        .as_array()
+        .map_or(&[][..], Vec::as_slice)
+}
+
+/// A server's page file name: its table's name and its label.
+fn server_page_name(table: &Table, server: &Value) -> String {
+    let label = server["label"].as_str().unwrap_or_default();
+    format!("{}--{}.html", slug(&table.name), slug(label))
+}
+
+/// A name fit for a file: letters, digits, `-`, `.` and `_` kept, the rest `-`.
+fn slug(name: &str) -> String {
+    name.chars()
+        .map(
+            |c| match c.is_ascii_alphanumeric() || matches!(c, '-' | '.' | '_') {
+                true => c,
+                false => '-',
+            },
+        )
+        .collect()
+}
+
+/// One measured server: how its table was measured (versions, model, the command),
+/// its verdicts clause by clause, its clients' verdicts and what the audit learned.
+fn server_page(catalogue: &Catalogue, table: &Table, server: &Value) -> String {
+    let report = &server["report"];
+    let label = server["label"].as_str().unwrap_or_default();
+    let mut body =
+        String::from("<nav><a href=\"../clauses/index.html\">all clauses and servers</a></nav>\n");
+    let _ = writeln!(
+        body,
+        "<h1>{} on the {} table</h1>\n<p>model {} · {}</p>",
+        escape(label),
+        escape(&table.name),
+        escape(report["model"].as_str().unwrap_or("not named")),
+        escape(&format!("{} requests", report["requests_sent"]))
+    );
+    if let Some(provenance) = table.json["provenance"].as_str() {
+        body.push_str("<h2>How the table was measured</h2>\n");
+        for line in provenance.lines().filter(|l| !l.trim().is_empty()) {
+            let _ = writeln!(body, "<p>{}</p>", inline(line));
+        }
+    }
+    body.push_str("<h2>Verdicts</h2>\n<table>\n<tr><th>clause</th><th>level</th><th>outcome</th><th>reason</th></tr>\n");
+    for result in report["results"].as_array().map_or(&[][..], Vec::as_slice) {
+        let id = result["id"].as_str().unwrap_or_default();
+        let title = catalogue.get(id).map_or("", |c| c.title.as_str());
+        let _ = writeln!(
+            body,
+            "<tr><td><a href=\"../clauses/{id}.html\">{id}</a> {}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            inline(title),
+            escape(result["level"].as_str().unwrap_or_default()),
+            outcome_word(result),
+            inline(result["reason"].as_str().unwrap_or_default())
+        );
+    }
+    body.push_str("</table>\n<h2>Clients</h2>\n<ul>\n");
+    for client in report["clients"].as_array().map_or(&[][..], Vec::as_slice) {
+        let works = match client["works"].as_bool() {
+            Some(true) => "works",
+            Some(false) => "breaks",
+            None => "not probed",
+        };
+        let because: Vec<&str> = client["because"]
+            .as_array()
+            .map_or(&[][..], Vec::as_slice)
+            .iter()
+            .filter_map(Value::as_str)
+            .collect();
+        let _ = writeln!(
+            body,
+            "<li><b>{} {}</b>: {works}: {}</li>",
+            escape(client["client"].as_str().unwrap_or_default()),
+            escape(client["version"].as_str().unwrap_or_default()),
+            inline(&because.join("; "))
+        );
+    }
+    body.push_str("</ul>\n<h2>What the audit learned of it</h2>\n<ul>\n");
+    if let Some(observations) = report["observations"].as_object() {
+        for (name, line) in observations {
+            let _ = writeln!(
+                body,
+                "<li><b>{}</b>: {}</li>",
+                escape(name),
+                inline(line.as_str().unwrap_or_default())
+            );
+        }
+    }
+    body.push_str("</ul>\n");
+    document(&format!("{label} on the {} table", table.name), &body)
 }
 
 /// Every clause by contract and family, each with its level and title.
@@ -72,6 +175,25 @@ fn index(catalogue: &Catalogue, tables: &[Table]) -> String {
             clause.id,
             inline(&clause.title),
             clause.level
+        );
+    }
+    body.push_str("</ul>\n<h2>The measured servers</h2>\n<ul>\n");
+    for table in tables {
+        let links: Vec<String> = servers(table)
+            .iter()
+            .map(|server| {
+                format!(
+                    "<a href=\"../servers/{}\">{}</a>",
+                    server_page_name(table, server),
+                    escape(server["label"].as_str().unwrap_or_default())
+                )
+            })
+            .collect();
+        let _ = writeln!(
+            body,
+            "<li>{}: {}</li>",
+            escape(&table.name),
+            links.join(", ")
         );
     }
     body.push_str("</ul>\n");
@@ -144,17 +266,14 @@ fn evidence_words(evidence: &LevelEvidence) -> String {
 
 /// The clause on each server of one table: outcome, reason, the first exchange.
 fn measured(body: &mut String, clause: &Clause, table: &Table) {
-    let servers = table.json["servers"]
-        .as_array()
-        .map_or(&[][..], Vec::as_slice);
-    let rows: Vec<(&str, &Value)> = servers
+    let rows: Vec<(&Value, &str, &Value)> = servers(table)
         .iter()
         .filter_map(|s| {
             let result = s["report"]["results"]
                 .as_array()?
                 .iter()
                 .find(|r| r["id"] == clause.id.as_str())?;
-            Some((s["label"].as_str()?, result))
+            Some((s, s["label"].as_str()?, result))
         })
         .collect();
     if rows.is_empty() {
@@ -165,10 +284,11 @@ fn measured(body: &mut String, clause: &Clause, table: &Table) {
         "<h3>{}</h3>\n<table>\n<tr><th>server</th><th>outcome</th><th>reason</th><th>evidence</th></tr>",
         escape(&table.name)
     );
-    for (label, result) in rows {
+    for (server, label, result) in rows {
         let _ = writeln!(
             body,
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            "<tr><td><a href=\"../servers/{}\">{}</a></td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            server_page_name(table, server),
             escape(label),
             outcome_word(result),
             inline(result["reason"].as_str().unwrap_or_default()),
@@ -262,20 +382,50 @@ mod tests {
                 "docs/site/{path} differs from the published tables: build the site again (README, 'The compatibility index')"
             );
         }
-        let committed = std::fs::read_dir(root.join("clauses")).unwrap().count();
+        let committed: usize = ["clauses", "servers"]
+            .iter()
+            .map(|dir| std::fs::read_dir(root.join(dir)).map_or(0, |d| d.count()))
+            .sum();
         assert_eq!(
             committed,
             pages.len(),
-            "docs/site/clauses/ holds pages of no clause"
+            "docs/site/ holds pages of no clause or server"
         );
+    }
+
+    /// Every link of every page names a page of the site.
+    #[test]
+    fn every_link_resolves() {
+        let pages = pages(&published());
+        let paths: std::collections::BTreeSet<&str> =
+            pages.iter().map(|(p, _)| p.as_str()).collect();
+        for (path, html) in &pages {
+            let dir = std::path::Path::new(path).parent().unwrap();
+            for link in html.split("href=\"").skip(1) {
+                let target = link.split('"').next().unwrap();
+                let joined = dir.join(target);
+                let mut parts: Vec<&str> = Vec::new();
+                for part in joined.iter().map(|p| p.to_str().unwrap()) {
+                    match part {
+                        ".." => {
+                            parts.pop();
+                        }
+                        other => parts.push(other),
+                    }
+                }
+                assert!(paths.contains(parts.join("/").as_str()), "{path}: {target}");
+            }
+        }
     }
 
     /// A page for every clause of the three catalogues and an index linking each.
     #[test]
     fn every_clause_has_a_page_the_index_links() {
-        let pages = pages(&published());
+        let tables = published();
+        let pages = pages(&tables);
         let catalogue = Catalogue::shipped();
-        assert_eq!(pages.len(), catalogue.clauses.len() + 1);
+        let servers: usize = tables.iter().map(|t| servers(t).len()).sum();
+        assert_eq!(pages.len(), catalogue.clauses.len() + 1 + servers);
         let index = &pages[0].1;
         for clause in &catalogue.clauses {
             assert!(
@@ -298,7 +448,7 @@ mod tests {
             .unwrap();
         for server in tables[0].json["servers"].as_array().unwrap() {
             let label = server["label"].as_str().unwrap();
-            assert!(page.contains(&format!("<tr><td>{label}</td>")), "{label}");
+            assert!(page.contains(&format!(">{label}</a></td>")), "{label}");
         }
         assert!(page.contains("<h2>Why MUST</h2>"));
         assert!(page.contains("→ 500") || page.contains("→ 200"), "{page}");
