@@ -332,19 +332,24 @@ impl RunDiff {
         }
         out.push_str("| clause | level | old | new | behind |\n|---|---|---|---|---|\n");
         for c in shown {
-            let level = c.new.as_ref().or(c.old.as_ref()).map_or("", |v| &v.level);
-            let _ = writeln!(
-                out,
-                "| {} {} | {level} | {} | {} | {} |",
-                c.id,
-                cell_text(&c.title),
-                outcome(c.old.as_ref()),
-                outcome(c.new.as_ref()),
-                cell_text(&behind_words(c))
-            );
+            out.push_str(&row(c, None));
         }
         out
     }
+}
+
+/// One changed cell as a table row, with its server's column where the table has one.
+fn row(c: &Change, server: Option<&str>) -> String {
+    let level = c.new.as_ref().or(c.old.as_ref()).map_or("", |v| &v.level);
+    let server = server.map_or(String::new(), |label| format!(" {label} |"));
+    format!(
+        "| {} {} |{server} {level} | {} | {} | {} |\n",
+        c.id,
+        cell_text(&c.title),
+        outcome(c.old.as_ref()),
+        outcome(c.new.as_ref()),
+        cell_text(&behind_words(c))
+    )
 }
 
 /// `pass`, `FAIL` where it fails its run, `fail*` where tolerated, `?` where

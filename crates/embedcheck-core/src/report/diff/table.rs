@@ -1,7 +1,7 @@
 //! Two published tables (`matrix.json`) side by side: each server of both, by label,
 //! diffed as two runs, in one table of the cells that changed.
 
-use super::{Change, DiffError, RunDiff, behind_words, cell_text, diff_reports, json, outcome};
+use super::{Change, DiffError, RunDiff, diff_reports, json, row};
 use serde::Serialize;
 use serde_json::Value;
 use std::fmt::Write as _;
@@ -115,16 +115,7 @@ impl TableDiff {
             "| clause | server | level | old | new | behind |\n|---|---|---|---|---|---|\n",
         );
         for (label, c) in rows {
-            let level = c.new.as_ref().or(c.old.as_ref()).map_or("", |v| &v.level);
-            let _ = writeln!(
-                out,
-                "| {} {} | {label} | {level} | {} | {} | {} |",
-                c.id,
-                cell_text(&c.title),
-                outcome(c.old.as_ref()),
-                outcome(c.new.as_ref()),
-                cell_text(&behind_words(c))
-            );
+            out.push_str(&row(c, Some(label)));
         }
         out
     }
@@ -132,7 +123,7 @@ impl TableDiff {
 
 #[cfg(test)]
 mod tests {
-    use super::super::Behind;
+    use super::super::{Behind, outcome};
     use super::*;
     use std::collections::BTreeSet;
 
