@@ -35,7 +35,10 @@ impl Table {
 /// Every page of the site, each its path under the site's folder and its HTML.
 pub fn pages(tables: &[Table]) -> Vec<(String, String)> {
     let catalogue = Catalogue::shipped();
-    let mut pages = vec![("clauses/index.html".to_owned(), index(catalogue, tables))];
+    let mut pages = vec![
+        ("index.html".to_owned(), home(tables)),
+        ("clauses/index.html".to_owned(), index(catalogue, tables)),
+    ];
     for clause in &catalogue.clauses {
         let path = format!("clauses/{}.html", clause.id);
         pages.push((path, clause_page(catalogue, clause, tables)));
@@ -47,6 +50,72 @@ pub fn pages(tables: &[Table]) -> Vec<(String, String)> {
         }
     }
     pages
+}
+
+/// The home: each published table, its servers one row each with their counts by
+/// level and their first failure, linked to their pages; and the clauses' index.
+fn home(tables: &[Table]) -> String {
+    let mut body = String::from(
+        "<h1>embedcheck: how OpenAI-compatible servers really behave</h1>\n\
+         <p>Every published table below, each server with its verdicts by level and its \
+         first failure (one that fails the run before a tolerated one). <a href=\"clauses/index.html\">Every clause</a> has a page with \
+         every server's outcome and evidence.</p>\n",
+    );
+    for table in tables {
+        let _ = writeln!(body, "<h2>{}</h2>", escape(&table.name));
+        if let Some(first) = table.json["provenance"]
+            .as_str()
+            .and_then(|p| p.lines().next())
+        {
+            let _ = writeln!(body, "<p>{}</p>", inline(first));
+        }
+        body.push_str(
+            "<table>\n<tr><th>server</th><th>MUST</th><th>SHOULD</th><th>first failure</th></tr>\n",
+        );
+        for server in servers(table) {
+            let counts = |level: &str| {
+                server["levels"]
+                    .as_array()
+                    .and_then(|levels| levels.iter().find(|l| l["level"] == level))
+                    .map_or(String::new(), |l| {
+                        format!("{} pass, {} fail, {} skip", l["pass"], l["fail"], l["skip"])
+                    })
+            };
+            let _ = writeln!(
+                body,
+                "<tr><td><a href=\"servers/{}\">{}</a></td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                server_page_name(table, server),
+                escape(server["label"].as_str().unwrap_or_default()),
+                counts("MUST"),
+                counts("SHOULD"),
+                first_failure(server)
+            );
+        }
+        body.push_str("</table>\n");
+    }
+    document("embedcheck: the compatibility index", &body)
+}
+
+/// A server's first failure in catalogue order that fails the run, else its first
+/// tolerated one, linked to the clause; nothing where it fails none.
+fn first_failure(server: &Value) -> String {
+    let results = server["report"]["results"]
+        .as_array()
+        .map_or(&[][..], Vec::as_slice);
+    let failing = |gate: &str| {
+        results
+            .iter()
+            .find(|r| r["outcome"] == "fail" && r["gate"] == gate)
+    };
+    let Some(result) = failing("fails_run").or_else(|| failing("tolerated")) else {
+        return String::new();
+    };
+    let id = result["id"].as_str().unwrap_or_default();
+    format!(
+        "<a href=\"clauses/{id}.html\">{id}</a> {}: {}",
+        outcome_word(result),
+        inline(result["reason"].as_str().unwrap_or_default())
+    )
 }
 
 /// A table's servers.
@@ -382,10 +451,10 @@ mod tests {
                 "docs/site/{path} differs from the published tables: build the site again (README, 'The compatibility index')"
             );
         }
-        let committed: usize = ["clauses", "servers"]
+        let committed: usize = 1 + ["clauses", "servers"]
             .iter()
             .map(|dir| std::fs::read_dir(root.join(dir)).map_or(0, |d| d.count()))
-            .sum();
+            .sum::<usize>();
         assert_eq!(
             committed,
             pages.len(),
@@ -400,7 +469,9 @@ mod tests {
         let paths: std::collections::BTreeSet<&str> =
             pages.iter().map(|(p, _)| p.as_str()).collect();
         for (path, html) in &pages {
-            let dir = std::path::Path::new(path).parent().unwrap();
+            let dir = std::path::Path::new(path)
+                .parent()
+                .unwrap_or(std::path::Path::new(""));
             for link in html.split("href=\"").skip(1) {
                 let target = link.split('"').next().unwrap();
                 let joined = dir.join(target);
@@ -425,8 +496,8 @@ mod tests {
         let pages = pages(&tables);
         let catalogue = Catalogue::shipped();
         let servers: usize = tables.iter().map(|t| servers(t).len()).sum();
-        assert_eq!(pages.len(), catalogue.clauses.len() + 1 + servers);
-        let index = &pages[0].1;
+        assert_eq!(pages.len(), catalogue.clauses.len() + 2 + servers);
+        let index = &pages[1].1;
         for clause in &catalogue.clauses {
             assert!(
                 index.contains(&format!("href=\"{}.html\"", clause.id)),
