@@ -104,6 +104,10 @@ pub struct RunDiff {
     pub changes: Vec<Change>,
     /// Clauses in both runs with the same verdict.
     pub unchanged: usize,
+    /// Of those, the failures whose reason changed: the same verdict on another
+    /// answer (a pooler that fails 26 texts where 3 failed before), shown, never
+    /// failing the diff. Passes are left out: their reasons carry timings and noise.
+    pub still_failing: Vec<Change>,
 }
 
 /// The part of a `report.json` the diff reads.
@@ -207,10 +211,16 @@ fn diff_reports(
         old.results.iter().map(|r| (r.id.as_str(), r)).collect();
     let mut changes = Vec::new();
     let mut unchanged = 0;
+    let mut still_failing = Vec::new();
     for now in &new.results {
         match before.get(now.id.as_str()) {
             None => changes.push(change(now, None, Some(now), Behind::ClauseAdded)),
-            Some(then) if same_verdict(then, now) => unchanged += 1,
+            Some(then) if same_verdict(then, now) => {
+                unchanged += 1;
+                if now.outcome == "fail" && now.reason != then.reason {
+                    still_failing.push(change(now, Some(then), Some(now), Behind::Server));
+                }
+            }
             Some(then) => {
                 let behind = behind(then, now, &old, &new);
                 changes.push(change(now, Some(then), Some(now), behind));
@@ -230,6 +240,7 @@ fn diff_reports(
         new: new.side(),
         changes,
         unchanged,
+        still_failing,
     })
 }
 
@@ -327,12 +338,17 @@ impl RunDiff {
             .iter()
             .filter(|c| !regressions_only || c.is_regression())
             .collect();
-        if shown.is_empty() {
-            return out;
+        if !shown.is_empty() {
+            out.push_str("| clause | level | old | new | behind |\n|---|---|---|---|---|\n");
+            for c in shown {
+                out.push_str(&row(c, None));
+            }
         }
-        out.push_str("| clause | level | old | new | behind |\n|---|---|---|---|---|\n");
-        for c in shown {
-            out.push_str(&row(c, None));
+        if !regressions_only && !self.still_failing.is_empty() {
+            out.push_str("\n## Still failing, on another answer\n\n| clause | level | old | new | behind |\n|---|---|---|---|---|\n");
+            for c in &self.still_failing {
+                out.push_str(&row(c, None));
+            }
         }
         out
     }
@@ -447,6 +463,52 @@ mod tests {
         assert!(page.contains("| DIM-001 DIM-001 title | MUST | pass | FAIL | the server: \"honoured 128\" → \"500 Internal Server Error\" |"), "{page}");
         assert!(!page.contains("RESP-001 title"), "{page}");
         assert!(page.contains("2 verdicts changed, 1 unchanged: 1 new failures of the server, 1 fixed, 0 from the clauses' own changes."), "{page}");
+    }
+
+    /// A failure that stays a failure on another answer (llama-server with the CLS
+    /// pooler: REF-002 fails 26 of 26 texts where the mean pooler failed 3) is shown,
+    /// and fails nothing; a pass whose reason moved is not.
+    #[test]
+    fn a_failure_on_another_answer_is_shown_and_fails_nothing() {
+        let old = report(
+            "1.8",
+            vec![
+                result(
+                    "REF-002",
+                    "fail",
+                    "fails_run",
+                    "3 of 26 texts below cosine 0.99",
+                ),
+                result("IN-001", "pass", "clear", "200 in 12 ms"),
+            ],
+        );
+        let new = report(
+            "1.8",
+            vec![
+                result(
+                    "REF-002",
+                    "fail",
+                    "fails_run",
+                    "26 of 26 texts below cosine 0.99",
+                ),
+                result("IN-001", "pass", "clear", "200 in 31 ms"),
+            ],
+        );
+        let d = run(&old, &new);
+        assert!(d.changes.is_empty());
+        let ids: Vec<&str> = d.still_failing.iter().map(|c| c.id.as_str()).collect();
+        assert_eq!(ids, ["REF-002"]);
+        assert_eq!(d.regressions().count(), 0);
+        let page = d.markdown(false);
+        assert!(
+            page.contains("## Still failing, on another answer"),
+            "{page}"
+        );
+        assert!(
+            page.contains("\"3 of 26 texts below cosine 0.99\" → \"26 of 26"),
+            "{page}"
+        );
+        assert!(!d.markdown(true).contains("Still failing"));
     }
 
     /// A clause the suite learned, re-levelled or re-worded between the runs is the
