@@ -28,14 +28,8 @@ struct DiffOptions {
 
 /// Runs `embedcheck diff` with the words after `diff`.
 pub(crate) fn run(words: impl IntoIterator<Item = String>) -> Result<ExitCode, RunError> {
-    let program = std::iter::once("embedcheck diff".to_owned());
-    let options = match DiffOptions::try_parse_from(program.chain(words)) {
-        Ok(options) => options,
-        Err(e) if e.kind() == clap::error::ErrorKind::DisplayHelp => {
-            print!("{e}");
-            return Ok(ExitCode::SUCCESS);
-        }
-        Err(e) => return Err(RunError::Usage(crate::first_line(&e.to_string()))),
+    let Some(options) = crate::subcommand::<DiffOptions>("diff", words)? else {
+        return Ok(ExitCode::SUCCESS);
     };
     let (old, new) = (read(&options.old)?, read(&options.new)?);
     let usage = |e: diff::DiffError| RunError::Usage(e.to_string());

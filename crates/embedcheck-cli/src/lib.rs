@@ -126,6 +126,23 @@ fn execute(split: args::Split, trials: Trials) -> Result<ExitCode, RunError> {
     Ok(ExitCode::from(run::exit_status(&report)))
 }
 
+/// A subcommand's options (`embedcheck NAME …`) from the words after its name;
+/// `None` where they asked for its help, which is printed.
+fn subcommand<T: clap::Parser>(
+    name: &str,
+    words: impl IntoIterator<Item = String>,
+) -> Result<Option<T>, RunError> {
+    let program = std::iter::once(format!("embedcheck {name}"));
+    match T::try_parse_from(program.chain(words)) {
+        Ok(options) => Ok(Some(options)),
+        Err(e) if e.kind() == clap::error::ErrorKind::DisplayHelp => {
+            print!("{e}");
+            Ok(None)
+        }
+        Err(e) => Err(RunError::Usage(first_line(&e.to_string()))),
+    }
+}
+
 /// clap's errors end with usage hints; the first line says what is wrong.
 fn first_line(text: &str) -> String {
     text.lines()

@@ -22,14 +22,8 @@ struct SiteOptions {
 
 /// Runs `embedcheck site` with the words after `site`.
 pub(crate) fn run(words: impl IntoIterator<Item = String>) -> Result<ExitCode, RunError> {
-    let program = std::iter::once("embedcheck site".to_owned());
-    let options = match SiteOptions::try_parse_from(program.chain(words)) {
-        Ok(options) => options,
-        Err(e) if e.kind() == clap::error::ErrorKind::DisplayHelp => {
-            print!("{e}");
-            return Ok(ExitCode::SUCCESS);
-        }
-        Err(e) => return Err(RunError::Usage(crate::first_line(&e.to_string()))),
+    let Some(options) = crate::subcommand::<SiteOptions>("site", words)? else {
+        return Ok(ExitCode::SUCCESS);
     };
     let tables = options
         .tables
