@@ -1,5 +1,5 @@
 //! The command line end to end: baselines, the matrix, the migration page, paid APIs,
-//! recordings and redirects.
+//! recordings, redirects and the compatibility index.
 //!
 //! One test binary for the crate (each binary is a link of the whole dependency
 //! graph, and tests of one binary run side by side): each file below is a module.
@@ -12,3 +12,4 @@ mod migration_page;
 mod paid_apis;
 mod recording;
 mod redirects;
+mod site;

@@ -47,6 +47,10 @@ fn headless(browser: &Path, extra: &[&str], page: &Path) -> String {
             "--no-sandbox",
             "--disable-gpu",
             "--hide-scrollbars",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--no-first-run",
         ])
         .args(extra)
         .arg(format!("file://{}", page.display()))
@@ -74,19 +78,41 @@ pub const OPEN_A_FAILING_CELL: &str = r#"
 /// would, after [`OPEN_A_FAILING_CELL`]; the script adds its findings to `out`, which
 /// lands as JSON in `body[data-selftest]`.
 pub fn findings(browser: &Path, page: &Path, script: &str) -> Value {
+    checks(
+        browser,
+        page,
+        &format!("{OPEN_A_FAILING_CELL}{script}done();"),
+    )
+}
+
+/// Runs `script` in a copy of `page` after the page's own script; the script fills
+/// `out` and calls `done()`, which lands `out` as JSON in `body[data-selftest]`. The
+/// script may open the site's other pages in frames and read them (file access from
+/// files is allowed), and the browser waits for it in virtual time.
+pub fn checks(browser: &Path, page: &Path, script: &str) -> Value {
     let html = std::fs::read_to_string(page).unwrap();
     let checked = page.with_extension("checks.html");
     let injected = format!(
-        "<script>(function(){{{OPEN_A_FAILING_CELL}{script}\
-         document.body.setAttribute('data-selftest',JSON.stringify(out));}})();</script></body>"
+        "<script>(function(){{var out={{}};\
+         function done(){{document.body.setAttribute('data-selftest',JSON.stringify(out));}}\
+         {script}}})();</script></body>"
     );
     std::fs::write(&checked, html.replace("</body>", &injected)).unwrap();
-    let dom = dom(browser, &checked);
+    let dom = headless(
+        browser,
+        &[
+            "--dump-dom",
+            "--allow-file-access-from-files",
+            "--virtual-time-budget=120000",
+        ],
+        &checked,
+    );
+    let _ = std::fs::remove_file(&checked);
     let found = dom
         .split("data-selftest=\"")
         .nth(1)
         .and_then(|rest| rest.split('"').next())
-        .map(|s| s.replace("&quot;", "\""))
+        .map(|s| s.replace("&quot;", "\"").replace("&amp;", "&"))
         .expect("the checks ran");
     serde_json::from_str(&found).expect("the checks' findings")
 }

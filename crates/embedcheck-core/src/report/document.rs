@@ -98,6 +98,13 @@ impl ContractScore {
         score
     }
 
+    /// The version of `contract` these servers were measured on.
+    pub fn version_of(&self, contract: ContractId) -> ContractVersion {
+        self.others
+            .get(&contract)
+            .map_or(self.version, |score| score.version)
+    }
+
     /// `contract 1.2 (rerank 1.0)`, or `contract 1.2, scored as 1.0 (rerank 1.0)`, for
     /// every view's header.
     pub fn line(&self) -> String {

@@ -176,10 +176,7 @@ impl ReportFile {
     /// build's catalogue knows the clause.
     fn version_of(&self, id: &str) -> Option<ContractVersion> {
         let contract = Catalogue::shipped().get(id)?.contract();
-        match self.contract.others.get(&contract) {
-            Some(score) => Some(score.version),
-            None => Some(self.contract.version),
-        }
+        Some(self.contract.version_of(contract))
     }
 }
 

@@ -6,7 +6,7 @@
 //! family, level and "only where servers differ". Headers stick while scrolling, and
 //! the table scrolls sideways inside its own box on a narrow screen.
 
-use super::{Cell, Document, LEGEND, LEVELS, Row, Server, cell_word};
+use super::{Cell, Document, LEGEND, LEVELS, Row, Server, cell_word, class_of};
 use crate::report::page::chart::{Stack, stacked_bar};
 use crate::report::page::{self, escape};
 use crate::report::text::works_label;
@@ -284,15 +284,4 @@ fn bar(server: &Server) -> String {
         })
         .collect();
     stacked_bar(&stacks)
-}
-
-fn class_of(word: &str) -> &'static str {
-    match word {
-        "pass" => "pass",
-        "FAIL" => "fail",
-        "fail*" => "tolerated",
-        "known" => "known",
-        "skip" => "skip",
-        _ => "inconclusive",
-    }
 }

@@ -193,6 +193,9 @@ pub(crate) struct Cell {
 #[derive(Clone, Debug, Deserialize)]
 pub(crate) struct Profile {
     pub client: String,
+    /// The client's version the profile was written for.
+    #[serde(default)]
+    pub version: String,
     /// `None` (JSON `null`) when the deciding requests got no answer.
     pub works: Option<bool>,
     #[serde(default)]
@@ -370,16 +373,7 @@ impl Document {
 
     /// Every profiled client (in the first server's order), with each server's profile.
     pub(crate) fn clients(&self) -> Vec<(String, Vec<Option<Profile>>)> {
-        let per_server: Vec<Vec<Profile>> = self
-            .servers
-            .iter()
-            .map(|s| {
-                s.report
-                    .get("clients")
-                    .and_then(|c| serde_json::from_value(c.clone()).ok())
-                    .unwrap_or_default()
-            })
-            .collect();
+        let per_server: Vec<Vec<Profile>> = self.servers.iter().map(Server::profiles).collect();
         let mut names: Vec<String> = Vec::new();
         for p in per_server.iter().flatten() {
             if !names.contains(&p.client) {
@@ -405,7 +399,7 @@ impl Document {
     /// Every clause any server ran, in catalogue order (the first server that ran it
     /// decides where), with each server's cell.
     pub(crate) fn rows(&self) -> Vec<Row> {
-        let cells: Vec<Vec<Cell>> = self.servers.iter().map(|s| cells_of(&s.report)).collect();
+        let cells: Vec<Vec<Cell>> = self.servers.iter().map(Server::cells).collect();
         let mut rows: Vec<Row> = Vec::new();
         for cell in cells.iter().flatten() {
             if rows.iter().any(|r| r.id == cell.id) {
@@ -473,11 +467,22 @@ pub(crate) fn agreement_caption(group: &Group) -> String {
     )
 }
 
-fn cells_of(report: &Value) -> Vec<Cell> {
-    report
-        .get("results")
-        .and_then(|r| serde_json::from_value(r.clone()).ok())
-        .unwrap_or_default()
+impl Server {
+    /// Its report's results, as the views read them.
+    pub(crate) fn cells(&self) -> Vec<Cell> {
+        self.report
+            .get("results")
+            .and_then(|r| serde_json::from_value(r.clone()).ok())
+            .unwrap_or_default()
+    }
+
+    /// Its clients' profiles, as the views read them.
+    pub(crate) fn profiles(&self) -> Vec<Profile> {
+        self.report
+            .get("clients")
+            .and_then(|c| serde_json::from_value(c.clone()).ok())
+            .unwrap_or_default()
+    }
 }
 
 fn server(report: &Report, audit: &ServerAudit) -> Server {
@@ -531,6 +536,18 @@ pub(crate) fn cell_word(cell: &Cell) -> &'static str {
         ("pass", _) => "pass",
         ("skip", _) => "skip",
         _ => "?",
+    }
+}
+
+/// The style class of a cell word, for every page that colours outcomes.
+pub(crate) fn class_of(word: &str) -> &'static str {
+    match word {
+        "pass" => "pass",
+        "FAIL" => "fail",
+        "fail*" => "tolerated",
+        "known" => "known",
+        "skip" => "skip",
+        _ => "inconclusive",
     }
 }
 

@@ -3,7 +3,8 @@
 //! small SVG charts of [`chart`].
 //!
 //! The pages read well with JavaScript off: tables, `<details>` cells and SVG charts
-//! need none; the script only adds the matrix's filters.
+//! need none; the script only adds the filters (the matrix's and the index's): rows
+//! by contract, family, level and "only where servers differ", columns by contract.
 
 pub(crate) mod chart;
 
@@ -90,14 +91,15 @@ table.figures{min-width:0;margin:.3rem 0}table.figures td,table.figures th{paddi
 const SCRIPT: &str = r#"
 (function(){
   var form=document.getElementById('filters');if(!form)return;form.hidden=false;
-  var family=document.getElementById('family'),level=document.getElementById('level'),differ=document.getElementById('differ');
+  var contract=document.getElementById('contract'),family=document.getElementById('family'),level=document.getElementById('level'),differ=document.getElementById('differ');
+  function picked(select,value){return !select||!select.value||value===select.value;}
   function apply(){
-    document.querySelectorAll('#matrix tbody tr').forEach(function(tr){
-      var show=(!family.value||tr.dataset.family===family.value)&&(!level.value||tr.dataset.level===level.value)&&(!differ.checked||tr.dataset.differs==='true');
-      tr.hidden=!show;
+    document.querySelectorAll('tr[data-level]').forEach(function(tr){
+      tr.hidden=!(picked(contract,tr.dataset.contract)&&picked(family,tr.dataset.family)&&picked(level,tr.dataset.level)&&(!differ.checked||tr.dataset.differs==='true'));
     });
+    document.querySelectorAll('th[data-contract],td[data-contract]').forEach(function(cell){cell.hidden=!picked(contract,cell.dataset.contract);});
   }
-  [family,level,differ].forEach(function(e){e.addEventListener('change',apply);});
+  [contract,family,level,differ].forEach(function(e){if(e)e.addEventListener('change',apply);});
 })();
 "#;
 
