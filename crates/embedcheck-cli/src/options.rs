@@ -219,6 +219,59 @@ impl Options {
             .unwrap_or_else(|| "reference".to_owned())
     }
 
+    /// The manual's reference of these options (`docs/manual/src/options.md`): one
+    /// table row per option, built from the definitions the command parses, so the
+    /// manual cannot name an option, a variable or a default the command does not have
+    /// (a test holds the committed page to it).
+    pub fn reference() -> String {
+        use clap::CommandFactory;
+        let mut page = String::from(
+            "# Options\n\n<!-- Built from the command's own definitions: \
+             `EMBEDCHECK_RENDER_PUBLISHED=1 cargo test -p embedcheck-cli options_reference` \
+             writes it again. -->\n\n\
+             Given after `--` (or to the `embedcheck` command); each can also come from the \
+             environment variable shown.\n\n\
+             | option | env | default | meaning |\n|---|---|---|---|\n",
+        );
+        for arg in Options::command().get_arguments() {
+            let Some(long) = arg.get_long() else {
+                continue;
+            };
+            let value = match arg.get_action().takes_values() {
+                true => arg
+                    .get_value_names()
+                    .map(|names| format!(" {}", names.join(" ")))
+                    .unwrap_or_default(),
+                false => String::new(),
+            };
+            let env = arg
+                .get_env()
+                .map_or(String::new(), |e| format!("`{}`", e.to_string_lossy()));
+            let defaults: Vec<String> = arg
+                .get_default_values()
+                .iter()
+                .map(|d| format!("`{}`", d.to_string_lossy()))
+                .collect();
+            let help = arg
+                .get_long_help()
+                .or(arg.get_help())
+                .map(|h| h.to_string())
+                .unwrap_or_default();
+            let cell = |text: &str| text.replace('\n', " ").replace('|', "\\|");
+            page.push_str(&format!(
+                "| `--{long}{}` | {env} | {} | {} |\n",
+                cell(&value),
+                defaults.join(", "),
+                cell(&help)
+            ));
+        }
+        page.push_str(
+            "\nlibtest's own arguments keep working: a filter by clause ID or family, `--exact`, \
+             `--skip FILTER`, `--list`, `--nocapture`.\n",
+        );
+        page
+    }
+
     /// The help text: our options, then how libtest's own arguments still work.
     pub fn help_text() -> String {
         use clap::CommandFactory;
@@ -232,5 +285,32 @@ impl Options {
              in a matrix, on any server), or a known failure passes (update the file or --allow-fixed); \
              2 bad options; 3 an endpoint could not be audited; 4 the filter selects no clause; 130 interrupted.\n"
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The manual's options page is the one the definitions build: an option added,
+    /// renamed or given another default fails this test until the page is written again
+    /// (with EMBEDCHECK_RENDER_PUBLISHED=1).
+    #[test]
+    fn options_reference_is_the_manuals_page() {
+        let page = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../docs/manual/src/options.md");
+        let built = Options::reference();
+        if std::env::var_os("EMBEDCHECK_RENDER_PUBLISHED").is_some() {
+            std::fs::write(&page, &built).unwrap();
+        }
+        let committed = std::fs::read_to_string(&page).unwrap_or_default();
+        assert!(
+            committed == built,
+            "docs/manual/src/options.md differs from the options: write it again \
+             (EMBEDCHECK_RENDER_PUBLISHED=1 cargo test -p embedcheck-cli options_reference)"
+        );
+        for option in ["--endpoint", "--baseline", "--reference", "--contract"] {
+            assert!(built.contains(&format!("| `{option} ")), "{option}");
+        }
     }
 }

@@ -5,7 +5,7 @@
 use crate::common;
 use std::path::{Path, PathBuf};
 
-/// The published tables, as the README's command names them.
+/// The published tables, as the manual's command names them (docs/manual/src/matrix.md).
 const TABLES: [(&str, &str); 4] = [
     ("embeddings", "docs/compatibility/matrix.json"),
     (

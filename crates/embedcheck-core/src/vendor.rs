@@ -280,12 +280,12 @@ mod tests {
     }
 
     #[test]
-    fn the_readme_gives_a_command_line_for_every_vendor() {
-        let readme = include_str!("../../../README.md");
+    fn the_manual_gives_a_command_line_for_every_vendor() {
+        let hosted = include_str!("../../../docs/manual/src/hosted.md");
         for name in Profile::names() {
             assert!(
-                readme.contains(&format!("`--vendor {name} --endpoint")),
-                "README has no command line for {name}"
+                hosted.contains(&format!("`--vendor {name} --endpoint")),
+                "the manual's hosted.md has no command line for {name}"
             );
         }
     }

@@ -56,6 +56,9 @@ pub struct Written {
     /// The report as one page: its server's matrix column, or a migration's charts
     /// and both servers side by side.
     pub html: PathBuf,
+    /// The summary table and totals line the terminal printed, kept for CI logs and
+    /// for the documentation's excerpts, which a test holds to it.
+    pub summary: PathBuf,
 }
 
 /// Creates `dir` (and its parents) and writes every file format of `report` into it.
@@ -73,6 +76,7 @@ pub fn write_all(report: &Report, dir: &Path) -> Result<Written, ReportError> {
         junit: write(dir, "junit.xml", &junit::render(report))?,
         schema: write(dir, "report.schema.json", Schemas::report_schema_text())?,
         html: write(dir, "report.html", &html::render(report))?,
+        summary: write(dir, "summary.txt", &terminal::render(report))?,
     })
 }
 
@@ -98,6 +102,7 @@ mod tests {
             &written.json,
             &written.markdown,
             &written.junit,
+            &written.summary,
             &written.schema,
         ] {
             assert!(

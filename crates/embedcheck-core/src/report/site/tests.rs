@@ -2,7 +2,7 @@
 
 use super::*;
 
-/// The four published tables, as the README's command names them.
+/// The four published tables, as the manual's command names them (docs/manual/src/matrix.md).
 fn published() -> Vec<Table> {
     let table = |name: &str, text: &str| Table::parse(name, text).unwrap();
     vec![
@@ -28,7 +28,7 @@ fn published() -> Vec<Table> {
 /// The committed site (`docs/site/`) is the one the published tables build, page for
 /// page, and holds no page of a clause the catalogue no longer has: a table
 /// republished or a clause added fails this test until the site is built again
-/// (the README's command, or this test with EMBEDCHECK_RENDER_PUBLISHED=1).
+/// (the manual's command, or this test with EMBEDCHECK_RENDER_PUBLISHED=1).
 #[test]
 fn the_committed_site_is_the_published_tables() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/site");
@@ -44,7 +44,7 @@ fn the_committed_site_is_the_published_tables() {
         let committed = std::fs::read_to_string(&file).unwrap_or_default();
         assert!(
             committed == *html,
-            "docs/site/{path} differs from the published tables: build the site again (README, 'The compatibility index')"
+            "docs/site/{path} differs from the published tables: build the site again (the manual's matrix.md, 'The compatibility index')"
         );
     }
     let committed: usize = 1 + ["clauses", "servers"]
