@@ -104,9 +104,10 @@ pub struct RunDiff {
     pub changes: Vec<Change>,
     /// Clauses in both runs with the same verdict.
     pub unchanged: usize,
-    /// Of those, the failures whose reason changed: the same verdict on another
-    /// answer (a pooler that fails 26 texts where 3 failed before), shown, never
-    /// failing the diff. Passes are left out: their reasons carry timings and noise.
+    /// Of those, the failures whose reason changed: the same verdict on another answer
+    /// (a pooler that fails 26 texts where 3 failed before), or in the words of a clause
+    /// that changed, each with what is behind it; shown, never failing the diff. Passes
+    /// are left out: their reasons carry timings and noise.
     pub still_failing: Vec<Change>,
 }
 
@@ -215,7 +216,8 @@ fn diff_reports(
             Some(then) if same_verdict(then, now) => {
                 unchanged += 1;
                 if now.outcome == "fail" && now.reason != then.reason {
-                    still_failing.push(change(now, Some(then), Some(now), Behind::Server));
+                    let behind = behind(then, now, &old, &new);
+                    still_failing.push(change(now, Some(then), Some(now), behind));
                 }
             }
             Some(then) => {
@@ -265,6 +267,9 @@ fn same_verdict(then: &ResultFile, now: &ResultFile) -> bool {
 /// What changed behind a verdict: the clause where its level or statement differs
 /// between the runs, or its catalogue records a change between their contract
 /// versions; else the server.
+/// What is behind a cell that changed, or a failure whose reason did: the clause's
+/// level, its statement or a catalogued change between the two versions, else the
+/// server.
 fn behind(then: &ResultFile, now: &ResultFile, old: &ReportFile, new: &ReportFile) -> Behind {
     if then.level != now.level {
         return Behind::LevelChanged {

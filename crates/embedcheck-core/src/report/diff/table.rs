@@ -16,6 +16,10 @@ pub struct TableDiff {
     pub only_new: Vec<String>,
 }
 
+/// The head of a table of cells, with the server's column.
+const HEADER: &str =
+    "| clause | server | level | old | new | behind |\n|---|---|---|---|---|---|\n";
+
 /// Whether a file's JSON is a table (`matrix.json`) rather than one run's report.
 pub fn is_table(text: &str) -> bool {
     serde_json::from_str::<Value>(text).is_ok_and(|v| v.get("servers").is_some_and(Value::is_array))
@@ -108,16 +112,29 @@ impl TableDiff {
             rows.len(),
             self.regressions().count()
         );
-        if rows.is_empty() {
-            return out;
+        if !rows.is_empty() {
+            out.push_str(HEADER);
+            for (label, c) in rows {
+                out.push_str(&row(c, Some(label)));
+            }
         }
-        out.push_str(
-            "| clause | server | level | old | new | behind |\n|---|---|---|---|---|---|\n",
-        );
-        for (label, c) in rows {
-            out.push_str(&row(c, Some(label)));
+        let still: Vec<(&str, &Change)> = self.still_failing().collect();
+        if !regressions_only && !still.is_empty() {
+            out.push_str("\n## Still failing, on another answer\n\n");
+            out.push_str(HEADER);
+            for (label, c) in still {
+                out.push_str(&row(c, Some(label)));
+            }
         }
         out
+    }
+
+    /// The failures that stayed failures on another answer, each with its server's
+    /// label: shown, never failing the diff.
+    pub fn still_failing(&self) -> impl Iterator<Item = (&str, &Change)> {
+        self.servers
+            .iter()
+            .flat_map(|(label, run)| run.still_failing.iter().map(move |c| (label.as_str(), c)))
     }
 }
 
@@ -127,54 +144,92 @@ mod tests {
     use super::*;
     use std::collections::BTreeSet;
 
-    /// The published rerank table before and after rerank 1.1 (cut to what the diff
-    /// reads: `fixtures/tables/`): the diff finds exactly the verdicts that moved which
-    /// `docs/compatibility/rerank/CHANGES.md` lists, each with the clause's change
-    /// behind it and none with the server's, and the cells of the clauses 1.1 added.
+    /// The published rerank table at rerank 1.0, 1.1 (cut to what the diff reads:
+    /// `fixtures/tables/`) and 1.3 (the published one): each section of
+    /// `docs/compatibility/rerank/CHANGES.md` lists exactly what the diff of its two
+    /// tables finds: the verdicts that moved, each with the clause's change behind it and
+    /// none with the server's, the cells of the clauses added, and the failures that
+    /// stayed failures on another answer.
     #[test]
     fn the_rerank_tables_diff_is_what_their_change_list_says() {
-        let old = include_str!("../../../fixtures/tables/rerank-1.0.json");
-        let new = include_str!("../../../fixtures/tables/rerank-1.1.json");
-        let tables = diff_tables((old, "1.0"), (new, "1.1")).unwrap();
-        let mut moved = BTreeSet::new();
-        let mut added = BTreeSet::new();
-        for (label, run) in &tables.servers {
+        let tables = [
+            include_str!("../../../fixtures/tables/rerank-1.0.json"),
+            include_str!("../../../fixtures/tables/rerank-1.1.json"),
+            include_str!("../../../../../docs/compatibility/rerank/matrix.json"),
+        ];
+        let listed = include_str!("../../../../../docs/compatibility/rerank/CHANGES.md");
+        let sections: Vec<&str> = listed.split("\n# ").collect();
+        assert_eq!(sections.len(), tables.len() - 1);
+        for (pair, section) in tables.windows(2).zip(&sections) {
+            let diff = diff_tables((pair[0], "old"), (pair[1], "new")).unwrap();
+            let found = found(&diff);
+            assert_eq!(found, change_list(section), "{section}");
+            assert_eq!(diff.regressions().count(), 0);
+        }
+    }
+
+    /// What a diff of two tables finds, as a change list says it.
+    fn found(diff: &TableDiff) -> ChangeList {
+        let mut list = ChangeList::default();
+        for (label, run) in &diff.servers {
             for c in &run.changes {
                 match c.behind {
                     Behind::ClauseAdded => {
-                        added.insert(c.id.clone());
+                        list.added.insert(c.id.clone());
                     }
                     Behind::ClauseChanged { note: Some(_) } => {
                         let cells = (outcome(c.old.as_ref()), outcome(c.new.as_ref()));
-                        moved.insert((c.id.clone(), label.clone(), cells.0, cells.1));
+                        list.moved
+                            .insert((c.id.clone(), label.clone(), cells.0, cells.1));
                     }
                     ref other => panic!("{} on {label}: {other:?}", c.id),
                 }
             }
         }
-        let listed = include_str!("../../../../../docs/compatibility/rerank/CHANGES.md");
-        let (listed_moved, listed_added) = change_list(listed);
-        assert_eq!((moved.len(), added.len()), (9, 8));
-        assert_eq!(moved, listed_moved);
-        assert_eq!(added, listed_added);
-        assert_eq!(tables.regressions().count(), 0);
+        for (label, c) in diff.still_failing() {
+            let word = outcome(c.new.as_ref());
+            list.still.insert((c.id.clone(), label.to_owned(), word));
+        }
+        list
+    }
+
+    /// What a section of a hand-written change list says: its "Verdicts that moved"
+    /// rows, its "Cells that are new" clauses, and its "Still failing, on another
+    /// answer" items (`- ID, server, WORD: why`).
+    #[derive(Debug, Default, PartialEq)]
+    struct ChangeList {
+        moved: BTreeSet<MovedCell>,
+        added: BTreeSet<String>,
+        still: BTreeSet<(String, String, String)>,
     }
 
     /// A moved cell: clause, server, old and new outcome as the tables write them.
     type MovedCell = (String, String, String, String);
 
-    /// The first part of a hand-written change list: the rows of its "Verdicts that
-    /// moved" table, one per clause and server, and the clauses of its "Cells that are
-    /// new" table.
-    fn change_list(text: &str) -> (BTreeSet<MovedCell>, BTreeSet<String>) {
-        let first = text.split("\n# ").next().unwrap();
-        let section = |title: &str| {
-            let start = first.find(title).unwrap();
-            let rows = &first[start..];
+    /// `RRS-010`: capitals, a dash, digits.
+    fn is_clause_id(word: &str) -> bool {
+        word.split_once('-').is_some_and(|(family, number)| {
+            !family.is_empty()
+                && family.chars().all(|c| c.is_ascii_uppercase())
+                && !number.is_empty()
+                && number.chars().all(|c| c.is_ascii_digit())
+        })
+    }
+
+    /// One section of a hand-written change list.
+    fn change_list(section: &str) -> ChangeList {
+        let part = |title: &str| {
+            let Some(start) = section.find(title) else {
+                return "";
+            };
+            let rows = &section[start..];
             let end = rows[title.len()..]
                 .find("\n## ")
                 .map_or(rows.len(), |e| e + title.len());
-            rows[..end]
+            &rows[..end]
+        };
+        let table = |title: &str| {
+            part(title)
                 .lines()
                 .filter(|l| l.starts_with("| ") && !l.starts_with("| clause"))
                 .map(|l| {
@@ -184,18 +239,32 @@ mod tests {
                 })
                 .collect::<Vec<Vec<String>>>()
         };
-        let mut moved = BTreeSet::new();
-        for row in section("## Verdicts that moved") {
+        let mut list = ChangeList::default();
+        for row in table("## Verdicts that moved") {
             for id in row[0].split(", ") {
                 for server in row[1].split(", ") {
-                    moved.insert((id.into(), server.into(), row[2].clone(), row[3].clone()));
+                    list.moved
+                        .insert((id.into(), server.into(), row[2].clone(), row[3].clone()));
                 }
             }
         }
-        let added = section("## Cells that are new")
-            .iter()
-            .map(|row| row[0].split(' ').next().unwrap().to_owned())
-            .collect();
-        (moved, added)
+        for row in table("## Cells that are new") {
+            let ids = row[0]
+                .split([',', ' '])
+                .take_while(|word| word.is_empty() || is_clause_id(word));
+            list.added
+                .extend(ids.filter(|w| !w.is_empty()).map(str::to_owned));
+        }
+        for item in part("## Still failing, on another answer").lines() {
+            let Some(item) = item.strip_prefix("- ") else {
+                continue;
+            };
+            let head = item.split(':').next().unwrap();
+            let words: Vec<&str> = head.split(", ").collect();
+            if let [id, server, word] = words[..] {
+                list.still.insert((id.into(), server.into(), word.into()));
+            }
+        }
+        list
     }
 }
