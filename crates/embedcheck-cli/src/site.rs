@@ -7,16 +7,18 @@ use embedcheck_core::report::site::{self, Table};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-/// Builds the compatibility index from published tables: a page per clause and an
-/// index, under OUT.
+/// Builds the compatibility index from published tables: a home, a page per clause
+/// and per server, and a page of what changed for each table given earlier versions,
+/// under OUT.
 #[derive(Debug, Parser)]
 #[command(name = "embedcheck site", disable_version_flag = true)]
 struct SiteOptions {
     /// The folder the pages are written under (clauses/ …).
     #[arg(value_name = "OUT")]
     out: PathBuf,
-    /// A published table, named: embeddings=docs/compatibility/matrix.json.
-    #[arg(value_name = "NAME=MATRIX.json", required = true)]
+    /// A published table, named: embeddings=docs/compatibility/matrix.json; or an
+    /// earlier version of one, oldest first: rerank@1.0=OLD/matrix.json.
+    #[arg(value_name = "NAME[@VERSION]=MATRIX.json", required = true)]
     tables: Vec<String>,
 }
 
@@ -25,11 +27,28 @@ pub(crate) fn run(words: impl IntoIterator<Item = String>) -> Result<ExitCode, R
     let Some(options) = crate::subcommand::<SiteOptions>("site", words)? else {
         return Ok(ExitCode::SUCCESS);
     };
-    let tables = options
-        .tables
+    let (earlier, published): (Vec<&String>, Vec<&String>) =
+        options.tables.iter().partition(|word| {
+            word.split('=')
+                .next()
+                .is_some_and(|name| name.contains('@'))
+        });
+    let mut tables = published
         .iter()
         .map(|word| table(word))
         .collect::<Result<Vec<_>, _>>()?;
+    tables = tables
+        .into_iter()
+        .map(|t| with_history(t, &earlier))
+        .collect::<Result<Vec<_>, _>>()?;
+    if let Some(orphan) = earlier.iter().find(|word| {
+        let name = word.split('@').next().unwrap_or_default();
+        !tables.iter().any(|t| t.name == name)
+    }) {
+        return Err(RunError::Usage(format!(
+            "{orphan:?}: an earlier version of no table given"
+        )));
+    }
     let pages = site::pages(&tables);
     for (path, html) in &pages {
         let path = options.out.join(path);
@@ -45,6 +64,28 @@ pub(crate) fn run(words: impl IntoIterator<Item = String>) -> Result<ExitCode, R
         options.out.display()
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// The table with the earlier versions named after it (`NAME@VERSION=PATH`), in the
+/// order given.
+fn with_history(table: Table, earlier: &[&String]) -> Result<Table, RunError> {
+    let mut versions = Vec::new();
+    for word in earlier {
+        let (named, path) = word.split_once('=').unwrap_or_default();
+        let Some((name, version)) = named.split_once('@') else {
+            continue;
+        };
+        if name != table.name {
+            continue;
+        }
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| RunError::Usage(format!("{path}: cannot read it: {e}")))?;
+        versions.push((version.to_owned(), text));
+    }
+    let name = table.name.clone();
+    table
+        .with_earlier(&versions)
+        .map_err(|why| RunError::Usage(format!("the {name} table's versions: {why}")))
 }
 
 /// `NAME=PATH`, read and parsed.

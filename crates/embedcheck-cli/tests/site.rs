@@ -1,12 +1,13 @@
 //! The compatibility index in a real browser: `embedcheck site` builds it from the four
-//! published tables, then headless Chromium opens every page, follows every link,
-//! works the home's filters, and keeps screenshots under `target/screenshots/`.
+//! published tables and the rerank table's earlier versions, then headless Chromium opens
+//! every page, follows every link, works the home's filters, and keeps screenshots under
+//! `target/screenshots/`.
 
 use crate::common;
 use std::path::{Path, PathBuf};
 
 /// The published tables, as the manual's command names them (docs/manual/src/matrix.md).
-const TABLES: [(&str, &str); 4] = [
+const TABLES: [(&str, &str); 6] = [
     ("embeddings", "docs/compatibility/matrix.json"),
     (
         "qwen3-embedding-tiny",
@@ -14,6 +15,14 @@ const TABLES: [(&str, &str); 4] = [
     ),
     ("rerank", "docs/compatibility/rerank/matrix.json"),
     ("speech", "docs/compatibility/speech/matrix.json"),
+    (
+        "rerank@1.0",
+        "crates/embedcheck-core/fixtures/tables/rerank-1.0.json",
+    ),
+    (
+        "rerank@1.1",
+        "crates/embedcheck-core/fixtures/tables/rerank-1.1.json",
+    ),
 ];
 
 /// Builds the site under `out` with the command line, as a user would.

@@ -89,6 +89,17 @@ impl Change {
         self.behind == Behind::Server && fails(&self.new) && !fails(&self.old)
     }
 
+    /// The old and the new verdict in the tables' words (`pass`, `FAIL`, `fail*`, `?`,
+    /// `—` where the run has none).
+    pub fn words(&self) -> (String, String) {
+        (outcome(self.old.as_ref()), outcome(self.new.as_ref()))
+    }
+
+    /// What is behind the change, in words a server author can act on.
+    pub fn behind_words(&self) -> String {
+        behind_words(self)
+    }
+
     /// A run-failing failure of the old run that no longer fails the new one.
     pub fn is_fix(&self) -> bool {
         let fails = |cell: &Option<Cell>| cell.as_ref().is_some_and(|c| c.gate == "fails_run");

@@ -119,6 +119,14 @@ pub(super) fn page(catalogue: &Catalogue, clause: &Clause, tables: &[Table]) -> 
     for table in tables {
         measured(&mut body, clause, table);
     }
+    let mut history = String::new();
+    for table in tables {
+        super::changes::of_clause(&mut history, table, &clause.id);
+    }
+    if !history.is_empty() {
+        body.push_str("<h2>Across the tables' versions</h2>\n");
+        body.push_str(&history);
+    }
     document(&format!("{} {}", clause.id, clause.title), &body)
 }
 

@@ -157,6 +157,13 @@ fn grid(body: &mut String, table: &Table) {
         escape(&table.name),
         escape(&table.measured_line())
     );
+    if !table.steps.is_empty() {
+        let _ = writeln!(
+            body,
+            "<p><a href=\"changes/{}.html\">What changed between its versions</a>, cell by cell.</p>",
+            super::slug(&table.name)
+        );
+    }
     body.push_str(
         "<div class=\"scroll\"><table class=\"grid\"><thead><tr><th>clause</th><th>level</th>",
     );

@@ -10,6 +10,7 @@
 //! - a page per measured server ([`server`]): its table's provenance, its verdicts, its
 //!   clients' verdicts and what the audit learned of it.
 
+mod changes;
 mod clause;
 mod home;
 mod server;
@@ -17,10 +18,12 @@ mod server;
 use super::matrix::{Cell, Document, Server};
 use crate::catalogue::{Catalogue, ContractId, ContractVersion};
 
-/// One published table: its name (`rerank`) and its `matrix.json`.
+/// One published table: its name (`rerank`), its `matrix.json`, and the steps from its
+/// earlier versions to it, where it has any.
 pub struct Table {
     pub name: String,
     pub doc: Document,
+    steps: Vec<changes::Step>,
 }
 
 impl Table {
@@ -30,7 +33,15 @@ impl Table {
         Ok(Table {
             name: name.to_owned(),
             doc,
+            steps: Vec::new(),
         })
+    }
+
+    /// The table with its history: `earlier` are its earlier versions' names (`1.0`)
+    /// and `matrix.json` texts, oldest first; or why two versions cannot be compared.
+    pub fn with_earlier(mut self, earlier: &[(String, String)]) -> Result<Table, String> {
+        self.steps = changes::steps(&self, earlier)?;
+        Ok(self)
     }
 
     /// The date the table says it was measured on (the first `YYYY-MM-DD` of its
@@ -118,6 +129,10 @@ pub fn pages(tables: &[Table]) -> Vec<(String, String)> {
             let path = format!("servers/{}", server_page_name(table, server));
             pages.push((path, server::page(catalogue, table, server)));
         }
+        if !table.steps.is_empty() {
+            let path = format!("changes/{}.html", slug(&table.name));
+            pages.push((path, changes::page(table)));
+        }
     }
     pages
 }
@@ -174,7 +189,18 @@ mod tests {
             table(
                 "rerank",
                 include_str!("../../../../../docs/compatibility/rerank/matrix.json"),
-            ),
+            )
+            .with_earlier(&[
+                (
+                    "1.0".to_owned(),
+                    include_str!("../../../fixtures/tables/rerank-1.0.json").to_owned(),
+                ),
+                (
+                    "1.1".to_owned(),
+                    include_str!("../../../fixtures/tables/rerank-1.1.json").to_owned(),
+                ),
+            ])
+            .unwrap(),
             table(
                 "speech",
                 include_str!("../../../../../docs/compatibility/speech/matrix.json"),
@@ -204,7 +230,7 @@ mod tests {
                 "docs/site/{path} differs from the published tables: build the site again (the manual's matrix.md, 'The compatibility index')"
             );
         }
-        let committed: usize = 1 + ["clauses", "servers"]
+        let committed: usize = 1 + ["clauses", "servers", "changes"]
             .iter()
             .map(|dir| std::fs::read_dir(root.join(dir)).map_or(0, |d| d.count()))
             .sum::<usize>();
@@ -249,7 +275,11 @@ mod tests {
         let pages = pages(&tables);
         let catalogue = Catalogue::shipped();
         let servers: usize = tables.iter().map(|t| t.doc.servers.len()).sum();
-        assert_eq!(pages.len(), catalogue.clauses.len() + 2 + servers);
+        let histories = tables.iter().filter(|t| !t.steps.is_empty()).count();
+        assert_eq!(
+            pages.len(),
+            catalogue.clauses.len() + 2 + servers + histories
+        );
         let index = &pages[1].1;
         for clause in &catalogue.clauses {
             assert!(
@@ -301,5 +331,26 @@ mod tests {
             dynamo.contains("not measured (36 clauses skipped)"),
             "{dynamo}"
         );
+    }
+
+    /// A table given its earlier versions has a page of what changed, step by step, and
+    /// each clause's page its part of it: RRS-006 on Infinity moved from FAIL to pass
+    /// with rerank 1.1, the clause's change behind it.
+    #[test]
+    fn a_tables_history_is_a_page_and_each_clause_has_its_part() {
+        let pages = pages(&published());
+        let page = |path: &str| &pages.iter().find(|(p, _)| p == path).unwrap().1;
+        let changes = page("changes/rerank.html");
+        assert!(changes.contains("<h2>1.0 → 1.1</h2>"), "{changes}");
+        assert!(changes.contains("<h2>1.1 → published</h2>"), "{changes}");
+        assert!(changes.contains("Still failing, on another answer"));
+        let clause = page("clauses/RRS-006.html");
+        let row = clause
+            .lines()
+            .find(|l| l.contains("infinity-bert</a></td><td>FAIL</td><td>pass</td>"))
+            .unwrap_or_else(|| panic!("{clause}"));
+        assert!(row.contains("1.0 → 1.1"), "{row}");
+        assert!(row.contains("the clause changed"), "{row}");
+        assert!(page("index.html").contains("href=\"changes/rerank.html\""));
     }
 }
