@@ -257,7 +257,12 @@ impl Options {
                 .or(arg.get_help())
                 .map(|h| h.to_string())
                 .unwrap_or_default();
-            let cell = |text: &str| text.replace('\n', " ").replace('|', "\\|");
+            let cell = |text: &str| {
+                text.replace('\n', " ")
+                    .replace('|', "\\|")
+                    .replace('<', "&lt;")
+                    .replace('>', "&gt;")
+            };
             page.push_str(&format!(
                 "| `--{long}{}` | {env} | {} | {} |\n",
                 cell(&value),

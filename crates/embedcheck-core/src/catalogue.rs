@@ -9,6 +9,7 @@
 //! both.
 
 mod level;
+pub mod reference;
 
 pub use level::{LevelEvidence, LevelGrounds};
 
