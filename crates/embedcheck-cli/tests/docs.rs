@@ -5,7 +5,8 @@
 //! printed (its `summary.txt`, kept under `target/excerpts/`). An excerpt may leave lines out with a line `…`;
 //! durations (`29.7 s`, `12 ms`) are the only figures free to differ. When the
 //! reference audit gains a clause, the README's summary line fails here until it says
-//! so.
+//! so. Figures quoted in prose from the lab's runs (`cosine 0.6042`) are held to the
+//! evidence their paragraph names, and links to the files they name.
 
 use crate::common;
 use personas::Persona;
@@ -335,4 +336,102 @@ fn every_link_of_the_docs_resolves() {
             );
         }
     }
+}
+
+/// The pages written from the code and the catalogue, whose figures their own tests hold.
+const GENERATED: [&str; 2] = ["docs/manual/src/options.md", "docs/manual/src/clauses.md"];
+
+/// The decimals of `text` with at least `places` digits after the point (`0.6042`).
+fn decimals(text: &str, places: usize) -> Vec<String> {
+    let mut found = Vec::new();
+    let chars: Vec<char> = text.chars().collect();
+    let mut i = 0;
+    while i < chars.len() {
+        let starts = chars[i].is_ascii_digit() && (i == 0 || !chars[i - 1].is_ascii_digit());
+        if !starts {
+            i += 1;
+            continue;
+        }
+        let mut end = i;
+        while end < chars.len() && chars[end].is_ascii_digit() {
+            end += 1;
+        }
+        let point = end;
+        if point + 1 < chars.len() && chars[point] == '.' && chars[point + 1].is_ascii_digit() {
+            end += 1;
+            while end < chars.len() && chars[end].is_ascii_digit() {
+                end += 1;
+            }
+            if end - point > places {
+                found.push(chars[i..end].iter().collect());
+            }
+        }
+        i = end.max(i + 1);
+    }
+    found
+}
+
+/// Figures quoted in prose are the evidence's: a paragraph under `<!-- figures: PATH -->`
+/// quotes only decimals that PATH holds (a published table, which its own tests hold to
+/// its JSON; the lab's log; the catalogue), and a decimal of four places or more anywhere
+/// else in prose is a figure nothing holds.
+#[test]
+fn every_figure_in_prose_is_in_the_evidence_its_marker_names() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    for (path, text) in documents() {
+        if GENERATED.contains(&path.as_str()) {
+            continue;
+        }
+        let mut held: Option<(String, String)> = None;
+        let mut fenced = false;
+        for (number, line) in text.lines().enumerate() {
+            if line.starts_with("```") {
+                fenced = !fenced;
+                continue;
+            }
+            if let Some(file) = line
+                .strip_prefix("<!-- figures: ")
+                .and_then(|rest| rest.strip_suffix(" -->"))
+            {
+                let evidence = std::fs::read_to_string(root.join(file))
+                    .unwrap_or_else(|e| panic!("{path}:{}: {file}: {e}", number + 1));
+                held = Some((file.to_owned(), evidence));
+                continue;
+            }
+            if line.trim().is_empty() {
+                held = None;
+            }
+            if fenced {
+                continue;
+            }
+            match &held {
+                Some((file, evidence)) => {
+                    for figure in decimals(line, 3) {
+                        assert!(
+                            evidence.contains(&figure),
+                            "{path}:{}: {figure} is not in {file}",
+                            number + 1
+                        );
+                    }
+                }
+                None => {
+                    let loose = decimals(line, 4);
+                    assert!(
+                        loose.is_empty(),
+                        "{path}:{}: {loose:?}: a figure nothing holds (put <!-- figures: PATH --> over its paragraph)",
+                        number + 1
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn decimals_are_read_with_their_places() {
+    assert_eq!(
+        decimals("cosine 0.6042, 0.99 and 12.34567.", 3),
+        ["0.6042", "12.34567"]
+    );
+    assert!(decimals("1e-5, 20 tokens. 3.", 1).is_empty());
 }
