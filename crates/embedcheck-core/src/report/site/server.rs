@@ -17,11 +17,13 @@ pub(super) fn page(catalogue: &Catalogue, table: &Table, server: &Server) -> Str
     );
     let _ = writeln!(
         body,
-        "<h1>{} on the {} table</h1>\n<p>model {} · {}</p>",
+        "<h1>{} on the {} table</h1>\n<p>{} · model {} · {} · {} requests</p>",
         escape(label),
         escape(&table.name),
+        inline(table.engine_of(label).unwrap_or("engine not named")),
         escape(report["model"].as_str().unwrap_or("not named")),
-        escape(&format!("{} requests", report["requests_sent"]))
+        escape(&table.measured_line()),
+        report["requests_sent"]
     );
     if let Some(provenance) = &table.doc.provenance {
         body.push_str("<h2>How the table was measured</h2>\n");
