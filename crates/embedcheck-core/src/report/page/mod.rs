@@ -85,7 +85,8 @@ svg.chart polyline{fill:none;stroke:#3a9d4a;stroke-width:1.5}
 svg.chart .box{fill:#9cc8e8;stroke:#2f6f9f}svg.chart .whisker{stroke:#2f6f9f;stroke-width:1.5}
 svg.chart .median{stroke:#123;stroke-width:2.5}svg.chart text{fill:#333}
 table.figures{min-width:0;margin:.3rem 0}table.figures td,table.figures th{padding:.15rem .5rem}
-@media (max-width:600px){body{margin:.4rem}th.clause{min-width:8rem}.detail{max-width:80vw}svg.chart{font-size:18px}}
+@media (max-width:600px){body{margin:.4rem}th.clause{min-width:8rem}.detail{max-width:80vw}svg.chart{font-size:18px}
+#servers thead{display:none}#servers tr{display:block;border-bottom:2px solid #ccc}#servers th,#servers td{display:block;position:static;border:0}#servers [hidden]{display:none}}
 "#;
 
 const SCRIPT: &str = r#"

@@ -110,7 +110,7 @@ fn contract_cell(
     if mine.iter().all(|c| c.outcome == "skip") {
         let _ = write!(
             body,
-            "class=\"cell skip\">not measured ({} clauses skipped)</td>",
+            "class=\"cell skip\">{contract}: not measured ({} clauses skipped)</td>",
             mine.len()
         );
         return;
