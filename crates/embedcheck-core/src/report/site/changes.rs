@@ -116,7 +116,7 @@ pub(super) fn of_clause(body: &mut String, table: &Table, id: &str) {
             "<tr><td>{} → {}</td><td>{}</td><td>{old}</td><td>{new}</td><td>{}</td></tr>",
             escape(&step.from),
             escape(&step.to),
-            server_link(table, label, "../"),
+            server_link(table, label),
             inline(&change.behind_words())
         );
     }
@@ -138,18 +138,19 @@ fn cells(body: &mut String, table: &Table, rows: &[(&str, &Change)]) {
             "<tr><td><a href=\"../clauses/{0}.html\">{0}</a> {1}</td><td>{2}</td><td>{old}</td><td>{new}</td><td>{3}</td></tr>",
             escape(&change.id),
             inline(&change.title),
-            server_link(table, label, "../"),
+            server_link(table, label),
             inline(&change.behind_words())
         );
     }
     body.push_str("</table>\n");
 }
 
-/// The server's label, linked to its page where the published table has it.
-fn server_link(table: &Table, label: &str, up: &str) -> String {
+/// The server's label, linked to its page where the published table has it (from a
+/// page one folder down, as the changes' and the clauses' pages are).
+fn server_link(table: &Table, label: &str) -> String {
     match table.doc.servers.iter().find(|s| s.label == label) {
         Some(server) => format!(
-            "<a href=\"{up}servers/{}\">{}</a>",
+            "<a href=\"../servers/{}\">{}</a>",
             server_page_name(table, server),
             escape(label)
         ),
