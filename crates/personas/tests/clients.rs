@@ -8,6 +8,7 @@ use crate::common;
 use embedcheck_core::audit::ServerAudit;
 use embedcheck_core::contracts;
 use embedcheck_core::contracts::embeddings::profiles::{Call, EmbeddingsFinding, Wrong};
+use embedcheck_core::contracts::speech::SpeechSettings;
 use embedcheck_core::http::{Secret, Transport};
 use embedcheck_core::profiles::{Client, ClientProfile, Finding, Made};
 use embedcheck_core::session::{Interrupt, Settings};
@@ -305,7 +306,7 @@ async fn an_unreachable_server_leaves_every_verdict_open() {
 
 /// The audit of `persona` on the speech clauses alone, with its speech clients.
 async fn speech_audit(persona: &personas::Persona) -> ServerAudit {
-    common::speech_audit(persona, None).await
+    common::speech_audit(persona, SpeechSettings::default()).await
 }
 
 /// Whether `profile` warns with a sentence containing `words`.
@@ -362,7 +363,14 @@ async fn speech_clients_read_each_deviation_as_their_sources_do() {
 /// that reason, never failed.
 #[tokio::test]
 async fn speech_requests_name_the_speech_model() {
-    let audit = common::speech_audit(&personas::reference(), Some("whisper-tiny".to_owned())).await;
+    let audit = common::speech_audit(
+        &personas::reference(),
+        SpeechSettings {
+            model: Some("whisper-tiny".to_owned()),
+            ..SpeechSettings::default()
+        },
+    )
+    .await;
     common::assert_all_skipped(
         &audit,
         &["\"whisper-tiny\" is not served there", "--speech-model"],

@@ -3,6 +3,8 @@
 
 use crate::common;
 use embedcheck_core::audit::ServerAudit;
+use embedcheck_core::contracts::speech::SpeechSettings;
+use embedcheck_core::contracts::speech::class::ModelClass;
 use embedcheck_core::verdict::Outcome;
 use personas::{Persona, Quirk, SpeechQuirk};
 use reference_server::Config;
@@ -18,7 +20,7 @@ fn persona(name: &'static str, quirks: &[Quirk]) -> Persona {
 
 /// The audit of `quirks` on the reference server, on the speech clauses alone.
 async fn speech_audit(name: &'static str, quirks: &[Quirk]) -> ServerAudit {
-    common::speech_audit(&persona(name, quirks), None).await
+    common::speech_audit(&persona(name, quirks), SpeechSettings::default()).await
 }
 
 fn outcome<'a>(audit: &'a ServerAudit, id: &str) -> (Outcome, &'a str) {
@@ -52,10 +54,109 @@ async fn an_embeddings_model_asked_to_transcribe_is_not_a_speech_verdict() {
     common::assert_all_skipped(&audit, &["--speech-model"]);
     let named = common::speech_audit(
         &persona("cannot_transcribe_named", &quirks),
-        Some(Config::default().model_id),
+        SpeechSettings {
+            model: Some(Config::default().model_id),
+            ..SpeechSettings::default()
+        },
     )
     .await;
     let (outcome, reason) = outcome(&named, "SPS-001");
     assert_eq!(outcome, Outcome::Fail, "{reason}");
     assert!(reason.contains("answered 500"), "{reason}");
+}
+
+/// The speech audit of `persona` with `speech`'s options.
+async fn speech_audit_with(persona: &Persona, speech: SpeechSettings) -> ServerAudit {
+    common::speech_audit(persona, speech).await
+}
+
+/// The model class the audit judged by, as its report's line gives it.
+fn model_class(audit: &ServerAudit) -> String {
+    embedcheck_core::contracts::observations(&audit.facts)
+        .remove("speech_model_class")
+        .expect("the speech audit names the model class")
+}
+
+/// The reference server's gpt-4o-transcribe models keep that class's contract: srt, vtt
+/// and verbose_json refused in OpenAI's words. Judged by the class its name shows, no
+/// speech clause fails, and each refusal's reason names the class's contract.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_gpt_4o_transcribe_model_is_judged_by_its_own_contract() {
+    let speech = SpeechSettings {
+        model: Some("gpt-4o-mini-transcribe".to_owned()),
+        ..SpeechSettings::default()
+    };
+    let audit = speech_audit_with(&persona("gpt_4o_mini_transcribe", &[]), speech).await;
+    assert!(
+        model_class(&audit)
+            .starts_with("gpt-4o-transcribe (the model's name, gpt-4o-mini-transcribe;"),
+        "{}",
+        model_class(&audit)
+    );
+    for result in &audit.results {
+        assert_ne!(
+            result.outcome,
+            Outcome::Fail,
+            "{}: {}",
+            result.id,
+            result.reason
+        );
+    }
+    for id in ["SPS-003", "SPS-004", "SPS-005"] {
+        let (outcome, reason) = outcome(&audit, id);
+        assert_eq!(outcome, Outcome::Pass, "{id}: {reason}");
+        assert!(
+            reason.contains("not in the gpt-4o-transcribe contract"),
+            "{id}: {reason}"
+        );
+    }
+}
+
+/// A gateway serving gpt-4o-transcribe under a name of its own passes OpenAI's refusals
+/// through: the refusal's words show the class where the name cannot, and its srt and
+/// vtt refusals get no failure. A whisper-1 model of that name would be judged by
+/// whisper-1's contract, named with --speech-model-class.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refusal_in_openais_words_shows_the_gpt_4o_transcribe_class() {
+    let quirks = [Quirk::Speech(SpeechQuirk::Gpt4oTranscribeAlias)];
+    let audit = speech_audit("gpt_4o_transcribe_alias", &quirks).await;
+    assert!(
+        model_class(&audit)
+            .starts_with("gpt-4o-transcribe (verbose_json refused 400 in OpenAI's words"),
+        "{}",
+        model_class(&audit)
+    );
+    for id in ["SPS-003", "SPS-004", "SPS-005"] {
+        let (outcome, reason) = outcome(&audit, id);
+        assert_eq!(outcome, Outcome::Pass, "{id}: {reason}");
+        assert!(
+            reason.contains("not in the gpt-4o-transcribe contract"),
+            "{id}: {reason}"
+        );
+    }
+    let declared = SpeechSettings {
+        model_class: Some(ModelClass::Whisper),
+        ..SpeechSettings::default()
+    };
+    let audit = speech_audit_with(
+        &persona("gpt_4o_transcribe_alias_declared", &quirks),
+        declared,
+    )
+    .await;
+    assert!(model_class(&audit).starts_with("whisper-1 (--speech-model-class;"));
+    let (outcome, reason) = outcome(&audit, "SPS-004");
+    assert_eq!(outcome, Outcome::Pass, "{reason}");
+    assert!(reason.contains("the server does not offer it"), "{reason}");
+}
+
+/// The reference server's own model names no class and answers every format: judged by
+/// whisper-1's contract, which the report says is the default.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_model_whose_class_nothing_shows_is_judged_as_whisper_1() {
+    let audit = speech_audit("reference_speech", &[]).await;
+    assert!(
+        model_class(&audit).starts_with("whisper-1 (default: nothing showed another"),
+        "{}",
+        model_class(&audit)
+    );
 }

@@ -7,6 +7,7 @@ use crate::catalogue::{Clause, ContractId};
 use crate::clauses::Check;
 use crate::contracts::embeddings::facts::EmbeddingsFacts;
 use crate::contracts::rerank::facts::RerankFacts;
+use crate::contracts::speech::facts::SpeechFacts;
 use crate::http::{Reply, Target, TargetError};
 use crate::profiles::{self, Client, ClientProfile, Judged};
 use crate::session::ByContract;
@@ -103,6 +104,8 @@ pub(crate) struct FactsByContract<'a> {
     embeddings: Option<&'a EmbeddingsFacts>,
     #[serde(skip_serializing_if = "Option::is_none")]
     rerank: Option<&'a RerankFacts>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    speech: Option<&'a SpeechFacts>,
 }
 
 impl<'a> FactsByContract<'a> {
@@ -110,6 +113,7 @@ impl<'a> FactsByContract<'a> {
         FactsByContract {
             embeddings: store.get(),
             rerank: store.get::<RerankFacts>().filter(|f| !f.is_empty()),
+            speech: store.get::<SpeechFacts>().filter(|f| !f.is_empty()),
         }
     }
 }

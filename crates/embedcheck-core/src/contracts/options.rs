@@ -210,12 +210,13 @@ mod tests {
         for key in [
             "rerank_model",
             "speech_reference",
+            "speech_model_class",
             "overlength",
             "reference",
         ] {
             assert!(keys.contains(&key), "{key}: {keys:?}");
         }
-        assert_eq!(keys.len(), 10);
+        assert_eq!(keys.len(), 11);
         assert_eq!(VendorParts::keys(), ["speech_endpoint", "speech_model"]);
     }
 }

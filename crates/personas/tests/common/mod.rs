@@ -77,7 +77,7 @@ pub fn settings(persona: &Persona, aggressive: bool) -> Settings {
             })
             .with(SpeechSettings {
                 reference: Some(speech_known_answers(persona)),
-                model: None,
+                ..SpeechSettings::default()
             }),
         ..Settings::default()
     }
@@ -92,14 +92,13 @@ pub async fn audit_with(persona: &Persona, settings: Settings, clauses: &[&Claus
         .0
 }
 
-/// The audit of `persona` on the speech clauses alone, with `--speech-model` naming
-/// `speech_model` where given.
-pub async fn speech_audit(persona: &Persona, speech_model: Option<String>) -> ServerAudit {
-    let settings =
-        settings(persona, false).with(embedcheck_core::contracts::speech::SpeechSettings {
-            model: speech_model,
-            ..Default::default()
-        });
+/// The audit of `persona` on the speech clauses alone, with `speech`'s options
+/// (`--speech-model`, `--speech-model-class`).
+pub async fn speech_audit(
+    persona: &Persona,
+    speech: embedcheck_core::contracts::speech::SpeechSettings,
+) -> ServerAudit {
+    let settings = settings(persona, false).with(speech);
     let speech: Vec<_> = every_clause()
         .into_iter()
         .filter(|c| c.contract() == embedcheck_core::contracts::speech::ID)

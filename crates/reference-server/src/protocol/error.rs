@@ -65,6 +65,20 @@ pub enum ApiError {
         value: String,
         supported: &'static str,
     },
+    /// A `response_format` the model's class does not answer in, in OpenAI's words for
+    /// gpt-4o-transcribe ("Use 'json' or 'text' instead.").
+    #[error(
+        "response_format '{format}' is not compatible with model '{model}'. Use {formats} instead."
+    )]
+    IncompatibleFormat {
+        format: String,
+        model: String,
+        formats: &'static str,
+    },
+    /// A model that does not translate on the translations route: OpenAI's
+    /// `CreateTranslationRequest` has whisper-1 only.
+    #[error("model '{0}' does not support translations; only whisper-1 models translate.")]
+    DoesNotTranslate(String),
     /// A `model` other than the one served.
     #[error("The model `{0}` does not exist")]
     ModelNotFound(String),
@@ -160,7 +174,8 @@ impl ApiError {
             | Self::NotPositive { param, .. }
             | Self::InvalidType { param, .. }
             | Self::UnsupportedValue { param, .. } => Some(param),
-            Self::ModelNotFound(_) => Some("model"),
+            Self::ModelNotFound(_) | Self::DoesNotTranslate(_) => Some("model"),
+            Self::IncompatibleFormat { .. } => Some("response_format"),
             Self::InvalidFileFormat(_) | Self::InvalidAudio => Some("file"),
             Self::TokenOutOfRange { .. } => Some("input"),
             Self::UnknownDocumentField { .. } => Some("documents"),
@@ -175,6 +190,9 @@ impl ApiError {
             Self::InvalidApiKey => Some("invalid_api_key"),
             Self::ModelNotFound(_) => Some("model_not_found"),
             Self::ContextLengthExceeded { .. } => Some("context_length_exceeded"),
+            Self::IncompatibleFormat { .. } | Self::DoesNotTranslate(_) => {
+                Some("unsupported_value")
+            }
             _ => None,
         }
     }

@@ -61,6 +61,54 @@ pub const MAX_AUDIO_BYTES: usize = 26_214_400;
 /// Words a segment holds.
 const SEGMENT_WORDS: usize = 8;
 
+/// OpenAI's gpt-4o-transcribe family, served beside the configured model: each keeps
+/// its class's contract (json and text only), where the configured model keeps
+/// whisper-1's.
+const GPT_4O_TRANSCRIBE: [&str; 4] = [
+    "gpt-4o-transcribe",
+    "gpt-4o-mini-transcribe",
+    "gpt-4o-mini-transcribe-2025-12-15",
+    "gpt-transcribe",
+];
+
+/// OpenAI's diarizing model, served beside the configured one: json and text.
+const GPT_4O_TRANSCRIBE_DIARIZE: &str = "gpt-4o-transcribe-diarize";
+
+/// Which of OpenAI's transcription contracts a model keeps (its API reference: whisper-1
+/// answers five formats, gpt-4o-transcribe json and text, the diarizing model json and
+/// text, and only whisper-1 translates).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Class {
+    Whisper,
+    Gpt4oTranscribe,
+    Diarize,
+}
+
+impl Class {
+    /// The class of `model`, where the server serves it.
+    fn of(model: &str, configured: &str) -> Option<Class> {
+        if model == configured {
+            Some(Class::Whisper)
+        } else if GPT_4O_TRANSCRIBE.contains(&model) {
+            Some(Class::Gpt4oTranscribe)
+        } else {
+            (model == GPT_4O_TRANSCRIBE_DIARIZE).then_some(Class::Diarize)
+        }
+    }
+
+    /// The formats the class answers in, as its refusal lists them.
+    fn formats(self) -> Option<&'static str> {
+        match self {
+            Class::Whisper => None,
+            Class::Gpt4oTranscribe | Class::Diarize => Some("'json' or 'text'"),
+        }
+    }
+
+    fn offers(self, format: Format) -> bool {
+        self == Class::Whisper || matches!(format, Format::Json | Format::Text)
+    }
+}
+
 /// A transcription request, read.
 struct Request<'a> {
     audio: &'a [u8],
@@ -124,8 +172,11 @@ impl Engine {
             });
         }
         let model = text("model")?.ok_or(ApiError::MissingParameter("model"))?;
-        if model != self.config.model_id {
+        let Some(class) = Class::of(&model, &self.config.model_id) else {
             return Err(ApiError::ModelNotFound(model));
+        };
+        if task == Task::Translate && class != Class::Whisper {
+            return Err(ApiError::DoesNotTranslate(model));
         }
         if let Some(language) = text("language")?
             && !(language.len() == 2 && language.bytes().all(|b| b.is_ascii_lowercase()))
@@ -161,6 +212,13 @@ impl Engine {
                 });
             }
         };
+        if let Some(formats) = class.formats().filter(|_| !class.offers(format)) {
+            return Err(ApiError::IncompatibleFormat {
+                format: text("response_format")?.unwrap_or_default(),
+                model,
+                formats,
+            });
+        }
         let stream = match text("stream")?.as_deref() {
             None | Some("false") => false,
             Some("true") => true,
@@ -469,6 +527,42 @@ mod tests {
                 (status, Some(param))
             );
         }
+    }
+
+    /// A gpt-4o-transcribe model answers json and text, and refuses the other formats
+    /// and translation as OpenAI does.
+    #[test]
+    fn the_gpt_4o_transcribe_class_keeps_its_own_contract() {
+        let clip = clip();
+        let model: &[u8] = b"gpt-4o-mini-transcribe";
+        for format in [&b"json"[..], b"text"] {
+            let answer = send(&[
+                ("file", &clip),
+                ("model", model),
+                ("response_format", format),
+            ]);
+            assert_eq!(answer.status, 200);
+        }
+        for format in [&b"srt"[..], b"vtt", b"verbose_json"] {
+            let answer = send(&[
+                ("file", &clip),
+                ("model", model),
+                ("response_format", format),
+            ]);
+            let value: Value = serde_json::from_slice(&answer.body).unwrap();
+            assert_eq!(answer.status, 400);
+            assert_eq!(value["error"]["code"], "unsupported_value");
+            let message = value["error"]["message"].as_str().unwrap();
+            assert!(
+                message.ends_with("Use 'json' or 'text' instead."),
+                "{message}"
+            );
+        }
+        let translated = send_to(
+            "/v1/audio/translations",
+            &[("file", &clip), ("model", model)],
+        );
+        assert_eq!(translated.status, 400);
     }
 
     #[test]

@@ -3,8 +3,10 @@
 //! audio the suite makes itself.
 
 pub mod audio;
+pub mod class;
 pub(crate) mod clauses;
 mod consumer;
+pub mod facts;
 pub(crate) mod profiles;
 pub mod reference;
 pub(crate) mod reply;
@@ -22,8 +24,19 @@ use crate::profiles::{Client, ClientProfile, Judged};
 use crate::session::facts::Facts;
 use crate::session::{Dialect, Session};
 use crate::verdict::Verdict;
+use facts::SpeechFacts;
 use futures::future::BoxFuture;
 use serde_json::{Map, Value};
+
+/// What the speech side has learned of the session's server so far.
+pub(crate) fn learned(s: &Session) -> SpeechFacts {
+    SpeechFacts::of(&s.facts())
+}
+
+/// Writes what a speech clause learned, for the other clauses and the report.
+pub(crate) fn learn(s: &Session, write: impl FnOnce(&mut SpeechFacts)) {
+    s.learn(|facts| write(facts.contracts.get_mut()));
+}
 
 /// The speech-to-text contract, as the registry lists it.
 pub(crate) struct Speech;
@@ -54,7 +67,15 @@ impl Contract for Speech {
         s: &'a Session,
         model_served: Option<&'static str>,
     ) -> BoxFuture<'a, Presence> {
-        Box::pin(requests::presence(s, model_served))
+        Box::pin(async move {
+            let presence = requests::presence(s, model_served).await;
+            if let Presence::Answered { .. } = presence {
+                // The report names the class whatever the clauses run; a stop here
+                // (a budget) is the clauses' to report.
+                let _ = class::of(s).await;
+            }
+            presence
+        })
     }
 
     /// No: its route is its own, asked whatever else the server serves.
@@ -91,8 +112,11 @@ impl Contract for Speech {
         settings::of(s).model
     }
 
-    /// None yet: speech's clauses keep what they learn in their verdicts.
-    fn observations(&self, _: &Facts, _: &mut dyn FnMut(&str, Option<String>)) {}
+    fn observations(&self, facts: &Facts, put: &mut dyn FnMut(&str, Option<String>)) {
+        if let Some(speech) = facts.contracts.get::<SpeechFacts>() {
+            speech.observations(put);
+        }
+    }
 
     fn as_judged(&self, _: &Session, verdict: Verdict) -> Verdict {
         verdict

@@ -1,6 +1,7 @@
 //! What the user declares about a speech-to-text server, which the session keeps among
 //! each contract's settings.
 
+use super::class::ModelClass;
 use super::reference::SpeechReference;
 use crate::contracts::contract::ServerOptionError;
 use crate::reference::ReferenceError;
@@ -16,6 +17,9 @@ pub struct SpeechSettings {
     /// serves embeddings and speech (the study's, a LiteLLM proxy) names a model for
     /// each.
     pub model: Option<String>,
+    /// The class of OpenAI model whose contract the server keeps
+    /// (`--speech-model-class`), where its model's name and answers do not show it.
+    pub model_class: Option<ModelClass>,
     /// The model's own transcripts of the suite's clip (`--speech-reference`).
     pub reference: Option<Arc<SpeechReference>>,
 }
@@ -38,6 +42,13 @@ pub struct SpeechOptions {
     #[arg(long, env = "EMBEDCHECK_SPEECH_MODEL", value_name = "ID")]
     pub speech_model: Option<String>,
 
+    /// The OpenAI transcription model whose contract the server keeps: whisper-1 (json,
+    /// text, srt, verbose_json, vtt), gpt-4o-transcribe (json and text) or
+    /// gpt-4o-transcribe-diarize (json, text, diarized_json). Default: shown by the
+    /// model's name or the server's refusals in OpenAI's words, else whisper-1.
+    #[arg(long, env = "EMBEDCHECK_SPEECH_MODEL_CLASS", value_name = "CLASS")]
+    pub speech_model_class: Option<ModelClass>,
+
     /// The speech model's own transcripts of the suite's clip (JSON Lines: a header, then
     /// {"clip", "sha256", "mode", "text", "tokens"} per decoding mode, as
     /// lab/speech_reference.py writes them with a plain greedy loop over transformers):
@@ -51,6 +62,7 @@ impl SpeechOptions {
     pub fn settings(&self) -> Result<SpeechSettings, ReferenceError> {
         Ok(SpeechSettings {
             model: self.speech_model.clone(),
+            model_class: self.speech_model_class,
             reference: self.speech_reference.as_deref().map(load).transpose()?,
         })
     }
@@ -66,6 +78,9 @@ fn load(path: &Path) -> Result<Arc<SpeechReference>, ReferenceError> {
 pub struct SpeechServer {
     /// The model it transcribes with (`--speech-model`), when it differs from the run's.
     speech_model: Option<String>,
+    /// The class of its speech model (`--speech-model-class`), when it differs from the
+    /// run's.
+    speech_model_class: Option<ModelClass>,
     /// Its speech model's own transcripts (`--speech-reference`), when they differ from
     /// the run's.
     speech_reference: Option<PathBuf>,
@@ -75,6 +90,7 @@ impl SpeechServer {
     /// `settings` with this server's values over them.
     pub fn over(&self, settings: &mut SpeechSettings) -> Result<(), ServerOptionError> {
         settings.model = self.speech_model.clone().or(settings.model.take());
+        settings.model_class = self.speech_model_class.or(settings.model_class);
         if let Some(path) = &self.speech_reference {
             settings.reference = Some(load(path)?);
         }

@@ -82,6 +82,14 @@ pub enum SpeechQuirk {
     /// requests at temperature 0 answered different text, speech-notes.md §3.3) and
     /// as OpenAI documents temperature 0 may. Each JSON answer's words differ.
     FallbackSampling,
+    /// Keeps the gpt-4o-transcribe contract under a model name of its own: srt, vtt
+    /// and verbose_json refused with OpenAI's 400 ("response_format 'srt' is not
+    /// compatible with model 'gpt-4o-transcribe'. Use 'json' or 'text' instead.",
+    /// `unsupported_value`), and translation refused, as OpenAI answers for that
+    /// model, passed through as LiteLLM passes an upstream error through in front of
+    /// OpenAI's gpt-4o-transcribe under an alias (`litellm.BadRequestError:
+    /// OpenAIException - …`).
+    Gpt4oTranscribeAlias,
 }
 
 /// Words another model says (none of the reference transcriber's).
@@ -159,6 +167,10 @@ impl SpeechQuirk {
         }
         if answer.status >= 400 {
             self.refusal(request, answer);
+            return;
+        }
+        if *self == SpeechQuirk::Gpt4oTranscribeAlias {
+            gpt_4o_transcribe(request, answer);
             return;
         }
         if answer.status != 200 {
@@ -241,6 +253,7 @@ impl SpeechQuirk {
             | SpeechQuirk::SixteenKilohertzMonoOnly
             | SpeechQuirk::WavOnly
             | SpeechQuirk::ChatChunkStream
+            | SpeechQuirk::Gpt4oTranscribeAlias
             | SpeechQuirk::CannotTranscribe => {}
         }
     }
@@ -258,6 +271,31 @@ impl SpeechQuirk {
             _ => {}
         }
     }
+}
+
+/// OpenAI's answer for gpt-4o-transcribe, passed through a gateway: json and text
+/// answered, the other formats and translation refused in OpenAI's words.
+fn gpt_4o_transcribe(request: &Incoming, answer: &mut Answer) {
+    let format = form_field(request, "response_format");
+    let message = if request.path.ends_with("/audio/translations") {
+        "model 'gpt-4o-transcribe' is not supported for translations.".to_owned()
+    } else {
+        match format.as_deref() {
+            None | Some("json" | "text") => return,
+            Some(other) => format!(
+                "response_format '{other}' is not compatible with model 'gpt-4o-transcribe'. Use 'json' or 'text' instead."
+            ),
+        }
+    };
+    *answer = Answer::json_body(
+        400,
+        &json!({"error": {
+            "message": format!("litellm.BadRequestError: OpenAIException - {message}"),
+            "type": "invalid_request_error",
+            "param": "response_format",
+            "code": "400"
+        }}),
+    );
 }
 
 /// A stream of OpenAI's events rewritten as vLLM 0.32 streams a transcription: one

@@ -2,11 +2,12 @@
 //! that read it.
 
 use crate::clauses::{Check, CheckResult, check};
+use crate::contracts::speech::class;
 use crate::contracts::speech::reference::{Agreement, agreement};
 use crate::contracts::speech::reply::{self, Subtitles};
 use crate::contracts::speech::requests::{self, json_text};
 use crate::http::{Reply, excerpt};
-use crate::session::Session;
+use crate::session::{ProbeError, Session};
 use crate::verdict::Verdict;
 
 pub(crate) fn checks() -> Vec<Check> {
@@ -69,7 +70,7 @@ fn not_json_text(reply: &Reply) -> String {
 /// answered with the JSON envelope."
 async fn text_is_bare(s: &Session) -> CheckResult {
     let reply = s.send(requests::in_format(s, "text")).await?;
-    if let Some(verdict) = refused_or_failed(&reply, "text") {
+    if let Some(verdict) = refused_or_failed(s, &reply, "text").await? {
         return Ok(verdict);
     }
     if json_text(&reply).is_some() {
@@ -93,7 +94,7 @@ async fn text_is_bare(s: &Session) -> CheckResult {
 /// compression_ratio and no_speech_prob … none null; or refused with a 4xx …"
 async fn verbose_json(s: &Session) -> CheckResult {
     let reply = s.send(requests::in_format(s, "verbose_json")).await?;
-    if let Some(verdict) = refused_or_failed(&reply, "verbose_json") {
+    if let Some(verdict) = refused_or_failed(s, &reply, "verbose_json").await? {
         return Ok(verdict);
     }
     let problems = match &reply.json {
@@ -138,7 +139,7 @@ async fn vtt(s: &Session) -> CheckResult {
 async fn subtitles(s: &Session, format: Subtitles) -> CheckResult {
     let name = format.format();
     let reply = s.send(requests::in_format(s, name)).await?;
-    if let Some(verdict) = refused_or_failed(&reply, name) {
+    if let Some(verdict) = refused_or_failed(s, &reply, name).await? {
         return Ok(verdict);
     }
     let text = String::from_utf8_lossy(&reply.body);
@@ -157,14 +158,30 @@ async fn subtitles(s: &Session, format: Subtitles) -> CheckResult {
 }
 
 /// The verdict where a format's answer is not a 200: a 4xx is the server saying it
-/// does not offer the format (its policy), anything else fails.
-fn refused_or_failed(reply: &Reply, format: &str) -> Option<Verdict> {
-    refused_or_answered(
+/// does not offer the format (its policy, or its model class's contract, which the
+/// reason names), anything else fails.
+async fn refused_or_failed(
+    s: &Session,
+    reply: &Reply,
+    format: &str,
+) -> Result<Option<Verdict>, ProbeError> {
+    if reply.is_client_error()
+        && let Some(why) = class::of(s).await?.not_in_contract(format)
+    {
+        return Ok(Some(
+            Verdict::pass(format!(
+                "response_format {format} refused with {}: {why}",
+                reply.summary()
+            ))
+            .with(&reply.exchange),
+        ));
+    }
+    Ok(refused_or_answered(
         reply,
         &format!("response_format {format}"),
         "does not offer it",
         "answer it, or refuse a format not offered with a 4xx",
-    )
+    ))
 }
 
 /// The verdict where the answer to an option (`asked`) is not a 200: a 4xx is the
