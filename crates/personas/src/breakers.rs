@@ -223,6 +223,10 @@ static BREAKERS: &[Breaker] = &[
     ("SPS-009", || quirks(&[Quirk::Speech(SpeechQuirk::WavOnly)])),
     // vLLM cpu 0.32 with the lab's tiny Whisper: verbose_json with an empty text.
     ("SPS-010", || quirks(&[Quirk::Speech(SpeechQuirk::EmptyVerboseJson)])),
+    // speaches answers words null (speaches#639).
+    ("SPO-001", || quirks(&[Quirk::Speech(SpeechQuirk::WordsNull)])),
+    // speaches reads the list only by the bracketed alias (speaches#379).
+    ("SPO-002", || quirks(&[Quirk::Speech(SpeechQuirk::BareListNameIgnored)])),
     // faster-whisper-server answers 500 to a file it cannot decode.
     ("SPE-001", || quirks(&[Quirk::Speech(SpeechQuirk::RefusalsAs500)])),
     // whisper.cpp's server refuses with 400 text/plain "Invalid request", and has no

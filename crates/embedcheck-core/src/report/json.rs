@@ -41,7 +41,8 @@ use std::collections::BTreeMap;
 /// 1.11 the speech clients, the model source `speech_model` and the migration topic
 /// `speech`; 1.12 the speech client `langchain-openai-whisper-parser`; 1.13 each
 /// result's `level_evidence` and `level_line`, why the clause has its level; 1.14 the
-/// speech fact `model_class` (`facts.speech`). Every earlier field is still written.
+/// speech fact `model_class` (`facts.speech`) and the family `speech-options`. Every
+/// earlier field is still written.
 pub(crate) const REPORT_SCHEMA_VERSION: &str = "1.14";
 
 /// Pretty-printed JSON of the whole report, newline-terminated like any text file.

@@ -12,7 +12,10 @@ use serde_json::json;
 use super::{ApiError, Engine, HttpRequest, HttpResponse};
 
 /// The form fields OpenAI's `CreateTranscriptionRequest` has, as the SDKs send them.
-pub const SPEECH_FIELDS: [&str; 10] = [
+/// `timestamp_granularities` is read under both names: the SDKs send the list as
+/// repeated `timestamp_granularities[]` parts, the OpenAPI file names the field
+/// without the brackets since June 2025.
+pub const SPEECH_FIELDS: [&str; 11] = [
     "file",
     "model",
     "language",
@@ -20,6 +23,7 @@ pub const SPEECH_FIELDS: [&str; 10] = [
     "response_format",
     "temperature",
     "timestamp_granularities[]",
+    "timestamp_granularities",
     "stream",
     "chunking_strategy",
     "include[]",
@@ -115,6 +119,15 @@ struct Request<'a> {
     format: Format,
     /// `stream: true`: the JSON transcript as OpenAI's server-sent events.
     stream: bool,
+    timestamps: Timestamps,
+}
+
+/// The `timestamp_granularities` asked for: segments where none is named (OpenAI's
+/// default, `[segment]`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Timestamps {
+    words: bool,
+    segments: bool,
 }
 
 #[derive(Clone, Copy, PartialEq)]
@@ -136,7 +149,7 @@ impl Engine {
         let heard = audio::hear(read.audio)?;
         Ok(match (read.stream, read.format) {
             (true, Format::Json | Format::Text) => streamed(&heard),
-            _ => answer(&heard, read.format, task),
+            _ => answer(&heard, read.format, task, read.timestamps),
         })
     }
 
@@ -230,12 +243,58 @@ impl Engine {
                 });
             }
         };
+        let timestamps = timestamps(&parts)?;
         Ok(Request {
             audio: file.body,
             format,
             stream,
+            timestamps,
         })
     }
+}
+
+/// The granularities the form's `timestamp_granularities[]` or
+/// `timestamp_granularities` parts name.
+fn timestamps(parts: &[form::Part<'_>]) -> Result<Timestamps, ApiError> {
+    let named: Vec<&[u8]> = parts
+        .iter()
+        .filter(|p| p.name == "timestamp_granularities[]" || p.name == "timestamp_granularities")
+        .map(|p| p.body)
+        .collect();
+    if let Some(other) = named.iter().find(|v| !matches!(**v, b"word" | b"segment")) {
+        return Err(ApiError::UnsupportedValue {
+            param: "timestamp_granularities",
+            value: String::from_utf8_lossy(other).into_owned(),
+            supported: "'word', 'segment'",
+        });
+    }
+    Ok(Timestamps {
+        words: named.contains(&&b"word"[..]),
+        segments: named.is_empty() || named.contains(&&b"segment"[..]),
+    })
+}
+
+/// One word with its times, as OpenAI's TranscriptionWord.
+#[derive(Serialize)]
+struct Word {
+    word: &'static str,
+    start: f64,
+    end: f64,
+}
+
+/// The heard words, each given an equal share of the clip.
+fn words(heard: &audio::Heard) -> Vec<Word> {
+    let each = heard.seconds / heard.words.len().max(1) as f64;
+    heard
+        .words
+        .iter()
+        .enumerate()
+        .map(|(i, word)| Word {
+            word,
+            start: round_ms(each * i as f64),
+            end: round_ms(each * (i + 1) as f64),
+        })
+        .collect()
 }
 
 /// One stretch of the transcript with its times.
@@ -286,23 +345,33 @@ pub fn transcript(upload: &[u8]) -> Result<String, ApiError> {
     audio::hear(upload).map(|heard| heard.words.join(" "))
 }
 
-fn answer(heard: &audio::Heard, format: Format, task: Task) -> HttpResponse {
+fn answer(
+    heard: &audio::Heard,
+    format: Format,
+    task: Task,
+    timestamps: Timestamps,
+) -> HttpResponse {
     let text = heard.words.join(" ");
     let usage = json!({"type": "duration", "seconds": heard.seconds.ceil() as u64});
     match format {
         Format::Json => HttpResponse::json(200, &json!({"text": text, "usage": usage})),
         Format::Text => plain("text/plain; charset=utf-8", format!("{text}\n")),
-        Format::VerboseJson => HttpResponse::json(
-            200,
-            &json!({
+        Format::VerboseJson => {
+            let mut body = json!({
                 "task": task.name(),
                 "language": "english",
                 "duration": heard.seconds,
                 "text": text,
-                "segments": segments(heard),
                 "usage": usage,
-            }),
-        ),
+            });
+            if timestamps.segments {
+                body["segments"] = json!(segments(heard));
+            }
+            if timestamps.words {
+                body["words"] = json!(words(heard));
+            }
+            HttpResponse::json(200, &body)
+        }
         Format::Srt => plain(
             "application/x-subrip; charset=utf-8",
             cues(heard, Format::Srt),
@@ -527,6 +596,36 @@ mod tests {
                 (status, Some(param))
             );
         }
+    }
+
+    /// Word timestamps are served under both names of the field, in order across the
+    /// clip; without a granularity, segments alone.
+    #[test]
+    fn word_timestamps_are_served_under_both_names() {
+        let clip = clip();
+        for name in ["timestamp_granularities[]", "timestamp_granularities"] {
+            let answer = send(&[
+                ("file", &clip),
+                ("model", b"embedcheck-reference"),
+                ("response_format", b"verbose_json"),
+                (name, b"word"),
+            ]);
+            let value: Value = serde_json::from_slice(&answer.body).unwrap();
+            let words = value["words"].as_array().unwrap();
+            assert_eq!(words.len(), 2, "{name}");
+            assert_eq!(
+                (&words[0]["start"], &words[1]["end"]),
+                (&json!(0.0), &json!(1.0))
+            );
+            assert!(value.get("segments").is_none());
+        }
+        let plain = send(&[
+            ("file", &clip),
+            ("model", b"embedcheck-reference"),
+            ("response_format", b"verbose_json"),
+        ]);
+        let value: Value = serde_json::from_slice(&plain.body).unwrap();
+        assert!(value.get("words").is_none() && value["segments"].is_array());
     }
 
     /// A gpt-4o-transcribe model answers json and text, and refuses the other formats

@@ -66,12 +66,15 @@ enum Reader {
     LangChain,
 }
 
-/// A call a profile makes: the default one, one `response_format`, or `stream: true`.
+/// A call a profile makes: the default one, one `response_format`, `stream: true`, or
+/// `verbose_json` with `timestamp_granularities=["word", "segment"]`, read for its
+/// `.words`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Call<'a> {
     Default,
     Format(&'a str),
     Stream,
+    Words,
 }
 
 impl Call<'_> {
@@ -79,6 +82,7 @@ impl Call<'_> {
     fn asked(self) -> &'static str {
         match self {
             Call::Stream => "a stream",
+            Call::Words => "word timestamps",
             Call::Default | Call::Format(_) => "this format",
         }
     }
@@ -149,6 +153,7 @@ impl Reader {
     fn read(self, call: Call<'_>, reply: &Reply) -> Result<String, String> {
         let as_text = match call {
             Call::Stream => return sdk_stream(reply),
+            Call::Words => return self.words(reply),
             Call::Format("text") => Some("the transcript"),
             Call::Format("srt" | "vtt") => Some("the subtitles"),
             Call::Default | Call::Format(_) => None,
@@ -161,6 +166,37 @@ impl Reader {
             (Reader::Node, Some(what)) => node_string(reply, what),
             (Reader::OpenWebUi, _) => open_webui(reply),
         }
+    }
+}
+
+impl Reader {
+    /// The SDKs' `TranscriptionVerbose.words` (optional in both SDKs' types), read
+    /// from the JSON the client parses.
+    fn words(self, reply: &Reply) -> Result<String, String> {
+        let parsed = match self {
+            Reader::Node if !reply.is_parsed_as_json_by_node() => None,
+            _ => reply.json.as_ref(),
+        };
+        let Some(json) = parsed else {
+            return Err(format!(
+                "returns the body as a string, not a TranscriptionVerbose ({}), so .words is undefined",
+                content_type(reply)
+            ));
+        };
+        match super::reply::timed_words(json, requests::clip().seconds) {
+            Ok(words) => Ok(format!("{} with their times", counted_words(words.len()))),
+            Err(why) => Err(format!(
+                "returns a TranscriptionVerbose without the word timestamps asked for ({why}), without an error"
+            )),
+        }
+    }
+}
+
+/// `1 word`, `6 words`.
+fn counted_words(n: usize) -> String {
+    match n {
+        1 => "1 word".to_owned(),
+        n => format!("{n} words"),
     }
 }
 
@@ -352,6 +388,12 @@ pub(crate) async fn profile_all(s: &Session, judged: &Judged<'_>) -> Vec<ClientP
             s.send(requests::in_format(s, format)).await,
         ));
     }
+    formats.push((
+        Call::Words,
+        "transcribe speech.wav as verbose_json with timestamp_granularities [word, segment], reading .words".to_owned(),
+        s.send(requests::with_timestamps(s, requests::ListName::Bracketed))
+            .await,
+    ));
     formats.push((
         Call::Stream,
         "transcribe speech.wav with stream true, iterating the events".to_owned(),

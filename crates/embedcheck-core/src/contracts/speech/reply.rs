@@ -99,6 +99,69 @@ fn segment_problem(i: usize, segment: &Value) -> Option<String> {
     None
 }
 
+/// One word of a `verbose_json` answer's `words`, its times in seconds.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct TimedWord {
+    pub(crate) word: String,
+    pub(crate) start: f64,
+    pub(crate) end: f64,
+}
+
+/// Whisper's timestamp step, 20 ms: a time may round up past the clip's end by one.
+const TIMESTAMP_STEP: f64 = 0.02;
+
+/// The `words` of a `verbose_json` answer asked for word timestamps, or what is wrong
+/// with them: absent, null or not a list; an item without a string `word` and numeric
+/// `start` and `end` (OpenAI's TranscriptionWord); a word ending before it starts,
+/// starting before the word before it, or outside a clip of `seconds` (one timestamp
+/// step of slack).
+pub(crate) fn timed_words(answer: &Value, seconds: f64) -> Result<Vec<TimedWord>, String> {
+    let words = match answer.get("words") {
+        Some(Value::Array(words)) => words,
+        other => return Err(format!("words is {}, not a list", crate::json::kind(other))),
+    };
+    let mut read: Vec<TimedWord> = Vec::with_capacity(words.len());
+    for (i, item) in words.iter().enumerate() {
+        let number = |name: &str| item.get(name).and_then(Value::as_f64);
+        let (Some(word), Some(start), Some(end)) = (
+            item.get("word").and_then(Value::as_str),
+            number("start"),
+            number("end"),
+        ) else {
+            return Err(format!(
+                "words[{i}] is not a string word with numbers start and end: {}",
+                cut(&item.to_string())
+            ));
+        };
+        let last = seconds + TIMESTAMP_STEP;
+        let before = read.last().filter(|b| start < b.start);
+        let problem = if start > end {
+            Some(format!("ends at {end} s, before it starts at {start} s"))
+        } else if start < 0.0 || end > last {
+            Some(format!(
+                "runs {start}-{end} s, outside the {seconds} s clip"
+            ))
+        } else {
+            before.map(|b| {
+                format!(
+                    "starts at {start} s, before words[{}] at {} s",
+                    i - 1,
+                    b.start
+                )
+            })
+        };
+        if let Some(problem) = problem {
+            return Err(format!("words[{i}] {word:?} {problem}"));
+        }
+        read.push(TimedWord {
+            word: word.to_owned(),
+            start,
+            end,
+        });
+    }
+    Ok(read)
+}
+
 /// One cue's times, in milliseconds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Cue {
@@ -475,6 +538,38 @@ mod tests {
                 .unwrap_err()
                 .contains("number")
         );
+    }
+
+    #[test]
+    fn timed_words_are_typed_in_order_and_inside_the_clip() {
+        let words = |words: Value| timed_words(&json!({"text": "a b", "words": words}), 3.0);
+        let read = words(json!([{"word": "a", "start": 0.0, "end": 1.0}, {"word": " b", "start": 1.0, "end": 3.02}])).unwrap();
+        assert_eq!(read.len(), 2);
+        assert_eq!(
+            timed_words(&json!({"words": null}), 3.0).unwrap_err(),
+            "words is null, not a list"
+        );
+        for (wrong, said) in [
+            (
+                json!([{"word": "a", "start": "0.0", "end": 1.0}]),
+                "not a string word",
+            ),
+            (
+                json!([{"word": "a", "start": 2.0, "end": 1.0}]),
+                "before it starts",
+            ),
+            (
+                json!([{"word": "a", "start": 0.0, "end": 3.5}]),
+                "outside the 3 s clip",
+            ),
+            (
+                json!([{"word": "a", "start": 1.0, "end": 1.5}, {"word": "b", "start": 0.5, "end": 2.0}]),
+                "before words[0]",
+            ),
+        ] {
+            let why = words(wrong).unwrap_err();
+            assert!(why.contains(said), "{why}");
+        }
     }
 
     #[test]

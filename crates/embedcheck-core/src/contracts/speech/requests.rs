@@ -208,6 +208,39 @@ pub(crate) fn known_answer_in(s: &Session, format: &str) -> Probe {
     )
 }
 
+/// How a request names a list field: `timestamp_granularities[]` repeated, as both
+/// OpenAI SDKs send a list in a form (openai-python's `_qs.py` brackets, openai-node's
+/// `key + '[]'`), or the bare name repeated, as the OpenAPI file has named the field
+/// since June 2025 and a form built by hand sends it (speaches#379).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ListName {
+    Bracketed,
+    Bare,
+}
+
+impl ListName {
+    /// `name[]` or `name`.
+    pub(crate) fn of(self, name: &str) -> String {
+        match self {
+            ListName::Bracketed => format!("{name}[]"),
+            ListName::Bare => name.to_owned(),
+        }
+    }
+}
+
+/// The clip asked for in `verbose_json` with word and segment timestamps, the list
+/// named as `list` names it (SPO-001, SPO-002).
+pub(crate) fn with_timestamps(s: &Session, list: ListName) -> Probe {
+    let name = list.of("timestamp_granularities");
+    Probe::form(
+        ROUTE,
+        form(s, clip())
+            .text("response_format", "verbose_json")
+            .text(&name, "word")
+            .text(&name, "segment"),
+    )
+}
+
 /// The minimal request with `stream: true` (SPS-007).
 pub(crate) fn streamed(s: &Session) -> Probe {
     Probe::form(ROUTE, form(s, clip()).text("stream", "true"))

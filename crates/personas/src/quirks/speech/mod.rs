@@ -90,6 +90,16 @@ pub enum SpeechQuirk {
     /// OpenAI's gpt-4o-transcribe under an alias (`litellm.BadRequestError:
     /// OpenAIException - …`).
     Gpt4oTranscribeAlias,
+    /// Answers `verbose_json` with `"words": null` whatever `timestamp_granularities[]`
+    /// asks, as speaches v0.9.0-rc.3 does ("I always get the segments and words is
+    /// null", speaches#639) and as a server behind LiteLLM did when LiteLLM dropped the
+    /// field on the way (litellm#12407).
+    WordsNull,
+    /// Reads the list only under the SDKs' bracketed name, `timestamp_granularities[]`:
+    /// asked with the field's own name, `timestamp_granularities`, it answers
+    /// `"words": null`, as speaches does (its form reads the field by that alias,
+    /// speaches#379).
+    BareListNameIgnored,
 }
 
 /// Words another model says (none of the reference transcriber's).
@@ -107,9 +117,14 @@ static SAMPLED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize:
 fn other_words(text: &str, draw: usize) -> String {
     text.split(' ')
         .enumerate()
-        .map(|(i, word)| OTHER_WORDS[(i * 5 + word.len() + draw) % OTHER_WORDS.len()])
+        .map(|(i, word)| other_word(i, word, draw))
         .collect::<Vec<_>>()
         .join(" ")
+}
+
+/// The other model's word for the `i`th word, `word`.
+fn other_word(i: usize, word: &str, draw: usize) -> &'static str {
+    OTHER_WORDS[(i * 5 + word.len() + draw) % OTHER_WORDS.len()]
 }
 
 impl SpeechQuirk {
@@ -196,6 +211,13 @@ impl SpeechQuirk {
                     && let Some(text) = body["text"].as_str()
                 {
                     body["text"] = json!(other_words(text, draw));
+                    // Its word timestamps are its own words, as its text is.
+                    if let Some(words) = body["words"].as_array_mut() {
+                        for (i, word) in words.iter_mut().enumerate() {
+                            let said = word["word"].as_str().unwrap_or_default();
+                            word["word"] = json!(other_word(i, said, draw));
+                        }
+                    }
                     answer.set_json(&body);
                 }
             }
@@ -235,6 +257,16 @@ impl SpeechQuirk {
                     &json!({"duration": 3.0, "language": "el", "segments": [], "text": "", "words": null}),
                 );
             }
+            SpeechQuirk::WordsNull if format.as_deref() == Some("verbose_json") => {
+                null_words(answer);
+            }
+            SpeechQuirk::BareListNameIgnored
+                if format.as_deref() == Some("verbose_json")
+                    && form_field(request, "timestamp_granularities").is_some()
+                    && form_field(request, "timestamp_granularities[]").is_none() =>
+            {
+                null_words(answer);
+            }
             SpeechQuirk::CueEndsBeforeStart => {
                 let (separator, negative_end) = match format.as_deref() {
                     Some("srt") => (',', "-00:00:01,500"),
@@ -254,6 +286,8 @@ impl SpeechQuirk {
             | SpeechQuirk::WavOnly
             | SpeechQuirk::ChatChunkStream
             | SpeechQuirk::Gpt4oTranscribeAlias
+            | SpeechQuirk::WordsNull
+            | SpeechQuirk::BareListNameIgnored
             | SpeechQuirk::CannotTranscribe => {}
         }
     }
@@ -270,6 +304,14 @@ impl SpeechQuirk {
             }
             _ => {}
         }
+    }
+}
+
+/// The answer with `words: null`, its segments kept.
+fn null_words(answer: &mut Answer) {
+    if let Some(mut body) = answer.json() {
+        body["words"] = serde_json::Value::Null;
+        answer.set_json(&body);
     }
 }
 

@@ -1,16 +1,23 @@
-//! The speech contract's clause families, one module each: `shape` (SPS-), `errors`
-//! (SPE-), `reference` (SPR-).
+//! The speech contract's clause families, one module each: `shape` (SPS-), `options`
+//! (SPO-), `errors` (SPE-), `reference` (SPR-).
 
 use crate::clauses::Check;
 
 mod errors;
+mod options;
 mod reference;
 mod shape;
+mod verdicts;
 
 /// The speech contract's checks, family by family.
 pub(crate) fn checks() -> Vec<Check> {
-    [shape::checks(), errors::checks(), reference::checks()]
-        .into_iter()
-        .flatten()
-        .collect()
+    [
+        shape::checks(),
+        options::checks(),
+        errors::checks(),
+        reference::checks(),
+    ]
+    .into_iter()
+    .flatten()
+    .collect()
 }

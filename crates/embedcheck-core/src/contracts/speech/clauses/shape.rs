@@ -1,13 +1,13 @@
 //! The `speech-shape` family: what a transcription answer looks like to the clients
 //! that read it.
 
+use super::verdicts::{counted, listed, refused_or_answered, refused_or_failed, shown};
 use crate::clauses::{Check, CheckResult, check};
-use crate::contracts::speech::class;
 use crate::contracts::speech::reference::{Agreement, agreement};
 use crate::contracts::speech::reply::{self, Subtitles};
 use crate::contracts::speech::requests::{self, json_text};
-use crate::http::{Reply, excerpt};
-use crate::session::{ProbeError, Session};
+use crate::http::Reply;
+use crate::session::Session;
 use crate::verdict::Verdict;
 
 pub(crate) fn checks() -> Vec<Check> {
@@ -157,78 +157,6 @@ async fn subtitles(s: &Session, format: Subtitles) -> CheckResult {
     .with(&reply.exchange))
 }
 
-/// The verdict where a format's answer is not a 200: a 4xx is the server saying it
-/// does not offer the format (its policy, or its model class's contract, which the
-/// reason names), anything else fails.
-async fn refused_or_failed(
-    s: &Session,
-    reply: &Reply,
-    format: &str,
-) -> Result<Option<Verdict>, ProbeError> {
-    if reply.is_client_error()
-        && let Some(why) = class::of(s).await?.not_in_contract(format)
-    {
-        return Ok(Some(
-            Verdict::pass(format!(
-                "response_format {format} refused with {}: {why}",
-                reply.summary()
-            ))
-            .with(&reply.exchange),
-        ));
-    }
-    Ok(refused_or_answered(
-        reply,
-        &format!("response_format {format}"),
-        "does not offer it",
-        "answer it, or refuse a format not offered with a 4xx",
-    ))
-}
-
-/// The verdict where the answer to an option (`asked`) is not a 200: a 4xx is the
-/// server saying it `declines` (its policy, which passes), anything else fails with
-/// `remedy`.
-fn refused_or_answered(
-    reply: &Reply,
-    asked: &str,
-    declines: &str,
-    remedy: &str,
-) -> Option<Verdict> {
-    if reply.is_success() {
-        return None;
-    }
-    let verdict = if reply.is_client_error() {
-        Verdict::pass(format!(
-            "{asked} refused with {}: the server {declines}, and says so",
-            reply.summary()
-        ))
-    } else {
-        Verdict::fail(format!(
-            "{asked} was answered {}: {remedy}",
-            reply.summary()
-        ))
-    };
-    Some(verdict.with(&reply.exchange))
-}
-
-/// A body as a reason quotes it: on one line, short, long strings cut (text quoted,
-/// its line breaks written `\n`).
-fn shown(body: &[u8]) -> String {
-    let shown = excerpt::cut(&excerpt::of_body(body), 200);
-    match crate::json::parse(body) {
-        Some(_) => shown,
-        None => format!("{shown:?}"),
-    }
-}
-
-/// `1 cue`, `3 cues`.
-fn counted(n: usize, what: &str) -> String {
-    if n == 1 {
-        format!("1 {what}")
-    } else {
-        format!("{n} {what}s")
-    }
-}
-
 /// SPS-006: "The same clip as a WAV file at 8 kHz stereo and at 44.1 kHz mono is
 /// answered 200 with a JSON object whose text is a string, as at 16 kHz mono: a valid
 /// file is never refused as unsupported."
@@ -293,15 +221,6 @@ async fn same_clip(
         wrong.join("; ")
     ))
     .with_all(exchanges))
-}
-
-/// `a`, `a and b`, `a, b and c`.
-fn listed(items: &[&str]) -> String {
-    match items {
-        [] => String::new(),
-        [one] => (*one).to_owned(),
-        [init @ .., last] => format!("{} and {last}", init.join(", ")),
-    }
 }
 
 /// SPS-007: "The minimal request with stream=true is answered with the JSON transcript
