@@ -223,6 +223,8 @@ static BREAKERS: &[Breaker] = &[
     ("SPS-009", || quirks(&[Quirk::Speech(SpeechQuirk::WavOnly)])),
     // vLLM cpu 0.32 with the lab's tiny Whisper: verbose_json with an empty text.
     ("SPS-010", || quirks(&[Quirk::Speech(SpeechQuirk::EmptyVerboseJson)])),
+    // Mistral's transcriptions answer a chat completion's usage (genai-prices#591).
+    ("SPS-011", || quirks(&[Quirk::Speech(SpeechQuirk::ChatCompletionUsage)])),
     // speaches answers words null (speaches#639).
     ("SPO-001", || quirks(&[Quirk::Speech(SpeechQuirk::WordsNull)])),
     // speaches reads the list only by the bracketed alias (speaches#379).

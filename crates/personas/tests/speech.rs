@@ -110,6 +110,9 @@ async fn a_gpt_4o_transcribe_model_is_judged_by_its_own_contract() {
             "{id}: {reason}"
         );
     }
+    let (outcome, reason) = outcome(&audit, "SPS-011");
+    assert_eq!(outcome, Outcome::Pass, "{reason}");
+    assert!(reason.starts_with("usage of type tokens"), "{reason}");
 }
 
 /// A gateway serving gpt-4o-transcribe under a name of its own passes OpenAI's refusals

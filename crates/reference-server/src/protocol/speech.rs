@@ -120,6 +120,7 @@ struct Request<'a> {
     /// `stream: true`: the JSON transcript as OpenAI's server-sent events.
     stream: bool,
     timestamps: Timestamps,
+    class: Class,
 }
 
 /// The `timestamp_granularities` asked for: segments where none is named (OpenAI's
@@ -149,7 +150,7 @@ impl Engine {
         let heard = audio::hear(read.audio)?;
         Ok(match (read.stream, read.format) {
             (true, Format::Json | Format::Text) => streamed(&heard),
-            _ => answer(&heard, read.format, task, read.timestamps),
+            _ => answer(&heard, &read, task),
         })
     }
 
@@ -249,6 +250,7 @@ impl Engine {
             format,
             stream,
             timestamps,
+            class,
         })
     }
 }
@@ -345,15 +347,32 @@ pub fn transcript(upload: &[u8]) -> Result<String, ApiError> {
     audio::hear(upload).map(|heard| heard.words.join(" "))
 }
 
-fn answer(
-    heard: &audio::Heard,
-    format: Format,
-    task: Task,
-    timestamps: Timestamps,
-) -> HttpResponse {
+/// Audio tokens a second of the clip counts as, for a gpt-4o-transcribe model's usage.
+const AUDIO_TOKENS_PER_SECOND: f64 = 10.0;
+
+/// The usage a model's class reports (OpenAI's two documented shapes): whisper-1 the
+/// clip's length in whole seconds, rounded up; the gpt-4o-transcribe family tokens, the
+/// clip's audio tokens in, the words out.
+fn usage(heard: &audio::Heard, class: Class) -> serde_json::Value {
+    if class == Class::Whisper {
+        return json!({"type": "duration", "seconds": heard.seconds.ceil() as u64});
+    }
+    let audio = (heard.seconds * AUDIO_TOKENS_PER_SECOND).ceil() as u64;
+    let words = heard.words.len() as u64;
+    json!({
+        "type": "tokens",
+        "input_tokens": audio,
+        "input_token_details": {"text_tokens": 0, "audio_tokens": audio},
+        "output_tokens": words,
+        "total_tokens": audio + words,
+    })
+}
+
+fn answer(heard: &audio::Heard, read: &Request<'_>, task: Task) -> HttpResponse {
     let text = heard.words.join(" ");
-    let usage = json!({"type": "duration", "seconds": heard.seconds.ceil() as u64});
-    match format {
+    let usage = usage(heard, read.class);
+    let timestamps = read.timestamps;
+    match read.format {
         Format::Json => HttpResponse::json(200, &json!({"text": text, "usage": usage})),
         Format::Text => plain("text/plain; charset=utf-8", format!("{text}\n")),
         Format::VerboseJson => {

@@ -99,6 +99,66 @@ fn segment_problem(i: usize, segment: &Value) -> Option<String> {
     None
 }
 
+/// A transcription's `usage` in one of OpenAI's two documented shapes
+/// (TranscriptTextUsageDuration, TranscriptTextUsageTokens).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) enum Usage {
+    /// `{"type": "duration", "seconds"}`: whisper-1's, billed by the second.
+    Duration { seconds: f64 },
+    /// `{"type": "tokens", "input_tokens", "output_tokens", "total_tokens"}`: the
+    /// gpt-4o-transcribe family's.
+    Tokens { input: u64, output: u64, total: u64 },
+}
+
+/// The `usage` of a JSON transcription (none where it has none: it is optional), or
+/// what keeps it from either documented shape.
+pub(crate) fn usage(answer: &Value) -> Result<Option<Usage>, String> {
+    let Some(usage) = answer.get("usage").filter(|u| !u.is_null()) else {
+        return Ok(None);
+    };
+    let shown = || crate::http::excerpt::cut(&usage.to_string(), 160);
+    let integer = |name: &str| usage.get(name).and_then(Value::as_u64);
+    match usage.get("type").and_then(Value::as_str) {
+        Some("duration") => match usage.get("seconds").and_then(Value::as_f64) {
+            Some(seconds) if seconds >= 0.0 => Ok(Some(Usage::Duration { seconds })),
+            _ => Err(format!(
+                "usage of type duration without a number of seconds: {}",
+                shown()
+            )),
+        },
+        Some("tokens") => {
+            let (Some(input), Some(output), Some(total)) = (
+                integer("input_tokens"),
+                integer("output_tokens"),
+                integer("total_tokens"),
+            ) else {
+                return Err(format!(
+                    "usage of type tokens without integer input_tokens, output_tokens and total_tokens: {}",
+                    shown()
+                ));
+            };
+            let details = usage.get("input_token_details");
+            let details_typed = details
+                .is_none_or(|d| d.as_object().is_some_and(|d| d.values().all(Value::is_u64)));
+            match details_typed {
+                true => Ok(Some(Usage::Tokens {
+                    input,
+                    output,
+                    total,
+                })),
+                false => Err(format!(
+                    "input_token_details is not an object of integer counts: {}",
+                    shown()
+                )),
+            }
+        }
+        _ => Err(format!(
+            "usage is neither {{\"type\": \"duration\", \"seconds\"}} nor {{\"type\": \"tokens\", …}}: {}",
+            shown()
+        )),
+    }
+}
+
 /// One word of a `verbose_json` answer's `words`, its times in seconds.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct TimedWord {
@@ -538,6 +598,33 @@ mod tests {
                 .unwrap_err()
                 .contains("number")
         );
+    }
+
+    #[test]
+    fn usage_is_read_in_either_documented_shape() {
+        let read = |said: Value| usage(&json!({"text": "a", "usage": said}));
+        assert_eq!(
+            read(json!({"type": "duration", "seconds": 3})),
+            Ok(Some(Usage::Duration { seconds: 3.0 }))
+        );
+        assert_eq!(
+            read(
+                json!({"type": "tokens", "input_tokens": 14, "input_token_details": {"text_tokens": 0, "audio_tokens": 14}, "output_tokens": 45, "total_tokens": 59})
+            ),
+            Ok(Some(Usage::Tokens {
+                input: 14,
+                output: 45,
+                total: 59
+            }))
+        );
+        assert_eq!(usage(&json!({"text": "a"})), Ok(None));
+        for wrong in [
+            json!({"prompt_tokens": 3, "completion_tokens": 1, "total_tokens": 379}),
+            json!({"type": "duration", "seconds": "3"}),
+            json!({"type": "tokens", "input_tokens": 1.5, "output_tokens": 1, "total_tokens": 2}),
+        ] {
+            assert!(read(wrong).is_err());
+        }
     }
 
     #[test]

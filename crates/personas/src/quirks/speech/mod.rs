@@ -100,6 +100,11 @@ pub enum SpeechQuirk {
     /// `"words": null`, as speaches does (its form reads the field by that alias,
     /// speaches#379).
     BareListNameIgnored,
+    /// Answers a transcription's usage as a chat completion's, `{"prompt_tokens",
+    /// "completion_tokens", "total_tokens", "prompt_audio_seconds"}` without a `type`,
+    /// as Mistral's transcriptions do (a real answer quoted in pydantic/genai-prices#591:
+    /// prompt_tokens 3, audio_tokens 375, completion_tokens 1, total_tokens 379).
+    ChatCompletionUsage,
 }
 
 /// Words another model says (none of the reference transcriber's).
@@ -266,6 +271,19 @@ impl SpeechQuirk {
                     && form_field(request, "timestamp_granularities[]").is_none() =>
             {
                 null_words(answer);
+            }
+            SpeechQuirk::ChatCompletionUsage => {
+                if let Some(mut body) = answer.json()
+                    && body.get("usage").is_some()
+                {
+                    body["usage"] = json!({
+                        "prompt_tokens": 3,
+                        "completion_tokens": 1,
+                        "total_tokens": 379,
+                        "prompt_audio_seconds": 3
+                    });
+                    answer.set_json(&body);
+                }
             }
             SpeechQuirk::CueEndsBeforeStart => {
                 let (separator, negative_end) = match format.as_deref() {

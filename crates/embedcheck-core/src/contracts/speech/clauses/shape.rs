@@ -4,7 +4,7 @@
 use super::verdicts::{counted, listed, refused_or_answered, refused_or_failed, shown};
 use crate::clauses::{Check, CheckResult, check};
 use crate::contracts::speech::reference::{Agreement, agreement};
-use crate::contracts::speech::reply::{self, Subtitles};
+use crate::contracts::speech::reply::{self, Subtitles, Usage};
 use crate::contracts::speech::requests::{self, json_text};
 use crate::http::Reply;
 use crate::session::Session;
@@ -22,6 +22,7 @@ pub(crate) fn checks() -> Vec<Check> {
         check!("SPS-008", translations),
         check!("SPS-009", containers),
         check!("SPS-010", every_format_carries_the_transcript),
+        check!("SPS-011", usage),
     ]
 }
 
@@ -402,4 +403,49 @@ fn carried(text: &str, transcript: &str) -> Option<String> {
         )),
         _ => None,
     }
+}
+
+/// SPS-011: "The minimal request's JSON answer carries usage, where it carries any, in
+/// one of OpenAI's two documented shapes, typed: duration with the clip's seconds, or
+/// tokens with integer counts."
+async fn usage(s: &Session) -> CheckResult {
+    let reply = s.send(requests::minimal(s)).await?;
+    let Some(answer) = reply.json.as_ref().filter(|_| json_text(&reply).is_some()) else {
+        return Ok(Verdict::skip(format!(
+            "the minimal request was answered {}, not JSON text (SPS-001 judges it): no usage to read",
+            reply.summary()
+        ))
+        .with(&reply.exchange));
+    };
+    let clip = requests::clip().seconds;
+    let verdict = match reply::usage(answer) {
+        Ok(None) => Verdict::skip(
+            "the JSON answer carries no usage (optional in OpenAI's Transcription): nothing to judge",
+        ),
+        Ok(Some(Usage::Duration { seconds })) if !billed_seconds(seconds, clip) => {
+            Verdict::fail(format!(
+                "usage says {seconds} s for the {clip} s clip: a client billing by usage.seconds (as whisper-1 is billed) records another length; report the clip's seconds, rounded up as OpenAI does"
+            ))
+        }
+        Ok(Some(Usage::Duration { seconds })) => Verdict::pass(format!(
+            "usage of type duration: {seconds} s for the {clip} s clip"
+        )),
+        Ok(Some(Usage::Tokens {
+            input,
+            output,
+            total,
+        })) => Verdict::pass(format!(
+            "usage of type tokens: {input} in, {output} out, {total} in all"
+        )),
+        Err(why) => Verdict::fail(format!(
+            "{why}: OpenAI's Transcription.usage is duration or tokens, told apart by type, and code that meters by it (usage.type, then seconds or the token counts) records nothing, without an error (Mistral's transcriptions answer a chat completion's usage)"
+        )),
+    };
+    Ok(verdict.with(&reply.exchange))
+}
+
+/// Whether `seconds` is the clip's length as billed: whole seconds rounded either way,
+/// one second of slack for a decoder's padding or resampling.
+fn billed_seconds(seconds: f64, clip: f64) -> bool {
+    (clip.floor() - 1.0..=clip.ceil() + 1.0).contains(&seconds)
 }
