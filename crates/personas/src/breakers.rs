@@ -229,6 +229,14 @@ static BREAKERS: &[Breaker] = &[
     ("SPO-001", || quirks(&[Quirk::Speech(SpeechQuirk::WordsNull)])),
     // speaches reads the list only by the bracketed alias (speaches#379).
     ("SPO-002", || quirks(&[Quirk::Speech(SpeechQuirk::BareListNameIgnored)])),
+    // LiteLLM in front of OpenAI's gpt-4o-transcribe drops logprobs (litellm PR #36009).
+    ("SPO-003", || {
+        let config = Config {
+            model_id: "gpt-4o-transcribe".to_owned(),
+            ..Config::default()
+        };
+        configured(config, &[Quirk::Speech(SpeechQuirk::LogprobsDropped)])
+    }),
     // faster-whisper-server answers 500 to a file it cannot decode.
     ("SPE-001", || quirks(&[Quirk::Speech(SpeechQuirk::RefusalsAs500)])),
     // whisper.cpp's server refuses with 400 text/plain "Invalid request", and has no

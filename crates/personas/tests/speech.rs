@@ -110,9 +110,14 @@ async fn a_gpt_4o_transcribe_model_is_judged_by_its_own_contract() {
             "{id}: {reason}"
         );
     }
-    let (outcome, reason) = outcome(&audit, "SPS-011");
-    assert_eq!(outcome, Outcome::Pass, "{reason}");
-    assert!(reason.starts_with("usage of type tokens"), "{reason}");
+    for (id, said) in [
+        ("SPS-011", "usage of type tokens"),
+        ("SPO-003", "each with its log probability"),
+    ] {
+        let (judged, reason) = outcome(&audit, id);
+        assert_eq!(judged, Outcome::Pass, "{id}: {reason}");
+        assert!(reason.contains(said), "{id}: {reason}");
+    }
 }
 
 /// A gateway serving gpt-4o-transcribe under a name of its own passes OpenAI's refusals

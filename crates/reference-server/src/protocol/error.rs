@@ -75,6 +75,12 @@ pub enum ApiError {
         model: String,
         formats: &'static str,
     },
+    /// `include[]=logprobs` where OpenAI documents none: another model than the
+    /// gpt-4o-transcribe family's, or another format than json.
+    #[error(
+        "include 'logprobs' is only supported with response_format 'json' and the models gpt-4o-transcribe and gpt-4o-mini-transcribe, not with model '{model}' and response_format '{format}'."
+    )]
+    LogprobsNotSupported { model: String, format: &'static str },
     /// A model that does not translate on the translations route: OpenAI's
     /// `CreateTranslationRequest` has whisper-1 only.
     #[error("model '{0}' does not support translations; only whisper-1 models translate.")]
@@ -176,6 +182,7 @@ impl ApiError {
             | Self::UnsupportedValue { param, .. } => Some(param),
             Self::ModelNotFound(_) | Self::DoesNotTranslate(_) => Some("model"),
             Self::IncompatibleFormat { .. } => Some("response_format"),
+            Self::LogprobsNotSupported { .. } => Some("include"),
             Self::InvalidFileFormat(_) | Self::InvalidAudio => Some("file"),
             Self::TokenOutOfRange { .. } => Some("input"),
             Self::UnknownDocumentField { .. } => Some("documents"),
@@ -190,9 +197,9 @@ impl ApiError {
             Self::InvalidApiKey => Some("invalid_api_key"),
             Self::ModelNotFound(_) => Some("model_not_found"),
             Self::ContextLengthExceeded { .. } => Some("context_length_exceeded"),
-            Self::IncompatibleFormat { .. } | Self::DoesNotTranslate(_) => {
-                Some("unsupported_value")
-            }
+            Self::IncompatibleFormat { .. }
+            | Self::DoesNotTranslate(_)
+            | Self::LogprobsNotSupported { .. } => Some("unsupported_value"),
             _ => None,
         }
     }

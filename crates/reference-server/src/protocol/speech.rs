@@ -15,7 +15,7 @@ use super::{ApiError, Engine, HttpRequest, HttpResponse};
 /// `timestamp_granularities` is read under both names: the SDKs send the list as
 /// repeated `timestamp_granularities[]` parts, the OpenAPI file names the field
 /// without the brackets since June 2025.
-pub const SPEECH_FIELDS: [&str; 11] = [
+pub const SPEECH_FIELDS: [&str; 12] = [
     "file",
     "model",
     "language",
@@ -27,6 +27,7 @@ pub const SPEECH_FIELDS: [&str; 11] = [
     "stream",
     "chunking_strategy",
     "include[]",
+    "include",
 ];
 
 /// The form fields OpenAI's `CreateTranslationRequest` has: no `language` (the output
@@ -89,14 +90,16 @@ enum Class {
 }
 
 impl Class {
-    /// The class of `model`, where the server serves it.
+    /// The class of `model`, where the server serves it: OpenAI's names keep their
+    /// class's contract even as the configured model (a persona serving
+    /// `gpt-4o-transcribe` alone), any other configured name whisper-1's.
     fn of(model: &str, configured: &str) -> Option<Class> {
-        if model == configured {
-            Some(Class::Whisper)
-        } else if GPT_4O_TRANSCRIBE.contains(&model) {
+        if GPT_4O_TRANSCRIBE.contains(&model) {
             Some(Class::Gpt4oTranscribe)
+        } else if model == GPT_4O_TRANSCRIBE_DIARIZE {
+            Some(Class::Diarize)
         } else {
-            (model == GPT_4O_TRANSCRIBE_DIARIZE).then_some(Class::Diarize)
+            (model == configured).then_some(Class::Whisper)
         }
     }
 
@@ -121,6 +124,9 @@ struct Request<'a> {
     stream: bool,
     timestamps: Timestamps,
     class: Class,
+    /// `include[]=logprobs`: each token's log probability, for a gpt-4o-transcribe
+    /// model's json answer.
+    logprobs: bool,
 }
 
 /// The `timestamp_granularities` asked for: segments where none is named (OpenAI's
@@ -138,6 +144,19 @@ enum Format {
     Srt,
     VerboseJson,
     Vtt,
+}
+
+impl Format {
+    /// Its `response_format` name.
+    fn name(self) -> &'static str {
+        match self {
+            Format::Json => "json",
+            Format::Text => "text",
+            Format::Srt => "srt",
+            Format::VerboseJson => "verbose_json",
+            Format::Vtt => "vtt",
+        }
+    }
 }
 
 impl Engine {
@@ -245,12 +264,14 @@ impl Engine {
             }
         };
         let timestamps = timestamps(&parts)?;
+        let logprobs = logprobs(&parts, class, format, &model)?;
         Ok(Request {
             audio: file.body,
             format,
             stream,
             timestamps,
             class,
+            logprobs,
         })
     }
 }
@@ -274,6 +295,57 @@ fn timestamps(parts: &[form::Part<'_>]) -> Result<Timestamps, ApiError> {
         words: named.contains(&&b"word"[..]),
         segments: named.is_empty() || named.contains(&&b"segment"[..]),
     })
+}
+
+/// Whether the form asks for logprobs (`include[]` or `include`, each `logprobs`):
+/// refused where OpenAI documents none, for a model outside the gpt-4o-transcribe
+/// family or a format other than json.
+fn logprobs(
+    parts: &[form::Part<'_>],
+    class: Class,
+    format: Format,
+    model: &str,
+) -> Result<bool, ApiError> {
+    let named: Vec<&[u8]> = parts
+        .iter()
+        .filter(|p| p.name == "include[]" || p.name == "include")
+        .map(|p| p.body)
+        .collect();
+    if let Some(other) = named.iter().find(|v| **v != b"logprobs") {
+        return Err(ApiError::UnsupportedValue {
+            param: "include",
+            value: String::from_utf8_lossy(other).into_owned(),
+            supported: "'logprobs'",
+        });
+    }
+    if named.is_empty() {
+        return Ok(false);
+    }
+    if class != Class::Gpt4oTranscribe || format != Format::Json {
+        return Err(ApiError::LogprobsNotSupported {
+            model: model.to_owned(),
+            format: format.name(),
+        });
+    }
+    Ok(true)
+}
+
+/// Each heard word as a token with its log probability, as OpenAI's logprobs.
+fn token_logprobs(heard: &audio::Heard) -> Vec<serde_json::Value> {
+    heard
+        .words
+        .iter()
+        .enumerate()
+        .map(|(i, word)| {
+            let token = if i == 0 {
+                (*word).to_owned()
+            } else {
+                format!(" {word}")
+            };
+            let logprob = -0.05 * (i % 5 + 1) as f64;
+            json!({"token": token, "logprob": logprob, "bytes": token.as_bytes()})
+        })
+        .collect()
 }
 
 /// One word with its times, as OpenAI's TranscriptionWord.
@@ -373,7 +445,13 @@ fn answer(heard: &audio::Heard, read: &Request<'_>, task: Task) -> HttpResponse 
     let usage = usage(heard, read.class);
     let timestamps = read.timestamps;
     match read.format {
-        Format::Json => HttpResponse::json(200, &json!({"text": text, "usage": usage})),
+        Format::Json => {
+            let mut body = json!({"text": text, "usage": usage});
+            if read.logprobs {
+                body["logprobs"] = json!(token_logprobs(heard));
+            }
+            HttpResponse::json(200, &body)
+        }
         Format::Text => plain("text/plain; charset=utf-8", format!("{text}\n")),
         Format::VerboseJson => {
             let mut body = json!({
@@ -645,6 +723,26 @@ mod tests {
         ]);
         let value: Value = serde_json::from_slice(&plain.body).unwrap();
         assert!(value.get("words").is_none() && value["segments"].is_array());
+    }
+
+    /// Logprobs come with a gpt-4o-transcribe model's json, and are refused elsewhere.
+    #[test]
+    fn logprobs_are_a_gpt_4o_transcribe_models_own() {
+        let clip = clip();
+        let asked = |model: &'static [u8], format: &'static [u8]| {
+            send(&[
+                ("file", &clip),
+                ("model", model),
+                ("response_format", format),
+                ("include[]", b"logprobs"),
+            ])
+        };
+        let answer = asked(b"gpt-4o-transcribe", b"json");
+        let value: Value = serde_json::from_slice(&answer.body).unwrap();
+        assert_eq!(value["logprobs"].as_array().unwrap().len(), 2);
+        assert_eq!(value["usage"]["type"], "tokens");
+        assert_eq!(asked(b"gpt-4o-transcribe", b"text").status, 400);
+        assert_eq!(asked(b"embedcheck-reference", b"json").status, 400);
     }
 
     /// A gpt-4o-transcribe model answers json and text, and refuses the other formats

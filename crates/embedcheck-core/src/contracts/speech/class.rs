@@ -51,6 +51,13 @@ impl ModelClass {
         }
     }
 
+    /// Whether the class's contract returns token logprobs for `include[]=logprobs`:
+    /// "only with the models gpt-4o-transcribe, gpt-4o-mini-transcribe and
+    /// gpt-4o-mini-transcribe-2025-12-15" (CreateTranscriptionRequest.include).
+    pub(crate) fn has_logprobs(self) -> bool {
+        self == ModelClass::Gpt4oTranscribe
+    }
+
     /// Whether `format` is in the class's contract.
     pub(crate) fn offers(self, format: &str) -> bool {
         self.formats().contains(&format)
@@ -126,7 +133,7 @@ impl Classified {
     }
 
     /// What showed the class, in a few words.
-    fn basis_words(&self) -> String {
+    pub(crate) fn basis_words(&self) -> String {
         match &self.basis {
             ClassBasis::Declared => "--speech-model-class".to_owned(),
             ClassBasis::ModelName { model } => format!("the model's name, {model}"),

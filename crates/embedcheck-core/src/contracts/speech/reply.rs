@@ -159,6 +159,51 @@ pub(crate) fn usage(answer: &Value) -> Result<Option<Usage>, String> {
     }
 }
 
+/// One token's log probability from a JSON transcription's `logprobs`.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct TokenLogprob {
+    pub(crate) token: String,
+    pub(crate) logprob: f64,
+}
+
+/// The `logprobs` of a JSON transcription (none where absent or null), or what is wrong
+/// with them: not a list, or an item without a string token and a number logprob, or a
+/// logprob above zero, which no probability has.
+pub(crate) fn logprobs(answer: &Value) -> Result<Option<Vec<TokenLogprob>>, String> {
+    let items = match answer.get("logprobs") {
+        None | Some(Value::Null) => return Ok(None),
+        Some(Value::Array(items)) => items,
+        Some(other) => {
+            return Err(format!(
+                "logprobs is {}, not a list",
+                crate::json::kind(Some(other))
+            ));
+        }
+    };
+    items
+        .iter()
+        .enumerate()
+        .map(|(i, item)| {
+            let token = item.get("token").and_then(Value::as_str);
+            let logprob = item.get("logprob").and_then(Value::as_f64);
+            match (token, logprob) {
+                (Some(token), Some(logprob)) if logprob <= 0.0 => Ok(TokenLogprob {
+                    token: token.to_owned(),
+                    logprob,
+                }),
+                (Some(_), Some(logprob)) => Err(format!(
+                    "logprobs[{i}].logprob is {logprob}, above zero: no probability's logarithm is"
+                )),
+                _ => Err(format!(
+                    "logprobs[{i}] is not a string token with a number logprob: {}",
+                    crate::http::excerpt::cut(&item.to_string(), 120)
+                )),
+            }
+        })
+        .collect::<Result<Vec<_>, _>>()
+        .map(Some)
+}
+
 /// One word of a `verbose_json` answer's `words`, its times in seconds.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct TimedWord {
@@ -598,6 +643,23 @@ mod tests {
                 .unwrap_err()
                 .contains("number")
         );
+    }
+
+    #[test]
+    fn logprobs_are_typed_tokens_with_logarithms_of_probabilities() {
+        let read = |said: Value| logprobs(&json!({"text": "a", "logprobs": said}));
+        let ok = read(json!([{"token": "a", "logprob": -0.1, "bytes": [97]}]))
+            .unwrap()
+            .unwrap();
+        assert_eq!(ok[0].token, "a");
+        assert_eq!(logprobs(&json!({"text": "a", "logprobs": null})), Ok(None));
+        assert!(
+            read(json!([{"token": "a", "logprob": 0.5}]))
+                .unwrap_err()
+                .contains("above zero")
+        );
+        assert!(read(json!([{"token": "a"}])).is_err());
+        assert!(read(json!({"a": 1})).is_err());
     }
 
     #[test]

@@ -241,6 +241,17 @@ pub(crate) fn with_timestamps(s: &Session, list: ListName) -> Probe {
     )
 }
 
+/// The clip asked for in `json` with `include[]=logprobs`, as the SDKs send the list
+/// (SPO-003).
+pub(crate) fn with_logprobs(s: &Session) -> Probe {
+    Probe::form(
+        ROUTE,
+        form(s, clip())
+            .text("response_format", "json")
+            .text(&ListName::Bracketed.of("include"), "logprobs"),
+    )
+}
+
 /// The minimal request with `stream: true` (SPS-007).
 pub(crate) fn streamed(s: &Session) -> Probe {
     Probe::form(ROUTE, form(s, clip()).text("stream", "true"))

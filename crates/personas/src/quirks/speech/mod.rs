@@ -105,6 +105,12 @@ pub enum SpeechQuirk {
     /// as Mistral's transcriptions do (a real answer quoted in pydantic/genai-prices#591:
     /// prompt_tokens 3, audio_tokens 375, completion_tokens 1, total_tokens 379).
     ChatCompletionUsage,
+    /// Drops `logprobs` from a JSON transcription, as LiteLLM does in front of OpenAI's
+    /// gpt-4o-transcribe: its response copies only language, task, duration, words and
+    /// segments beside the text (`optional_keys`, litellm PR #36009), so
+    /// `include[]=logprobs` is answered without them; stdapi.ai answered them always
+    /// null (stdapi.ai#83).
+    LogprobsDropped,
 }
 
 /// Words another model says (none of the reference transcriber's).
@@ -285,6 +291,14 @@ impl SpeechQuirk {
                     answer.set_json(&body);
                 }
             }
+            SpeechQuirk::LogprobsDropped => {
+                if let Some(mut body) = answer.json()
+                    && let Some(object) = body.as_object_mut()
+                    && object.remove("logprobs").is_some()
+                {
+                    answer.set_json(&body);
+                }
+            }
             SpeechQuirk::CueEndsBeforeStart => {
                 let (separator, negative_end) = match format.as_deref() {
                     Some("srt") => (',', "-00:00:01,500"),
@@ -313,7 +327,7 @@ impl SpeechQuirk {
     /// Rewrites a refusal of a speech request.
     fn refusal(&self, request: &Incoming, answer: &mut Answer) {
         match self {
-            SpeechQuirk::RefusalsAs500 if has_file(request) => {
+            SpeechQuirk::RefusalsAs500 if has_file(request) && refuses_the_upload(answer) => {
                 *answer = Answer::plain_text(500, "Internal Server Error");
             }
             // A route that is absent is not the handler's refusal.
@@ -403,6 +417,17 @@ fn wav_format(request: &Incoming) -> Option<(u16, u32)> {
 /// Whether the multipart request uploads a WAV file: a part whose body starts `RIFF`.
 fn uploads_wav(request: &Incoming) -> bool {
     request.body.windows(8).any(|w| w == b"\r\n\r\nRIFF")
+}
+
+/// Whether a refusal is of the upload itself or its language (its `error.param` is
+/// `file` or `language`, or it is 413): what faster-whisper-server's decoder raises on;
+/// an option it does not know it never reads.
+fn refuses_the_upload(answer: &Answer) -> bool {
+    let param = answer.json().and_then(|j| {
+        j.pointer("/error/param")
+            .and_then(|p| p.as_str().map(str::to_owned))
+    });
+    answer.status == 413 || matches!(param.as_deref(), Some("file" | "language"))
 }
 
 /// Whether the multipart request carries a `file` part.

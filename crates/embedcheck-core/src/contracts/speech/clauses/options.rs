@@ -8,8 +8,9 @@
 //! `SpeechQuirk`, its source in the comment) in the breakers' table, and the reference
 //! server keeping it.
 
-use super::verdicts::{counted, refused_or_failed, shown};
+use super::verdicts::{counted, refused_or_answered, refused_or_failed, shown};
 use crate::clauses::{Check, CheckResult, check};
+use crate::contracts::speech::class;
 use crate::contracts::speech::reference::{Agreement, agreement};
 use crate::contracts::speech::reply::{self, TimedWord};
 use crate::contracts::speech::requests::{self, ListName, json_text};
@@ -20,6 +21,7 @@ pub(crate) fn checks() -> Vec<Check> {
     vec![
         check!("SPO-001", word_timestamps),
         check!("SPO-002", word_timestamps_by_the_fields_own_name),
+        check!("SPO-003", logprobs),
     ]
 }
 
@@ -107,6 +109,72 @@ fn held_to_text(words: &[TimedWord], text: &str, field: &str) -> Verdict {
             words.last().map_or(0.0, |w| w.end)
         )),
     }
+}
+
+/// SPO-003: "json with include[]=logprobs, as the SDKs send it, is answered 200 with
+/// logprobs … where the model's class returns them; refused with a 4xx, or answered
+/// without them where it does not; never answered without them by a gpt-4o-transcribe
+/// class model."
+async fn logprobs(s: &Session) -> CheckResult {
+    let reply = s.send(requests::with_logprobs(s)).await?;
+    if let Some(verdict) = refused_or_answered(
+        &reply,
+        "include[]=logprobs",
+        "does not return logprobs",
+        "return them, or refuse the option with a 4xx",
+    ) {
+        return Ok(verdict);
+    }
+    let Some(text) = json_text(&reply).map(str::to_owned) else {
+        return Ok(Verdict::skip(format!(
+            "json with include[]=logprobs was answered 200 without JSON text: {} (SPS-001 judges json)",
+            shown(&reply.body)
+        ))
+        .with(&reply.exchange));
+    };
+    let answer = reply.json.as_ref().expect("a JSON text is JSON");
+    let classified = class::of(s).await?;
+    let verdict = match reply::logprobs(answer) {
+        Err(why) => Verdict::fail(format!(
+            "json with include[]=logprobs was answered 200, but {why}: OpenAI's Transcription.logprobs are the transcript's tokens, each with its log probability"
+        )),
+        Ok(None) if classified.class.has_logprobs() => Verdict::fail(format!(
+            "json with include[]=logprobs was answered 200 without logprobs, where the {} contract returns them (the class by {}): the caller's confidence scores are None, without an error (LiteLLM drops them on the way, litellm PR #36009; stdapi.ai answered them always null, stdapi.ai#83); return them, or refuse the option with a 4xx",
+            classified.class,
+            classified.basis_words()
+        )),
+        Ok(None) => Verdict::pass(format!(
+            "include[]=logprobs answered without logprobs: the {} contract has none (OpenAI returns them for gpt-4o-transcribe and gpt-4o-mini-transcribe only), and the option is ignored",
+            classified.class
+        )),
+        Ok(Some(tokens)) => held_logprobs(&tokens, &text),
+    };
+    Ok(verdict.with(&reply.exchange))
+}
+
+/// The verdict on token logprobs read beside the answer's `text`: the tokens of the
+/// same transcript, none missing.
+fn held_logprobs(tokens: &[reply::TokenLogprob], text: &str) -> Verdict {
+    let joined: String = tokens.iter().map(|t| t.token.as_str()).collect();
+    let (joined, text_letters) = (letters(&joined), letters(text));
+    if !text_letters.is_empty() && joined.is_empty() {
+        return Verdict::fail(format!(
+            "json with include[]=logprobs was answered with {} beside a {}-character text: the transcript's tokens have no log probabilities",
+            counted(tokens.len(), "token"),
+            text.chars().count()
+        ));
+    }
+    if let Agreement::Unrelated { run, run_needed } = agreement(&joined, &text_letters) {
+        return Verdict::fail(format!(
+            "the {} of logprobs joined share at most {run} letters in a run with the answer's text ({run_needed} needed): they are not the transcript's tokens",
+            counted(tokens.len(), "token")
+        ));
+    }
+    let lowest = tokens.iter().map(|t| t.logprob).fold(0.0, f64::min);
+    Verdict::pass(format!(
+        "{}, each with its log probability (the lowest {lowest}), carrying the answer's text",
+        counted(tokens.len(), "token")
+    ))
 }
 
 /// A text's letters and digits alone, lower-cased: OpenAI's words drop the punctuation
