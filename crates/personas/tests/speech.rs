@@ -168,3 +168,29 @@ async fn a_model_whose_class_nothing_shows_is_judged_as_whisper_1() {
         model_class(&audit)
     );
 }
+
+/// OpenAI ignores `stream` for whisper-1 alone: a gateway answering `stream: true` with
+/// the JSON transcript (LiteLLM's proxy, litellm#21310) keeps whisper-1's contract, and
+/// breaks gpt-4o-transcribe's, whose SDK users iterate a stream with no events.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stream_ignored_fails_only_where_the_class_streams() {
+    let quirks = [Quirk::Speech(SpeechQuirk::StreamIgnored)];
+    let whisper = speech_audit("stream_ignored", &quirks).await;
+    let (judged, reason) = outcome(&whisper, "SPS-007");
+    assert_eq!(judged, Outcome::Pass, "{reason}");
+    let gpt_4o = Persona {
+        name: "stream_ignored_gpt_4o",
+        config: Config {
+            model_id: "gpt-4o-transcribe".to_owned(),
+            ..Config::default()
+        },
+        quirks: quirks.to_vec(),
+    };
+    let audit = speech_audit_with(&gpt_4o, SpeechSettings::default()).await;
+    let (judged, reason) = outcome(&audit, "SPS-007");
+    assert_eq!(judged, Outcome::Fail, "{reason}");
+    assert!(
+        reason.contains("where the gpt-4o-transcribe contract streams"),
+        "{reason}"
+    );
+}

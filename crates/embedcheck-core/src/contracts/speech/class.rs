@@ -58,6 +58,13 @@ impl ModelClass {
         self == ModelClass::Gpt4oTranscribe
     }
 
+    /// Whether the class's contract streams `stream: true` as server-sent events:
+    /// "Streaming is not supported for the whisper-1 model and will be ignored"
+    /// (CreateTranscriptionRequest.stream); the gpt-4o-transcribe models stream.
+    pub(crate) fn streams(self) -> bool {
+        self != ModelClass::Whisper
+    }
+
     /// Whether `format` is in the class's contract.
     pub(crate) fn offers(self, format: &str) -> bool {
         self.formats().contains(&format)

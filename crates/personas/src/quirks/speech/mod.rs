@@ -111,6 +111,10 @@ pub enum SpeechQuirk {
     /// `include[]=logprobs` is answered without them; stdapi.ai answered them always
     /// null (stdapi.ai#83).
     LogprobsDropped,
+    /// Answers `stream: true` with the whole JSON transcript instead of events, as
+    /// LiteLLM's proxy 1.80.11 does ("streaming functionality is omitted and the final
+    /// result is just returned", litellm#21310), whatever model it fronts.
+    StreamIgnored,
 }
 
 /// Words another model says (none of the reference transcriber's).
@@ -291,6 +295,12 @@ impl SpeechQuirk {
                     answer.set_json(&body);
                 }
             }
+            SpeechQuirk::StreamIgnored
+                if form_field(request, "stream").as_deref() == Some("true") =>
+            {
+                let text = streamed_done_text(answer);
+                *answer = Answer::json_body(200, &json!({"text": text}));
+            }
             SpeechQuirk::LogprobsDropped => {
                 if let Some(mut body) = answer.json()
                     && let Some(object) = body.as_object_mut()
@@ -319,6 +329,7 @@ impl SpeechQuirk {
             | SpeechQuirk::ChatChunkStream
             | SpeechQuirk::Gpt4oTranscribeAlias
             | SpeechQuirk::WordsNull
+            | SpeechQuirk::StreamIgnored
             | SpeechQuirk::BareListNameIgnored
             | SpeechQuirk::CannotTranscribe => {}
         }
@@ -337,6 +348,17 @@ impl SpeechQuirk {
             _ => {}
         }
     }
+}
+
+/// The text of a stream's `transcript.text.done` event (empty where it has none).
+fn streamed_done_text(answer: &Answer) -> String {
+    String::from_utf8_lossy(&answer.body)
+        .split("\n\n")
+        .filter_map(|event| event.strip_prefix("data: "))
+        .filter_map(|data| serde_json::from_str::<serde_json::Value>(data).ok())
+        .find(|event| event["type"] == "transcript.text.done")
+        .and_then(|done| done["text"].as_str().map(str::to_owned))
+        .unwrap_or_default()
 }
 
 /// The answer with `words: null`, its segments kept.

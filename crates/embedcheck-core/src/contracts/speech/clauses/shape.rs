@@ -3,6 +3,7 @@
 
 use super::verdicts::{counted, listed, refused_or_answered, refused_or_failed, shown};
 use crate::clauses::{Check, CheckResult, check};
+use crate::contracts::speech::class;
 use crate::contracts::speech::reference::{Agreement, agreement};
 use crate::contracts::speech::reply::{self, Subtitles, Usage};
 use crate::contracts::speech::requests::{self, json_text};
@@ -243,7 +244,13 @@ async fn stream(s: &Session) -> CheckResult {
         .as_deref()
         .is_some_and(|c| c.starts_with("text/event-stream"));
     if !streamed {
+        let classified = class::of(s).await?;
         return Ok(match json_text(&reply) {
+            Some(_) if classified.class.streams() => Verdict::fail(format!(
+                "stream=true was answered with the JSON transcript, not streamed, where the {} contract streams (OpenAI ignores stream for whisper-1 alone; the class by {}): the OpenAI SDKs iterate a Stream that finds no events in it, so the caller gets no text and no error (LiteLLM's proxy answers so, litellm#21310); stream it as OpenAI's events, or refuse it with a 4xx",
+                classified.class,
+                classified.basis_words()
+            )),
             Some(_) => Verdict::pass(
                 "stream=true ignored: answered with the JSON transcript, as OpenAI answers it for whisper-1",
             ),
