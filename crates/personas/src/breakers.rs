@@ -225,6 +225,14 @@ static BREAKERS: &[Breaker] = &[
     ("SPS-010", || quirks(&[Quirk::Speech(SpeechQuirk::EmptyVerboseJson)])),
     // Mistral's transcriptions answer a chat completion's usage (genai-prices#591).
     ("SPS-011", || quirks(&[Quirk::Speech(SpeechQuirk::ChatCompletionUsage)])),
+    // vLLM's diarized_json: integer ids, no type, no task, a string duration.
+    ("SPS-012", || {
+        let config = Config {
+            model_id: "gpt-4o-transcribe-diarize".to_owned(),
+            ..Config::default()
+        };
+        configured(config, &[Quirk::Speech(SpeechQuirk::DiarizedAsVllm)])
+    }),
     // speaches answers words null (speaches#639).
     ("SPO-001", || quirks(&[Quirk::Speech(SpeechQuirk::WordsNull)])),
     // speaches reads the list only by the bracketed alias (speaches#379).

@@ -194,3 +194,32 @@ async fn a_stream_ignored_fails_only_where_the_class_streams() {
         "{reason}"
     );
 }
+
+/// The reference server's diarizing model keeps its class's contract: diarized_json
+/// answered as OpenAI's TranscriptionDiarized, srt and verbose_json refused, no speech
+/// clause failed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_diarizing_model_is_judged_by_its_own_contract() {
+    let speech = SpeechSettings {
+        model: Some("gpt-4o-transcribe-diarize".to_owned()),
+        ..SpeechSettings::default()
+    };
+    let audit = speech_audit_with(&persona("gpt_4o_transcribe_diarize", &[]), speech).await;
+    assert!(
+        model_class(&audit).starts_with("gpt-4o-transcribe-diarize (the model's name"),
+        "{}",
+        model_class(&audit)
+    );
+    for result in &audit.results {
+        assert_ne!(
+            result.outcome,
+            Outcome::Fail,
+            "{}: {}",
+            result.id,
+            result.reason
+        );
+    }
+    let (judged, reason) = outcome(&audit, "SPS-012");
+    assert_eq!(judged, Outcome::Pass, "{reason}");
+    assert!(reason.contains("each with its speaker"), "{reason}");
+}

@@ -107,12 +107,17 @@ impl Class {
     fn formats(self) -> Option<&'static str> {
         match self {
             Class::Whisper => None,
-            Class::Gpt4oTranscribe | Class::Diarize => Some("'json' or 'text'"),
+            Class::Gpt4oTranscribe => Some("'json' or 'text'"),
+            Class::Diarize => Some("'json', 'text' or 'diarized_json'"),
         }
     }
 
     fn offers(self, format: Format) -> bool {
-        self == Class::Whisper || matches!(format, Format::Json | Format::Text)
+        match self {
+            Class::Whisper => format != Format::DiarizedJson,
+            Class::Gpt4oTranscribe => matches!(format, Format::Json | Format::Text),
+            Class::Diarize => matches!(format, Format::Json | Format::Text | Format::DiarizedJson),
+        }
     }
 }
 
@@ -144,6 +149,8 @@ enum Format {
     Srt,
     VerboseJson,
     Vtt,
+    /// The diarizing model's segments, each with its speaker.
+    DiarizedJson,
 }
 
 impl Format {
@@ -155,6 +162,7 @@ impl Format {
             Format::Srt => "srt",
             Format::VerboseJson => "verbose_json",
             Format::Vtt => "vtt",
+            Format::DiarizedJson => "diarized_json",
         }
     }
 }
@@ -237,6 +245,7 @@ impl Engine {
             Some("srt") => Format::Srt,
             Some("verbose_json") => Format::VerboseJson,
             Some("vtt") => Format::Vtt,
+            Some("diarized_json") if class == Class::Diarize => Format::DiarizedJson,
             Some(other) => {
                 return Err(ApiError::UnsupportedValue {
                     param: "response_format",
@@ -344,6 +353,24 @@ fn token_logprobs(heard: &audio::Heard) -> Vec<serde_json::Value> {
             };
             let logprob = -0.05 * (i % 5 + 1) as f64;
             json!({"token": token, "logprob": logprob, "bytes": token.as_bytes()})
+        })
+        .collect()
+}
+
+/// The transcript's segments as the diarizing model answers them: each with its
+/// speaker, the speakers taking turns a segment each.
+fn diarized(heard: &audio::Heard) -> Vec<serde_json::Value> {
+    segments(heard)
+        .into_iter()
+        .map(|segment| {
+            json!({
+                "type": "transcript.text.segment",
+                "id": format!("seg_{}", segment.id),
+                "start": segment.start,
+                "end": segment.end,
+                "text": segment.text.trim(),
+                "speaker": if segment.id % 2 == 0 { "A" } else { "B" },
+            })
         })
         .collect()
 }
@@ -469,6 +496,16 @@ fn answer(heard: &audio::Heard, read: &Request<'_>, task: Task) -> HttpResponse 
             }
             HttpResponse::json(200, &body)
         }
+        Format::DiarizedJson => HttpResponse::json(
+            200,
+            &json!({
+                "task": "transcribe",
+                "duration": heard.seconds,
+                "text": text,
+                "segments": diarized(heard),
+                "usage": usage,
+            }),
+        ),
         Format::Srt => plain(
             "application/x-subrip; charset=utf-8",
             cues(heard, Format::Srt),
@@ -743,6 +780,26 @@ mod tests {
         assert_eq!(value["usage"]["type"], "tokens");
         assert_eq!(asked(b"gpt-4o-transcribe", b"text").status, 400);
         assert_eq!(asked(b"embedcheck-reference", b"json").status, 400);
+    }
+
+    /// The diarizing model answers diarized_json, each segment with its speaker; the
+    /// others refuse it.
+    #[test]
+    fn diarized_json_is_the_diarizing_models_own() {
+        let clip = clip();
+        let asked = |model: &'static [u8]| {
+            send(&[
+                ("file", &clip),
+                ("model", model),
+                ("response_format", b"diarized_json"),
+            ])
+        };
+        let answer = asked(b"gpt-4o-transcribe-diarize");
+        let value: Value = serde_json::from_slice(&answer.body).unwrap();
+        assert_eq!(value["segments"][0]["type"], "transcript.text.segment");
+        assert_eq!(value["segments"][0]["speaker"], "A");
+        assert_eq!(asked(b"embedcheck-reference").status, 400);
+        assert_eq!(asked(b"gpt-4o-transcribe").status, 400);
     }
 
     /// A gpt-4o-transcribe model answers json and text, and refuses the other formats

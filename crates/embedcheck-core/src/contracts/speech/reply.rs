@@ -159,6 +159,79 @@ pub(crate) fn usage(answer: &Value) -> Result<Option<Usage>, String> {
     }
 }
 
+/// What is wrong with a `diarized_json` answer, each as a sentence; none where it has
+/// OpenAI's TranscriptionDiarized fields typed as documented: task `transcribe`, a number
+/// duration, a string text, and segments each of type `transcript.text.segment` with a
+/// string id, number start and end (start not after end), string text and speaker.
+pub(crate) fn diarized_problems(answer: &Value) -> Vec<String> {
+    let field = |name: &str| answer.get(name);
+    let mut problems = Vec::new();
+    if field("task").and_then(Value::as_str) != Some("transcribe") {
+        problems.push(format!(
+            "task is {}, not \"transcribe\"",
+            crate::json::kind(field("task"))
+        ));
+    }
+    if !field("duration").is_some_and(Value::is_number) {
+        problems.push(format!(
+            "duration is {}, not a number",
+            crate::json::kind(field("duration"))
+        ));
+    }
+    if !field("text").is_some_and(Value::is_string) {
+        problems.push(format!(
+            "text is {}, not a string",
+            crate::json::kind(field("text"))
+        ));
+    }
+    match field("segments").and_then(Value::as_array) {
+        None => problems.push(format!(
+            "segments is {}, not a list",
+            crate::json::kind(field("segments"))
+        )),
+        Some(segments) => problems.extend(
+            segments
+                .iter()
+                .enumerate()
+                .find_map(|(i, s)| diarized_segment_problem(i, s)),
+        ),
+    }
+    problems
+}
+
+/// The first thing wrong with diarized segment `i`, where anything is.
+fn diarized_segment_problem(i: usize, segment: &Value) -> Option<String> {
+    let field = |name: &str| segment.get(name);
+    if field("type").and_then(Value::as_str) != Some("transcript.text.segment") {
+        return Some(format!(
+            "segments[{i}].type is {}, not \"transcript.text.segment\"",
+            crate::json::kind(field("type"))
+        ));
+    }
+    for (name, wanted, ok) in [
+        ("id", "a string", Value::is_string as fn(&Value) -> bool),
+        ("start", "a number", Value::is_number),
+        ("end", "a number", Value::is_number),
+        ("text", "a string", Value::is_string),
+        ("speaker", "a string", Value::is_string),
+    ] {
+        if !field(name).is_some_and(ok) {
+            return Some(format!(
+                "segments[{i}].{name} is {}, not {wanted}",
+                crate::json::kind(field(name))
+            ));
+        }
+    }
+    let time = |name: &str| field(name).and_then(Value::as_f64).unwrap_or_default();
+    (time("start") > time("end")).then(|| {
+        format!(
+            "segments[{i}] ends at {} s, before it starts at {} s",
+            time("end"),
+            time("start")
+        )
+    })
+}
+
 /// One token's log probability from a JSON transcription's `logprobs`.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct TokenLogprob {
@@ -642,6 +715,21 @@ mod tests {
             cues("hello", Subtitles::Srt)
                 .unwrap_err()
                 .contains("number")
+        );
+    }
+
+    #[test]
+    fn diarized_json_is_held_to_its_documented_fields() {
+        let segment = json!({"type": "transcript.text.segment", "id": "seg_0", "start": 0.0, "end": 1.5, "text": "hi", "speaker": "A"});
+        let answer =
+            json!({"task": "transcribe", "duration": 3.0, "text": "hi", "segments": [segment]});
+        assert!(diarized_problems(&answer).is_empty());
+        let vllm = json!({"duration": "3.0", "language": null, "text": "hi", "segments": [{"id": 0, "start": 0.0, "end": 1.5, "text": "hi", "speaker": "A"}]});
+        let problems = diarized_problems(&vllm);
+        assert_eq!(problems.len(), 3, "{problems:?}");
+        assert!(
+            problems[2].contains("segments[0].type is missing"),
+            "{problems:?}"
         );
     }
 

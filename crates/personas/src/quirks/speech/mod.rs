@@ -115,6 +115,12 @@ pub enum SpeechQuirk {
     /// LiteLLM's proxy 1.80.11 does ("streaming functionality is omitted and the final
     /// result is just returned", litellm#21310), whatever model it fronts.
     StreamIgnored,
+    /// Answers `diarized_json` in vLLM's own shape: segments with integer ids and no
+    /// `type`, no `task`, `duration` a string, `language` null (vLLM's
+    /// TranscriptionResponseDiarized and TranscriptionDiarizedSegment, protocol.py at
+    /// 79ef6467), where OpenAI's TranscriptionDiarized has string ids, each segment's
+    /// type `transcript.text.segment`, task and a number duration.
+    DiarizedAsVllm,
 }
 
 /// Words another model says (none of the reference transcriber's).
@@ -301,6 +307,12 @@ impl SpeechQuirk {
                 let text = streamed_done_text(answer);
                 *answer = Answer::json_body(200, &json!({"text": text}));
             }
+            SpeechQuirk::DiarizedAsVllm if format.as_deref() == Some("diarized_json") => {
+                if let Some(mut body) = answer.json() {
+                    vllm_diarized(&mut body);
+                    answer.set_json(&body);
+                }
+            }
             SpeechQuirk::LogprobsDropped => {
                 if let Some(mut body) = answer.json()
                     && let Some(object) = body.as_object_mut()
@@ -330,6 +342,7 @@ impl SpeechQuirk {
             | SpeechQuirk::Gpt4oTranscribeAlias
             | SpeechQuirk::WordsNull
             | SpeechQuirk::StreamIgnored
+            | SpeechQuirk::DiarizedAsVllm
             | SpeechQuirk::BareListNameIgnored
             | SpeechQuirk::CannotTranscribe => {}
         }
@@ -346,6 +359,25 @@ impl SpeechQuirk {
                 *answer = Answer::plain_text(400, "Invalid request");
             }
             _ => {}
+        }
+    }
+}
+
+/// A diarized answer in vLLM's shape: integer segment ids, no segment type, no task,
+/// the duration as a string.
+fn vllm_diarized(body: &mut serde_json::Value) {
+    if let Some(object) = body.as_object_mut() {
+        object.remove("task");
+        let duration = object.get("duration").map(ToString::to_string);
+        object.insert("duration".to_owned(), json!(duration.unwrap_or_default()));
+        object.insert("language".to_owned(), serde_json::Value::Null);
+    }
+    if let Some(segments) = body["segments"].as_array_mut() {
+        for (i, segment) in segments.iter_mut().enumerate() {
+            if let Some(segment) = segment.as_object_mut() {
+                segment.remove("type");
+                segment.insert("id".to_owned(), json!(i));
+            }
         }
     }
 }

@@ -24,6 +24,7 @@ pub(crate) fn checks() -> Vec<Check> {
         check!("SPS-009", containers),
         check!("SPS-010", every_format_carries_the_transcript),
         check!("SPS-011", usage),
+        check!("SPS-012", diarized_json),
     ]
 }
 
@@ -455,4 +456,36 @@ async fn usage(s: &Session) -> CheckResult {
 /// one second of slack for a decoder's padding or resampling.
 fn billed_seconds(seconds: f64, clip: f64) -> bool {
     (clip.floor() - 1.0..=clip.ceil() + 1.0).contains(&seconds)
+}
+
+/// SPS-012: "response_format diarized_json is answered 200 with OpenAI's
+/// TranscriptionDiarized … or refused with a 4xx where the server does not offer the
+/// format (every class but gpt-4o-transcribe-diarize's)."
+async fn diarized_json(s: &Session) -> CheckResult {
+    let reply = s.send(requests::in_format(s, "diarized_json")).await?;
+    if let Some(verdict) = refused_or_failed(s, &reply, "diarized_json").await? {
+        return Ok(verdict);
+    }
+    let problems = match &reply.json {
+        Some(json) => reply::diarized_problems(json),
+        None => vec![format!("the body is not JSON: {}", shown(&reply.body))],
+    };
+    if !problems.is_empty() {
+        return Ok(Verdict::fail(format!(
+            "diarized_json answered with {}: OpenAI's TranscriptionDiarized and its segments require each, typed, and the SDKs' users read each segment's speaker, start and end (vLLM's diarized answer has integer ids, no type and no task, and a string duration: its protocol.py)",
+            problems.join("; ")
+        ))
+        .with(&reply.exchange));
+    }
+    let segments = reply
+        .json
+        .as_ref()
+        .and_then(|j| j.get("segments"))
+        .and_then(serde_json::Value::as_array)
+        .map_or(0, Vec::len);
+    Ok(Verdict::pass(format!(
+        "task, duration and text as documented, and {} each with its speaker, times and text",
+        counted(segments, "segment")
+    ))
+    .with(&reply.exchange))
 }
