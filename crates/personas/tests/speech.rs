@@ -70,6 +70,14 @@ async fn speech_audit_with(persona: &Persona, speech: SpeechSettings) -> ServerA
     common::speech_audit(persona, speech).await
 }
 
+/// Asserts that no clause of `audit` failed.
+fn assert_none_failed(audit: &ServerAudit) {
+    for result in &audit.results {
+        let id = &result.id;
+        assert_ne!(result.outcome, Outcome::Fail, "{id}: {}", result.reason);
+    }
+}
+
 /// The model class the audit judged by, as its report's line gives it.
 fn model_class(audit: &ServerAudit) -> String {
     embedcheck_core::contracts::observations(&audit.facts)
@@ -93,15 +101,7 @@ async fn a_gpt_4o_transcribe_model_is_judged_by_its_own_contract() {
         "{}",
         model_class(&audit)
     );
-    for result in &audit.results {
-        assert_ne!(
-            result.outcome,
-            Outcome::Fail,
-            "{}: {}",
-            result.id,
-            result.reason
-        );
-    }
+    assert_none_failed(&audit);
     for id in ["SPS-003", "SPS-004", "SPS-005"] {
         let (outcome, reason) = outcome(&audit, id);
         assert_eq!(outcome, Outcome::Pass, "{id}: {reason}");
@@ -210,15 +210,7 @@ async fn the_diarizing_model_is_judged_by_its_own_contract() {
         "{}",
         model_class(&audit)
     );
-    for result in &audit.results {
-        assert_ne!(
-            result.outcome,
-            Outcome::Fail,
-            "{}: {}",
-            result.id,
-            result.reason
-        );
-    }
+    assert_none_failed(&audit);
     let (judged, reason) = outcome(&audit, "SPS-012");
     assert_eq!(judged, Outcome::Pass, "{reason}");
     assert!(reason.contains("each with its speaker"), "{reason}");

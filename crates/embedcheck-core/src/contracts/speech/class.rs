@@ -6,11 +6,7 @@
 //! refusing a format its class does not have keeps its documented contract, so every
 //! clause is judged by the class's contract, and the report says which class and why.
 
-use super::requests;
 use crate::http::Reply;
-use crate::session::ProbeError;
-use crate::session::Session;
-use crate::session::facts::Fact;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
@@ -157,55 +153,10 @@ impl Classified {
 /// Whether a refusal is OpenAI's for a format a gpt-4o-transcribe model does not have:
 /// "response_format 'verbose_json' is not compatible with model 'gpt-4o-transcribe'.
 /// Use 'json' or 'text' instead." (`invalid_request_error`, `unsupported_value`).
-fn refused_as_gpt4o(reply: &Reply) -> bool {
+pub(crate) fn refused_as_gpt4o(reply: &Reply) -> bool {
     let said = reply.error_text();
     reply.is_client_error()
         && (said.contains("is not compatible with model") || said.contains("use 'json' or 'text'"))
-}
-
-/// The class the run judges the server by: decided once, from the option, the model's
-/// name, or how the server refuses verbose_json, and kept among the facts.
-pub(crate) async fn of(s: &Session) -> Result<Classified, ProbeError> {
-    if let Some(known) = super::learned(s).model_class {
-        return Ok(known.value);
-    }
-    let fact = decide(s).await?;
-    let classified = fact.value.clone();
-    super::learn(s, |facts| {
-        facts.model_class.get_or_insert(fact);
-    });
-    Ok(classified)
-}
-
-async fn decide(s: &Session) -> Result<Fact<Classified>, ProbeError> {
-    if let Some(class) = super::settings::of(s).model_class {
-        let basis = ClassBasis::Declared;
-        return Ok(Fact::declared(
-            Classified { class, basis },
-            "--speech-model-class",
-        ));
-    }
-    let model = requests::model(s);
-    if let Some(class) = ModelClass::of_model(&model) {
-        let minimal = s.send(requests::minimal(s)).await?;
-        let basis = ClassBasis::ModelName { model };
-        return Ok(s.detected(Classified { class, basis }, &minimal.exchange));
-    }
-    let verbose = s.send(requests::in_format(s, "verbose_json")).await?;
-    let classified = match refused_as_gpt4o(&verbose) {
-        true => Classified {
-            class: ModelClass::Gpt4oTranscribe,
-            basis: ClassBasis::Refusal {
-                status: verbose.status,
-                said: crate::http::excerpt::cut(&verbose.error_message().unwrap_or_default(), 160),
-            },
-        },
-        false => Classified {
-            class: ModelClass::Whisper,
-            basis: ClassBasis::Unshown,
-        },
-    };
-    Ok(s.detected(classified, &verbose.exchange))
 }
 
 #[cfg(test)]

@@ -4,6 +4,7 @@
 
 pub mod audio;
 pub mod class;
+mod classify;
 pub(crate) mod clauses;
 mod consumer;
 pub mod facts;
@@ -72,7 +73,7 @@ impl Contract for Speech {
             if let Presence::Answered { .. } = presence {
                 // The report names the class whatever the clauses run; a stop here
                 // (a budget) is the clauses' to report.
-                let _ = class::of(s).await;
+                let _ = classify::of(s).await;
             }
             presence
         })

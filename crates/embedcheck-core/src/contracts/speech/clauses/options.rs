@@ -10,7 +10,7 @@
 
 use super::verdicts::{counted, refused_or_answered, refused_or_failed, shown};
 use crate::clauses::{Check, CheckResult, check};
-use crate::contracts::speech::class;
+use crate::contracts::speech::classify;
 use crate::contracts::speech::reference::{Agreement, agreement};
 use crate::contracts::speech::reply::{self, TimedWord};
 use crate::contracts::speech::requests::{self, ListName, json_text};
@@ -133,7 +133,7 @@ async fn logprobs(s: &Session) -> CheckResult {
         .with(&reply.exchange));
     };
     let answer = reply.json.as_ref().expect("a JSON text is JSON");
-    let classified = class::of(s).await?;
+    let classified = classify::of(s).await?;
     let verdict = match reply::logprobs(answer) {
         Err(why) => Verdict::fail(format!(
             "json with include[]=logprobs was answered 200, but {why}: OpenAI's Transcription.logprobs are the transcript's tokens, each with its log probability"

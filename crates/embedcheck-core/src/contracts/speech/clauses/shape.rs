@@ -3,7 +3,7 @@
 
 use super::verdicts::{counted, listed, refused_or_answered, refused_or_failed, shown};
 use crate::clauses::{Check, CheckResult, check};
-use crate::contracts::speech::class;
+use crate::contracts::speech::classify;
 use crate::contracts::speech::reference::{Agreement, agreement};
 use crate::contracts::speech::reply::{self, Subtitles, Usage};
 use crate::contracts::speech::requests::{self, json_text};
@@ -100,18 +100,9 @@ async fn verbose_json(s: &Session) -> CheckResult {
     if let Some(verdict) = refused_or_failed(s, &reply, "verbose_json").await? {
         return Ok(verdict);
     }
-    let problems = match &reply.json {
-        Some(json) => reply::verbose_problems(json),
-        None => vec![format!("the body is not JSON: {}", shown(&reply.body))],
-    };
+    let problems = json_problems(&reply, reply::verbose_problems);
     if problems.is_empty() {
-        let segments = reply
-            .json
-            .as_ref()
-            .and_then(|j| j.get("segments"))
-            .and_then(serde_json::Value::as_array)
-            .map_or(0, Vec::len);
-        let segments = match segments {
+        let segments = match segment_count(&reply) {
             0 => "no segments (optional in OpenAI's types)".to_owned(),
             n => format!("{} with every required field", counted(n, "segment")),
         };
@@ -125,6 +116,24 @@ async fn verbose_json(s: &Session) -> CheckResult {
         problems.join("; ")
     ))
     .with(&reply.exchange))
+}
+
+/// What `read` finds wrong with a JSON answer, or that it is not JSON.
+fn json_problems(reply: &Reply, read: fn(&serde_json::Value) -> Vec<String>) -> Vec<String> {
+    match &reply.json {
+        Some(json) => read(json),
+        None => vec![format!("the body is not JSON: {}", shown(&reply.body))],
+    }
+}
+
+/// How many `segments` a JSON answer lists (none where it lists none).
+fn segment_count(reply: &Reply) -> usize {
+    reply
+        .json
+        .as_ref()
+        .and_then(|j| j.get("segments"))
+        .and_then(serde_json::Value::as_array)
+        .map_or(0, Vec::len)
 }
 
 /// SPS-004: "response_format srt is answered 200 with SubRip cues … or refused with a
@@ -245,7 +254,7 @@ async fn stream(s: &Session) -> CheckResult {
         .as_deref()
         .is_some_and(|c| c.starts_with("text/event-stream"));
     if !streamed {
-        let classified = class::of(s).await?;
+        let classified = classify::of(s).await?;
         return Ok(match json_text(&reply) {
             Some(_) if classified.class.streams() => Verdict::fail(format!(
                 "stream=true was answered with the JSON transcript, not streamed, where the {} contract streams (OpenAI ignores stream for whisper-1 alone; the class by {}): the OpenAI SDKs iterate a Stream that finds no events in it, so the caller gets no text and no error (LiteLLM's proxy answers so, litellm#21310); stream it as OpenAI's events, or refuse it with a 4xx",
@@ -466,10 +475,7 @@ async fn diarized_json(s: &Session) -> CheckResult {
     if let Some(verdict) = refused_or_failed(s, &reply, "diarized_json").await? {
         return Ok(verdict);
     }
-    let problems = match &reply.json {
-        Some(json) => reply::diarized_problems(json),
-        None => vec![format!("the body is not JSON: {}", shown(&reply.body))],
-    };
+    let problems = json_problems(&reply, reply::diarized_problems);
     if !problems.is_empty() {
         return Ok(Verdict::fail(format!(
             "diarized_json answered with {}: OpenAI's TranscriptionDiarized and its segments require each, typed, and the SDKs' users read each segment's speaker, start and end (vLLM's diarized answer has integer ids, no type and no task, and a string duration: its protocol.py)",
@@ -477,12 +483,7 @@ async fn diarized_json(s: &Session) -> CheckResult {
         ))
         .with(&reply.exchange));
     }
-    let segments = reply
-        .json
-        .as_ref()
-        .and_then(|j| j.get("segments"))
-        .and_then(serde_json::Value::as_array)
-        .map_or(0, Vec::len);
+    let segments = segment_count(&reply);
     Ok(Verdict::pass(format!(
         "task, duration and text as documented, and {} each with its speaker, times and text",
         counted(segments, "segment")

@@ -1,7 +1,7 @@
 //! What the speech families' verdicts share: a refusal read as the server's policy or
 //! its model class's contract, and a body, a count or a list as a reason quotes it.
 
-use crate::contracts::speech::class;
+use crate::contracts::speech::classify;
 use crate::http::{Reply, excerpt};
 use crate::session::{ProbeError, Session};
 use crate::verdict::Verdict;
@@ -15,7 +15,7 @@ pub(super) async fn refused_or_failed(
     format: &str,
 ) -> Result<Option<Verdict>, ProbeError> {
     if reply.is_client_error()
-        && let Some(why) = class::of(s).await?.not_in_contract(format)
+        && let Some(why) = classify::of(s).await?.not_in_contract(format)
     {
         return Ok(Some(
             Verdict::pass(format!(
