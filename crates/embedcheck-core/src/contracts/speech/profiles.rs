@@ -14,6 +14,7 @@
 //! read); an option that fails (`response_format` refused or misread) and a refusal
 //! worded so the client loses it are warnings.
 
+use super::clauses::verdicts::counted;
 use super::requests::{self, json_text};
 use crate::http::{Exchange, Reply};
 use crate::profiles::findings::{answered, release};
@@ -184,19 +185,11 @@ impl Reader {
             ));
         };
         match super::reply::timed_words(json, requests::clip().seconds) {
-            Ok(words) => Ok(format!("{} with their times", counted_words(words.len()))),
+            Ok(words) => Ok(format!("{} with their times", counted(words.len(), "word"))),
             Err(why) => Err(format!(
                 "returns a TranscriptionVerbose without the word timestamps asked for ({why}), without an error"
             )),
         }
-    }
-}
-
-/// `1 word`, `6 words`.
-fn counted_words(n: usize) -> String {
-    match n {
-        1 => "1 word".to_owned(),
-        n => format!("{n} words"),
     }
 }
 

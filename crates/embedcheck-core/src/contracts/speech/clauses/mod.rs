@@ -7,7 +7,7 @@ mod errors;
 mod options;
 mod reference;
 mod shape;
-mod verdicts;
+pub(super) mod verdicts;
 
 /// The speech contract's checks, family by family.
 pub(crate) fn checks() -> Vec<Check> {

@@ -70,7 +70,7 @@ pub(super) fn shown(body: &[u8]) -> String {
 }
 
 /// `1 cue`, `3 cues`.
-pub(super) fn counted(n: usize, what: &str) -> String {
+pub(in crate::contracts::speech) fn counted(n: usize, what: &str) -> String {
     if n == 1 {
         format!("1 {what}")
     } else {
